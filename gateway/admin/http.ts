@@ -1,0 +1,125 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * Small request/response helpers of the admin API: JSON in, JSON out, errors as
+ * `{"error": "..."}` (plus `field` when one request field is at fault).
+ */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const TEXT_TYPE = 'text/plain; charset=utf-8';
+
+/** Largest request body the admin API reads. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** A failure the client caused (or a lookup miss), answered with its status and message. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** A 400 naming the request field at fault. */
+export function invalid(field: string, message: string): HttpError {
+  return new HttpError(400, message, field);
+}
+
+export function notFound(message: string): HttpError {
+  return new HttpError(404, message);
+}
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: JsonValue,
+  headers: Record<string, string> = {},
+): void {
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': JSON_TYPE,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
+  res.end(text);
+}
+
+export function sendText(res: ServerResponse, status: number, text: string, contentType = TEXT_TYPE): void {
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
+  res.end(text);
+}
+
+export function sendEmpty(res: ServerResponse, status: number): void {
+  res.writeHead(status, { 'Cache-Control': 'no-store' });
+  res.end();
+}
+
+export function sendError(res: ServerResponse, error: HttpError): void {
+  const body: { [key: string]: JsonValue } = { error: error.message };
+  if (error.field !== undefined) body.field = error.field;
+  sendJson(res, error.status, body, error.headers);
+}
+
+/**
+ * Reads the whole body, refusing more than `limit` bytes with 413 (from Content-Length up front,
+ * or as soon as a chunked body crosses it). After a refusal the rest of the body is drained and
+ * discarded so the client can read the answer; the connection is then closed.
+ */
+export function readBody(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<Buffer> {
+  const tooLarge = (): HttpError =>
+    new HttpError(413, `Request body exceeds the limit of ${limit} bytes.`, undefined, { Connection: 'close' });
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    req.resume();
+    return Promise.reject(tooLarge());
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    req.on('data', (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > limit) {
+        refused = true;
+        chunks.length = 0;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!refused) resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (err) => {
+      if (!refused) reject(err);
+    });
+  });
+}
+
+/** Parses a JSON object body; 400 with a clear message for anything else. */
+export function parseJsonObject(raw: Buffer): Record<string, unknown> {
+  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+  if (text.trim() === '') throw new HttpError(400, 'Request body is empty; a JSON object is required.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new HttpError(400, `Request body is not valid JSON: ${detail}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new HttpError(400, 'Request body must be a JSON object.');
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,176 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Backends } from '../../shared/backends/types.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { bearerChecker } from './auth.js';
+import {
+  HttpError,
+  parseJsonObject,
+  readBody,
+  sendEmpty,
+  sendError,
+  sendJson,
+  sendText,
+} from './http.js';
+import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './routes.js';
+
+export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
+
+export interface AdminServer {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface AdminServerOptions {
+  config: Config;
+  backends: Backends;
+  logger: Logger;
+  /** Bearer token every route but /healthz and /readyz requires (see resolveAdminToken). */
+  token: string;
+  clock?: () => number;
+  /** Overrides config.adminPort; 0 = ephemeral. */
+  port?: number;
+  /** Text for GET /metrics; without it that route answers 404. */
+  metrics?: () => Promise<string>;
+}
+
+const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Splits the raw path (before any decoding, so %2F stays inside its segment) and decodes each segment. */
+function pathSegments(rawPath: string): string[] | null {
+  const parts = rawPath.split('/').slice(1);
+  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop(); // one trailing slash is fine
+  try {
+    return parts.map((p) => decodeURIComponent(p));
+  } catch {
+    return null;
+  }
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  if ('json' in reply) sendJson(res, reply.status, reply.json);
+  else if ('text' in reply) sendText(res, reply.status, reply.text, reply.contentType);
+  else sendEmpty(res, reply.status);
+}
+
+/**
+ * The operators' JSON API (decisions §10) on its own port, bound to ADMIN_HOST (loopback by
+ * default), behind a bearer token. node:http is enough here: this port is not the hot path.
+ */
+export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
+  const { config, backends, token } = opts;
+  const clock = opts.clock ?? Date.now;
+  const logger = opts.logger.child({ component: 'admin' });
+  const authorized = bearerChecker(token);
+  const routes: Route[] = adminRoutes({
+    config,
+    backends,
+    logger,
+    clock,
+    ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+  });
+
+  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
+    const segments = pathSegments(rawPath);
+
+    const candidates =
+      segments === null
+        ? []
+        : routes.flatMap((route) => {
+            const params = matchRoute(route.pattern, segments);
+            return params === null ? [] : [{ route, params }];
+          });
+    const match = candidates[0];
+
+    // Everything but the probes needs the token, unknown paths included (they reveal nothing).
+    if (match?.route.public !== true && !authorized(req.headers)) {
+      throw new HttpError(401, 'Missing or invalid bearer token.', undefined, { 'WWW-Authenticate': 'Bearer' });
+    }
+    if (segments === null) throw new HttpError(400, 'Malformed percent-encoding in the URL path.');
+    if (match === undefined) throw new HttpError(404, `No such route: ${rawPath}`);
+
+    const method = (req.method === 'HEAD' ? 'GET' : req.method ?? '') as Method;
+    const handler = METHODS.includes(method) ? match.route.handlers[method] : undefined;
+    if (handler === undefined) {
+      const allowed = METHODS.filter((m) => match.route.handlers[m] !== undefined);
+      if (allowed.includes('GET')) allowed.push('HEAD' as Method);
+      throw new HttpError(405, `Method ${req.method ?? ''} not allowed here; use ${allowed.join(', ')}.`, undefined, {
+        Allow: allowed.join(', '),
+      });
+    }
+
+    let body: Promise<Record<string, unknown>> | null = null;
+    const reply = await handler({
+      params: match.params,
+      query,
+      body: () => {
+        if (!WITH_BODY.has(method)) return Promise.resolve({});
+        body ??= readBody(req).then(parseJsonObject);
+        return body;
+      },
+    });
+    send(res, reply);
+  }
+
+  const server = http.createServer((req, res) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const path = (req.url ?? '').split('?')[0];
+      const entry = { method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
+      if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
+      else logger.info(entry, 'admin request');
+    });
+    dispatch(req, res).catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (err instanceof HttpError) {
+        sendError(res, err);
+        return;
+      }
+      logger.error({ err, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: request failed');
+      sendError(res, new HttpError(500, 'Internal error; see the gateway log.'));
+    });
+  });
+  // Slow or stuck clients must not hold connections forever.
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  server.keepAliveTimeout = 5_000;
+
+  const host = config.adminHost;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(opts.port ?? config.adminPort, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('error', (err) => logger.error({ err }, 'admin: server error'));
+
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info({ url }, 'admin API listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url,
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

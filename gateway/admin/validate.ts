@@ -1,0 +1,87 @@
+import { isValidTimeZone } from '../../shared/config.js';
+import { HttpError, invalid } from './http.js';
+
+/** Field checks of the admin API; each failure is a 400 naming the field. */
+
+export const SYSTEM_USER_MAX_LENGTH = 64;
+
+/** Refuses fields the route does not know, so a misspelt field is not silently ignored. */
+export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const key of Object.keys(body)) {
+    if (!allowed.includes(key)) {
+      throw invalid(key, `Unknown field "${key}"; expected ${allowed.map((f) => `"${f}"`).join(', ')}.`);
+    }
+  }
+}
+
+// C0/C1 controls, and the line/paragraph separators.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+export function requiredString(body: Record<string, unknown>, field: string): string {
+  const value = body[field];
+  if (value === undefined || value === null) throw invalid(field, `${field} is required.`);
+  if (typeof value !== 'string') throw invalid(field, `${field} must be a string.`);
+  if (value.trim() === '') throw invalid(field, `${field} must not be empty.`);
+  return value;
+}
+
+export function optionalBoolean(body: Record<string, unknown>, field: string): boolean | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw invalid(field, `${field} must be true or false.`);
+  return value;
+}
+
+export function systemUserOf(value: string, field = 'systemUser'): string {
+  if (value.trim() === '') throw invalid(field, `${field} must not be empty.`);
+  if ([...value].length > SYSTEM_USER_MAX_LENGTH) {
+    throw invalid(field, `${field} must be at most ${SYSTEM_USER_MAX_LENGTH} characters.`);
+  }
+  if (value !== value.trim()) throw invalid(field, `${field} must not start or end with whitespace.`);
+  if (CONTROL.test(value)) throw invalid(field, `${field} must not contain control characters.`);
+  return value;
+}
+
+/** Same rule as CambiarClave (decisions §7): at least passwordMinLength characters. */
+export function passwordOf(body: Record<string, unknown>, minLength: number, field = 'password'): string {
+  const value = body[field];
+  if (value === undefined || value === null) throw invalid(field, `${field} is required.`);
+  if (typeof value !== 'string') throw invalid(field, `${field} must be a string.`);
+  if (value.length < minLength) throw invalid(field, `${field} must be at least ${minLength} characters.`);
+  return value;
+}
+
+/** A valid IANA zone, in its canonical spelling; null (when allowed) = the service's TIME_ZONE. */
+export function timeZoneOf(value: unknown, field = 'timeZone'): string | null {
+  if (value === null) return null;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw invalid(field, `${field} must be an IANA time zone name (e.g. "America/Argentina/Buenos_Aires") or null.`);
+  }
+  if (!isValidTimeZone(value)) throw invalid(field, `${field} "${value}" is not a valid IANA time zone.`);
+  return new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone;
+}
+
+export const EVENTS_DEFAULT_LIMIT = 100;
+export const EVENTS_MAX_LIMIT = 1000;
+
+export function limitOf(raw: string | null): number {
+  if (raw === null || raw === '') return EVENTS_DEFAULT_LIMIT;
+  if (!/^\d+$/.test(raw)) throw invalid('limit', `limit must be a whole number between 1 and ${EVENTS_MAX_LIMIT}.`);
+  const n = Number(raw);
+  if (n < 1 || n > EVENTS_MAX_LIMIT) {
+    throw invalid('limit', `limit must be between 1 and ${EVENTS_MAX_LIMIT}, got ${raw}.`);
+  }
+  return n;
+}
+
+export function onlyQueryParams(query: URLSearchParams, allowed: readonly string[]): void {
+  for (const key of query.keys()) {
+    if (!allowed.includes(key)) {
+      throw new HttpError(
+        400,
+        `Unknown query parameter "${key}"; expected ${allowed.map((f) => `"${f}"`).join(', ')}.`,
+        key,
+      );
+    }
+  }
+}

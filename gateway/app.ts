@@ -1,0 +1,73 @@
+import type { Backends } from '../shared/backends/types.js';
+import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
+import { startGateway, type GatewayServer } from './server.js';
+import { OperationService } from './service/service.js';
+
+export interface Application {
+  gateway: GatewayServer;
+  admin: AdminServer;
+  backends: Backends;
+  adminToken: string;
+  serviceUrl: string;
+  /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
+  close(): Promise<void>;
+}
+
+export interface ApplicationOptions {
+  config: Config;
+  logger: Logger;
+  clock?: () => number;
+  /** Defaults to the embedded store under config.dataDir. */
+  backends?: Backends;
+  /** Override ports (0 = ephemeral), for tests. */
+  port?: number;
+  adminPort?: number;
+}
+
+/** Wires backends, the operation layer, the public gateway and the admin API. */
+export async function startApplication(options: ApplicationOptions): Promise<Application> {
+  const { config, logger, clock = Date.now } = options;
+  const backends =
+    options.backends ??
+    (await openEmbeddedBackends({
+      dataDir: config.dataDir,
+      sqliteSynchronous: config.sqliteSynchronous,
+      dedupeWindowMs: config.dedupeWindowMs,
+      now: clock,
+    }));
+  const service = new OperationService(backends, config);
+  const gateway = await startGateway({ config, service, logger, clock, ...(options.port === undefined ? {} : { port: options.port }) });
+  const { token, generated, path } = await resolveAdminToken(config);
+  const admin = await startAdminServer({
+    config,
+    backends,
+    logger,
+    token,
+    clock,
+    ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
+  });
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const serviceUrl = `${config.publicUrl ?? `http://${host}:${gateway.port}`}${config.servicePath}`;
+  if (generated) logger.info({ path }, 'generated an admin token; it is stored in this file');
+  else if (path !== null) logger.info({ path }, 'admin token read from file');
+
+  let closing: Promise<void> | null = null;
+  return {
+    gateway,
+    admin,
+    backends,
+    adminToken: token,
+    serviceUrl,
+    close: () => {
+      closing ??= (async () => {
+        await gateway.close();
+        await admin.close();
+        await backends.close();
+      })();
+      return closing;
+    },
+  };
+}

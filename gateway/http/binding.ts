@@ -1,0 +1,93 @@
+import { findOperation, httpBindable, type OperationDef } from '../../shared/catalogue/index.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { decodeFormArguments, InvalidValueError, MissingParameterError } from '../bindings/arguments.js';
+import { BareResultWriter } from '../bindings/result-xml.js';
+import type { CallContext } from '../service/context.js';
+import { ServiceFault } from '../service/context.js';
+import type { OperationService } from '../service/service.js';
+import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange } from './exchange.js';
+import { FormDecoder } from './form-decoder.js';
+
+const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime', string: 'System.String' } as const;
+
+/**
+ * HTTP GET ({path}/Op?a=b) and HTTP POST form ({path}/Op) bindings. Every failure is HTTP 500
+ * `text/plain` with one line ending in CRLF, as ASMX answers (decisions §4).
+ */
+export class HttpBinding {
+  private readonly writers = new Map<string, BareResultWriter>();
+
+  constructor(
+    private readonly service: OperationService,
+    private readonly config: Config,
+    private readonly logger: Logger,
+    private readonly clock: () => number,
+    private readonly cookieHeader: (sessionId: string) => string,
+  ) {}
+
+  handle(ex: Exchange, operationName: string): void {
+    const op = findOperation(operationName);
+    if (op === undefined || !httpBindable(op)) {
+      this.error(ex, `${operationName} Web Service method name is not valid.`);
+      return;
+    }
+    const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
+    if (ex.method === 'GET') {
+      this.call(ex, op, FormDecoder.decodeQuery(ex.query), sessionId);
+      return;
+    }
+    const media = parseMediaType(ex.header('content-type'));
+    if (media.type !== 'application/x-www-form-urlencoded' && !(media.type === '' && op.params.length === 0)) {
+      this.error(ex, `Request format is invalid: ${ex.header('content-type')}.`);
+      return;
+    }
+    const form = new FormDecoder();
+    readBody(ex, this.config.bodyLimitBytes, {
+      chunk: (data) => form.push(data),
+      end: () => this.call(ex, op, form.end(), sessionId),
+      tooLarge: () => ex.send(Status.tooLarge, TEXT_PLAIN, `Request body exceeds the limit of ${this.config.bodyLimitBytes} bytes.\r\n`),
+      fail: (err) => this.internalError(ex, err),
+    });
+  }
+
+  private call(ex: Exchange, op: OperationDef, fields: ReadonlyMap<string, string>, sessionId: string | null): void {
+    let decoded;
+    try {
+      decoded = decodeFormArguments(op, fields);
+    } catch (err) {
+      if (err instanceof MissingParameterError) return this.error(ex, err.message);
+      if (err instanceof InvalidValueError) {
+        return this.error(ex, `Cannot convert ${err.text} to ${CLR_TYPE[err.type]}. ---> Input string was not in a correct format.`);
+      }
+      return this.internalError(ex, err);
+    }
+    const ctx: CallContext = { now: this.clock(), sessionId, extras: decoded.extras, newSessionId: null };
+    this.service.invoke(op, decoded.args, ctx).then(
+      (result) => {
+        const headers: [string, string][] | undefined =
+          ctx.newSessionId === null ? undefined : [['Set-Cookie', this.cookieHeader(ctx.newSessionId)]];
+        ex.send(Status.ok, TEXT_XML, this.writer(op).document(result), headers);
+      },
+      (err: unknown) => (err instanceof ServiceFault ? this.error(ex, err.message) : this.internalError(ex, err)),
+    );
+  }
+
+  private writer(op: OperationDef): BareResultWriter {
+    let w = this.writers.get(op.name);
+    if (w === undefined) {
+      w = new BareResultWriter(op, this.config.namespace);
+      this.writers.set(op.name, w);
+    }
+    return w;
+  }
+
+  private error(ex: Exchange, message: string): void {
+    ex.send(Status.serverError, TEXT_PLAIN, `${message.replace(/[\r\n]+/g, ' ')}\r\n`);
+  }
+
+  private internalError(ex: Exchange, err: unknown): void {
+    this.logger.error({ err }, 'HTTP request failed');
+    this.error(ex, 'Server was unable to process request. ---> An internal error occurred.');
+  }
+}

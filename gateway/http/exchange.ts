@@ -1,0 +1,132 @@
+import type { HttpRequest, HttpResponse } from './uws.js';
+
+/**
+ * One request/response pair on uWebSockets.js. uWS hands out the request object only during the
+ * synchronous handler, detaches body buffers after each callback and forbids touching an
+ * aborted response: this wrapper captures what we need up front and guards every write.
+ */
+export class Exchange {
+  aborted = false;
+  done = false;
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  private readonly headers = new Map<string, string>();
+
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    private readonly onFinish: (ex: Exchange) => void,
+  ) {
+    this.method = req.getMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    req.forEach((key, value) => {
+      this.headers.set(key, value);
+    });
+    res.onAborted(() => {
+      this.aborted = true;
+      this.finish();
+    });
+  }
+
+  header(name: string): string {
+    return this.headers.get(name) ?? '';
+  }
+
+  hasHeader(name: string): boolean {
+    return this.headers.has(name);
+  }
+
+  /** Sends a complete response unless one was sent already or the client went away. */
+  send(status: string, contentType: string | null, body: string, extraHeaders?: readonly [string, string][]): void {
+    if (this.done || this.aborted) return;
+    this.res.cork(() => {
+      this.res.writeStatus(status);
+      if (contentType !== null) this.res.writeHeader('Content-Type', contentType);
+      if (extraHeaders) for (const [k, v] of extraHeaders) this.res.writeHeader(k, v);
+      this.res.end(body);
+    });
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.onFinish(this);
+  }
+}
+
+export const Status = {
+  ok: '200 OK',
+  badRequest: '400 Bad Request',
+  notFound: '404 Not Found',
+  methodNotAllowed: '405 Method Not Allowed',
+  tooLarge: '413 Payload Too Large',
+  unsupportedMediaType: '415 Unsupported Media Type',
+  serverError: '500 Internal Server Error',
+  unavailable: '503 Service Unavailable',
+} as const;
+
+export const TEXT_PLAIN = 'text/plain; charset=utf-8';
+export const TEXT_XML = 'text/xml; charset=utf-8';
+
+/** Parses `type/subtype; a=b; c="d"` into the lower-cased base type and its parameters. */
+export function parseMediaType(value: string): { type: string; params: Map<string, string> } {
+  const parts = value.split(';');
+  const params = new Map<string, string>();
+  for (const p of parts.slice(1)) {
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
+  }
+  return { type: (parts[0] ?? '').trim().toLowerCase(), params };
+}
+
+export function readCookie(header: string, name: string): string | null {
+  if (header === '') return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+/** Receives a request body as it streams in. `fail` gets anything `chunk` or `end` threw. */
+export interface BodySink {
+  chunk(data: Uint8Array, last: boolean): void;
+  end(): void;
+  tooLarge(): void;
+  fail(err: unknown): void;
+}
+
+/**
+ * Streams the request body into `sink`, enforcing `limit` while streaming (a declared
+ * Content-Length over the limit is refused before any byte is read). Never throws into uWS:
+ * an exception escaping a native callback would take the process down.
+ */
+export function readBody(ex: Exchange, limit: number, sink: BodySink): void {
+  const declared = Number(ex.header('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    sink.tooLarge();
+    return;
+  }
+  let received = 0;
+  let stopped = false;
+  ex.res.onData((ab, isLast) => {
+    if (stopped || ex.done) return;
+    received += ab.byteLength;
+    if (received > limit) {
+      stopped = true;
+      sink.tooLarge();
+      return;
+    }
+    try {
+      sink.chunk(new Uint8Array(ab), isLast);
+      if (isLast) sink.end();
+    } catch (err) {
+      stopped = true;
+      sink.fail(err);
+    }
+  });
+}

@@ -1,0 +1,110 @@
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { HttpBinding } from './http/binding.js';
+import { Exchange, Status, TEXT_PLAIN, TEXT_XML } from './http/exchange.js';
+import { uWS, type us_listen_socket } from './http/uws.js';
+import { renderDisco } from './metadata/disco.js';
+import { renderHelpPage, renderOperationPage } from './metadata/help-page.js';
+import { renderWsdl } from './metadata/wsdl.js';
+import type { OperationService } from './service/service.js';
+import { SoapBinding } from './soap/binding.js';
+
+export interface GatewayServer {
+  readonly port: number;
+  /** Requests being served right now. */
+  inFlight(): number;
+  /** Stops accepting connections, waits for in-flight requests (up to `graceMs`). */
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface GatewayOptions {
+  config: Config;
+  service: OperationService;
+  logger: Logger;
+  clock?: () => number;
+  /** Overrides config.port (0 = ephemeral, for tests). */
+  port?: number;
+}
+
+/**
+ * Routes every request of the public port. The service path is matched case-insensitively:
+ * `{path}` GET → help page / ?wsdl / ?disco / ?op=; `{path}` POST → SOAP (with or without a
+ * query string); `{path}/Op` GET/POST → HTTP bindings (decisions §2).
+ */
+export function startGateway({ config, service, logger, clock = Date.now, port }: GatewayOptions): Promise<GatewayServer> {
+  const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
+  const soap = new SoapBinding(service, config, logger, clock, cookieHeader);
+  const http = new HttpBinding(service, config, logger, clock, cookieHeader);
+  const base = config.servicePath.toLowerCase();
+  const open = new Set<Exchange>();
+  let drained: (() => void) | null = null;
+  const finished = (ex: Exchange): void => {
+    open.delete(ex);
+    if (open.size === 0 && drained !== null) drained();
+  };
+
+  const serviceUrl = (ex: Exchange): string =>
+    `${config.publicUrl ?? `http://${ex.header('host') || `localhost:${config.port}`}`}${config.servicePath}`;
+
+  const metadata = (ex: Exchange): void => {
+    const q = ex.query;
+    const ql = q.toLowerCase();
+    const opts = { namespace: config.namespace, serviceUrl: serviceUrl(ex) };
+    if (ql === 'wsdl' || ql.startsWith('wsdl=') || ql.startsWith('wsdl&')) {
+      ex.send(Status.ok, TEXT_XML, renderWsdl(opts));
+    } else if (ql === 'disco' || ql.startsWith('disco&')) {
+      ex.send(Status.ok, TEXT_XML, renderDisco(opts));
+    } else if (ql.startsWith('op=')) {
+      const page = renderOperationPage({ ...opts, operation: decodeURIComponent(q.slice(3).split('&')[0] ?? '') });
+      if (page === null) ex.send(Status.notFound, TEXT_PLAIN, 'Unknown operation.\r\n');
+      else ex.send(Status.ok, 'text/html; charset=utf-8', page);
+    } else {
+      ex.send(Status.ok, 'text/html; charset=utf-8', renderHelpPage(opts));
+    }
+  };
+
+  const app = uWS.App().any('/*', (res, req) => {
+    const ex = new Exchange(res, req, finished);
+    open.add(ex);
+    try {
+      const lower = ex.path.toLowerCase();
+      if (lower === base || lower === `${base}/`) {
+        if (ex.method === 'POST') soap.handle(ex);
+        else if (ex.method === 'GET' || ex.method === 'HEAD') metadata(ex);
+        else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
+      } else if (lower.startsWith(`${base}/`)) {
+        if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, decodeURIComponent(ex.path.slice(base.length + 1)));
+        else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
+      } else {
+        ex.send(Status.notFound, TEXT_PLAIN, 'Not found.\r\n');
+      }
+    } catch (err) {
+      logger.error({ err }, 'request failed');
+      ex.send(Status.serverError, TEXT_PLAIN, 'Server was unable to process request. ---> An internal error occurred.\r\n');
+    }
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(config.host, port ?? config.port, (token: us_listen_socket | false) => {
+      if (token === false) {
+        reject(new Error(`Cannot listen on ${config.host}:${port ?? config.port}.`));
+        return;
+      }
+      const boundPort = uWS.us_socket_local_port(token);
+      resolve({
+        port: boundPort,
+        inFlight: () => open.size,
+        close: (graceMs = 10_000) =>
+          new Promise<void>((done) => {
+            uWS.us_listen_socket_close(token);
+            if (open.size === 0) return done();
+            const timer = setTimeout(done, graceMs);
+            drained = () => {
+              clearTimeout(timer);
+              done();
+            };
+          }),
+      });
+    });
+  });
+}

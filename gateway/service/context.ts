@@ -1,0 +1,30 @@
+/** What a handler knows about the call, independent of the binding that carried it. */
+export interface CallContext {
+  readonly now: number;
+  /** Value of the session cookie, if the request carried one. */
+  readonly sessionId: string | null;
+  /** Fields sent that the operation does not declare (see bindings/arguments.ts). */
+  readonly extras: ReadonlyMap<string, string>;
+  /** Set by a successful Login: the binding sends it as the session cookie. */
+  newSessionId: string | null;
+}
+
+/**
+ * A call that must be answered with a fault (SOAP) or an HTTP 500 text (GET/POST).
+ * `Client`: the caller's mistake; `Server`: ours or a backend's. Messages are one clear sentence.
+ */
+export class ServiceFault extends Error {
+  constructor(
+    readonly code: 'Client' | 'Server',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const Faults = {
+  invalidCredentials: () =>
+    new ServiceFault('Client', 'Invalid credentials: the SystemUser or Password is wrong, or the provider is disabled or locked out.'),
+  noSession: () => new ServiceFault('Client', 'There is no valid session: call Login first.'),
+  unavailable: () => new ServiceFault('Server', 'Server was unable to process request. ---> The service is temporarily unavailable; retry later.'),
+};

@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+import type { DateTimeValue } from '../../shared/catalogue/index.js';
+import { MAX_LENGTH } from '../../shared/catalogue/index.js';
+import type { Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
+import { resolveInstant } from '../../shared/xsd/timezone.js';
+import { parseDouble } from '../../shared/xsd/values.js';
+
+/** Result codes of the InsertarEvento family (decisions §5); clients retry on negative. */
+export const ResultCode = {
+  InvalidCredentials: -1,
+  NoSession: -2,
+  InvalidEvent: -3,
+  VehicleNotRegistered: -4,
+  Unavailable: -5,
+  RateLimited: -6,
+} as const;
+
+/** The event fields as the catalogue decodes them; Rumbo, Crudo, Valido, Sensores are optional. */
+export interface EventInput {
+  Dominio: string | null;
+  NroSerie: string | null;
+  Codigo: string | null;
+  Latitud: number;
+  Longitud: number;
+  Altitud: number;
+  Velocidad: number;
+  FechaHoraEvento: DateTimeValue | null;
+  FechaHoraRecepcion: DateTimeValue | null;
+  Rumbo?: number;
+  Crudo?: string | null;
+  Valido?: boolean;
+  Sensores?: { Clave: string | null; Valor: string | null }[] | null;
+}
+
+/** Ids are 64-bit; clients get them folded into xs:int 1..2147483647. Never 0. */
+export function foldId(id: bigint): number {
+  return Number((id - 1n) % 2147483647n) + 1;
+}
+
+function tooLong(value: string | null, max: number): boolean {
+  return value !== null && value.length > max;
+}
+
+function instantOf(dt: DateTimeValue | null, zone: string): EventInstant | null {
+  return dt?.parsed ? resolveInstant(dt.parsed, zone) : null;
+}
+
+export interface IngestOptions {
+  timeZone: string;
+  rateLimitEventsPerSecond: number;
+  appendTimeoutMs: number;
+}
+
+/**
+ * Validation, per-provider rate limit and hand-off to the event log. An event is answered with an
+ * id only once the log has made it durable; the log also dedupes resent events.
+ */
+export class EventIngest {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly backends: Pick<Backends, 'eventLog' | 'trips'>,
+    private readonly options: IngestOptions,
+  ) {}
+
+  async insert(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Promise<number[]> {
+    const codes: number[] = new Array<number>(inputs.length);
+    const accepted: EventRecord[] = [];
+    const positions: number[] = [];
+    const zone = provider.timeZone ?? this.options.timeZone;
+    for (let i = 0; i < inputs.length; i++) {
+      const record = this.toRecord(provider.systemUser, inputs[i]!, zone, operation, now);
+      if (record === null) codes[i] = ResultCode.InvalidEvent;
+      else if (provider.requireRegisteredVehicles && !(await this.backends.trips.isRegistered(provider.systemUser, record.dominio))) {
+        codes[i] = ResultCode.VehicleNotRegistered;
+      } else if (!this.takeToken(provider.systemUser, now)) codes[i] = ResultCode.RateLimited;
+      else {
+        accepted.push(record);
+        positions.push(i);
+      }
+    }
+    if (accepted.length === 0) return codes;
+    const outcomes = await this.appendWithTimeout(accepted);
+    for (let k = 0; k < positions.length; k++) {
+      const outcome = outcomes?.[k];
+      codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
+    }
+    return codes;
+  }
+
+  private async appendWithTimeout(records: EventRecord[]) {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.options.appendTimeoutMs);
+    });
+    try {
+      // A late commit after a timeout is harmless: the client's retry is deduplicated to the same id.
+      return await Promise.race([this.backends.eventLog.append(records).catch(() => null), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private toRecord(systemUser: string, e: EventInput, zone: string, operation: string, now: number): EventRecord | null {
+    const dominio = e.Dominio?.trim() ?? '';
+    if (dominio === '' || dominio.length > MAX_LENGTH.dominio) return null;
+    if (tooLong(e.NroSerie, MAX_LENGTH.nroSerie) || tooLong(e.Codigo, MAX_LENGTH.codigo) || tooLong(e.Crudo ?? null, MAX_LENGTH.crudo)) {
+      return null;
+    }
+    const numbers = [e.Latitud, e.Longitud, e.Altitud, e.Velocidad];
+    const rumbo = e.Rumbo ?? null;
+    if (!numbers.every(Number.isFinite) || (rumbo !== null && !Number.isFinite(rumbo))) return null;
+    const eventTime = instantOf(e.FechaHoraEvento, zone);
+    const receptionTime = instantOf(e.FechaHoraRecepcion, zone);
+    if (eventTime === null || receptionTime === null) return null;
+    const sensors: { clave: string; valor: string }[] = [];
+    for (const s of e.Sensores ?? []) {
+      if (tooLong(s.Clave, MAX_LENGTH.sensorKey) || tooLong(s.Valor, MAX_LENGTH.sensorValue)) return null;
+      if (s.Clave !== null && s.Clave !== '') sensors.push({ clave: s.Clave, valor: s.Valor ?? '' });
+    }
+    // Out-of-range coordinates are stored, flagged: clients swap lat/lon by mistake (decisions §5).
+    const inRange = Math.abs(e.Latitud) <= 90 && Math.abs(e.Longitud) <= 180;
+    const valido = e.Valido ?? null;
+    const nroSerie = e.NroSerie ?? '';
+    const codigo = e.Codigo ?? '';
+    return {
+      systemUser,
+      dominio,
+      nroSerie,
+      codigo,
+      latitud: e.Latitud,
+      longitud: e.Longitud,
+      altitud: e.Altitud,
+      velocidad: e.Velocidad,
+      rumbo,
+      validPosition: inRange && valido !== false,
+      valido,
+      eventTimeText: e.FechaHoraEvento!.text,
+      eventTime,
+      receptionTimeText: e.FechaHoraRecepcion!.text,
+      receptionTime,
+      receivedAt: now,
+      crudo: e.Crudo ?? null,
+      sensors,
+      operation,
+      dedupeKey: createHash('sha256')
+        .update(`${systemUser}\0${dominio}\0${nroSerie}\0${codigo}\0${eventTime.epochMs}.${eventTime.subMsTicks}\0${e.Latitud}\0${e.Longitud}`)
+        .digest('base64'),
+    };
+  }
+
+  /** Token bucket per provider with one second of burst; disabled when the rate is 0. */
+  private takeToken(systemUser: string, now: number): boolean {
+    const rate = this.options.rateLimitEventsPerSecond;
+    if (rate <= 0) return true;
+    let bucket = this.buckets.get(systemUser);
+    if (bucket === undefined) {
+      bucket = { tokens: rate, at: now };
+      this.buckets.set(systemUser, bucket);
+    }
+    bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) / 1000) * rate);
+    bucket.at = now;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+}
+
+/** Rumbo and Crudo sent to an operation that does not declare them are kept (decisions §3). */
+export function withExtras(input: EventInput, extras: ReadonlyMap<string, string>): EventInput {
+  const rumbo = extras.get('Rumbo');
+  const crudo = extras.get('Crudo');
+  if (rumbo === undefined && crudo === undefined) return input;
+  return {
+    ...input,
+    ...(rumbo !== undefined && input.Rumbo === undefined ? { Rumbo: parseDouble(rumbo) } : {}),
+    ...(crudo !== undefined && input.Crudo === undefined ? { Crudo: crudo } : {}),
+  };
+}

@@ -1,0 +1,37 @@
+import { findOperation, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
+import type { Backends } from '../../shared/backends/types.js';
+import type { Config } from '../../shared/config.js';
+import { Authenticator } from './auth.js';
+import type { CallContext } from './context.js';
+import { EventIngest } from './events.js';
+import { createHandlers, type Handlers } from './handlers.js';
+import { Sessions } from './sessions.js';
+
+/**
+ * The operation layer: every binding decodes a call into catalogue arguments and calls `invoke`.
+ * Bindings never see backends; handlers never see HTTP.
+ */
+export class OperationService {
+  private readonly handlers: Handlers;
+
+  constructor(backends: Backends, config: Config, options: { appendTimeoutMs?: number } = {}) {
+    const auth = new Authenticator(backends, config);
+    const sessions = new Sessions(backends.sessions, config.sessionTimeoutMs);
+    const ingest = new EventIngest(backends, {
+      timeZone: config.timeZone,
+      rateLimitEventsPerSecond: config.rateLimitEventsPerSecond,
+      appendTimeoutMs: options.appendTimeoutMs ?? 10_000,
+    });
+    this.handlers = createHandlers({ backends, config, auth, sessions, ingest });
+  }
+
+  operation(name: string): OperationDef | undefined {
+    return findOperation(name);
+  }
+
+  /** `args` must have been decoded for `op` (bindings/arguments.ts), which makes the cast sound. */
+  invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
+    const handler = this.handlers[op.name as keyof Handlers] as (a: ArgumentBag, c: CallContext) => Promise<unknown>;
+    return handler(args, ctx);
+  }
+}

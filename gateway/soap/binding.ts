@@ -1,0 +1,165 @@
+import { findOperation, type OperationDef } from '../../shared/catalogue/index.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { decodeSoapArguments, InvalidValueError } from '../bindings/arguments.js';
+import { SoapResultWriter } from '../bindings/result-xml.js';
+import { BodyDecoder, UnsupportedCharsetError } from '../http/body-decoder.js';
+import { parseMediaType, readBody, readCookie, Status, type Exchange } from '../http/exchange.js';
+import type { CallContext } from '../service/context.js';
+import { ServiceFault } from '../service/context.js';
+import type { OperationService } from '../service/service.js';
+import { EnvelopeError, ReaderPool, XmlSyntaxError, type SoapEnvelope, type SoapVersion } from './envelope-reader.js';
+import { envelope, faultEnvelope, SOAP_CONTENT_TYPE, type FaultCode } from './envelope-writer.js';
+
+const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
+
+/**
+ * SOAP 1.1 and 1.2 over POST {service path}. The body streams through the charset decoder into
+ * a pooled SAX envelope reader; the call is routed by SOAPAction, else the Content-Type action
+ * parameter, else the first Body element (decisions §3), and answered in the envelope's version.
+ */
+export class SoapBinding {
+  private readonly pool = new ReaderPool();
+  private readonly writers = new Map<string, SoapResultWriter>();
+
+  constructor(
+    private readonly service: OperationService,
+    private readonly config: Config,
+    private readonly logger: Logger,
+    private readonly clock: () => number,
+    private readonly cookieHeader: (sessionId: string) => string,
+  ) {}
+
+  handle(ex: Exchange): void {
+    const media = parseMediaType(ex.header('content-type'));
+    if (!SOAP_MEDIA_TYPES.has(media.type)) {
+      ex.send(Status.unsupportedMediaType, null, '');
+      return;
+    }
+    // Until the Envelope is read, answer errors in the version the Content-Type suggests.
+    const guessedVersion: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
+    let decoder: BodyDecoder;
+    try {
+      decoder = new BodyDecoder(media.params.get('charset') ?? null);
+    } catch (err) {
+      if (err instanceof UnsupportedCharsetError) {
+        ex.send(Status.unsupportedMediaType, null, '');
+        return;
+      }
+      throw err;
+    }
+    const action = cleanAction(ex.hasHeader('soapaction') ? ex.header('soapaction') : null) ?? cleanAction(media.params.get('action') ?? null);
+    const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
+    const reader = this.pool.acquire();
+
+    readBody(ex, this.config.bodyLimitBytes, {
+      chunk: (data, last) => {
+        const text = decoder.push(data, last);
+        if (text !== '') reader.write(text);
+      },
+      end: () => {
+        const env = reader.end();
+        this.pool.release(reader);
+        this.dispatch(ex, env, action, sessionId).catch((err: unknown) => this.internalError(ex, env.version, err));
+      },
+      tooLarge: () => this.tooLarge(ex),
+      fail: (err) => this.readFailed(ex, guessedVersion, err),
+    });
+  }
+
+  private async dispatch(ex: Exchange, env: SoapEnvelope, action: string | null, sessionId: string | null): Promise<void> {
+    const bodyName = env.operation?.name ?? null;
+    let op: OperationDef | undefined;
+    if (action !== null) {
+      op = findOperation(this.operationNameOf(action));
+      if (op === undefined || (bodyName !== null && bodyName !== op.name)) {
+        this.fault(ex, env.version, 'Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`);
+        return;
+      }
+    } else {
+      if (bodyName === null) {
+        this.fault(ex, env.version, 'Client', 'Unable to handle request without a valid action parameter. Please supply a valid soap action.');
+        return;
+      }
+      op = findOperation(bodyName);
+      if (op === undefined) {
+        this.fault(ex, env.version, 'Client', `Unable to handle request. The action '${bodyName}' was not recognized.`);
+        return;
+      }
+    }
+
+    let decoded;
+    try {
+      decoded = decodeSoapArguments(op, env.operation?.children ?? []);
+    } catch (err) {
+      if (err instanceof InvalidValueError) {
+        this.fault(ex, env.version, 'Client', `Server was unable to read request. ---> ${err.message}`);
+        return;
+      }
+      throw err;
+    }
+
+    const ctx: CallContext = { now: this.clock(), sessionId, extras: decoded.extras, newSessionId: null };
+    let result: unknown;
+    try {
+      result = await this.service.invoke(op, decoded.args, ctx);
+    } catch (err) {
+      if (err instanceof ServiceFault) {
+        this.fault(ex, env.version, err.code, err.message);
+        return;
+      }
+      throw err;
+    }
+    const headers: [string, string][] | undefined = ctx.newSessionId === null ? undefined : [['Set-Cookie', this.cookieHeader(ctx.newSessionId)]];
+    ex.send(Status.ok, SOAP_CONTENT_TYPE[env.version], envelope(env.version, this.writer(op).body(result)), headers);
+  }
+
+  /** `"http://tempuri.org/Login"` → `Login`: the configured namespace, else the last path segment. */
+  private operationNameOf(action: string): string {
+    if (action.startsWith(this.config.namespace)) return action.slice(this.config.namespace.length);
+    return action.slice(action.lastIndexOf('/') + 1);
+  }
+
+  private writer(op: OperationDef): SoapResultWriter {
+    let w = this.writers.get(op.name);
+    if (w === undefined) {
+      w = new SoapResultWriter(op, this.config.namespace);
+      this.writers.set(op.name, w);
+    }
+    return w;
+  }
+
+  private fault(ex: Exchange, version: SoapVersion, code: FaultCode, message: string, status: string = Status.serverError): void {
+    ex.send(status, SOAP_CONTENT_TYPE[version], faultEnvelope(version, code, message));
+  }
+
+  private tooLarge(ex: Exchange): void {
+    ex.send(Status.tooLarge, 'text/plain; charset=utf-8', `Request body exceeds the limit of ${this.config.bodyLimitBytes} bytes.\r\n`);
+  }
+
+  private readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
+    if (err instanceof XmlSyntaxError) {
+      this.fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
+    } else if (err instanceof EnvelopeError) {
+      this.fault(ex, version, err.kind, err.message);
+    } else this.internalError(ex, version, err);
+  }
+
+  private internalError(ex: Exchange, version: SoapVersion, err: unknown): void {
+    this.logger.error({ err }, 'SOAP request failed');
+    this.fault(ex, version, 'Server', 'Server was unable to process request. ---> An internal error occurred.');
+  }
+}
+
+/** SOAPAction value without quotes and URL-escapes; null when absent or empty. */
+function cleanAction(raw: string | null): string | null {
+  if (raw === null) return null;
+  let v = raw.trim();
+  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1).trim();
+  if (v === '') return null;
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}

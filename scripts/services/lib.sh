@@ -1,0 +1,258 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/services/up.sh and down.sh. Sourced, not executed.
+#
+# Local test services (Redis, ClickHouse, Kafka) run as plain background
+# processes whose configs, data, logs and pid files all live in one state dir.
+
+set -Eeuo pipefail
+
+SERVICES_SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$SERVICES_SCRIPT_DIR/../.." && pwd)"
+
+STATE="${SERVICES_DIR:-$REPO/.services}"
+case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
+ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services.env}"
+
+BIND_HOST=127.0.0.1
+REDIS_PORT="${SERVICES_REDIS_PORT:-6390}"
+CH_HTTP_PORT="${SERVICES_CLICKHOUSE_HTTP_PORT:-8124}"
+CH_TCP_PORT="${SERVICES_CLICKHOUSE_TCP_PORT:-9001}"
+CH_INTERSERVER_PORT="${SERVICES_CLICKHOUSE_INTERSERVER_PORT:-9010}"
+CH_DATABASE="${CLICKHOUSE_DATABASE:-gateway_test}"
+KAFKA_PORT="${SERVICES_KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${SERVICES_KAFKA_CONTROLLER_PORT:-19093}"
+KAFKA_VERSION="${SERVICES_KAFKA_VERSION:-3.9.2}"
+KAFKA_LIBS="${KAFKA_LIB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/prestadores-gateway/kafka-libs-$KAFKA_VERSION}"
+KAFKA_HEAP_OPTS="${SERVICES_KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
+
+REDIS_START_TIMEOUT="${SERVICES_REDIS_TIMEOUT:-20}"
+CH_START_TIMEOUT="${SERVICES_CLICKHOUSE_TIMEOUT:-60}"
+KAFKA_START_TIMEOUT="${SERVICES_KAFKA_TIMEOUT:-90}"
+STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-15}"
+
+ALL_SERVICES=(redis clickhouse kafka)
+
+# ---------------------------------------------------------------- output ----
+log() { printf '[services] %s\n' "$*" >&2; }
+die() {
+  printf '[services] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# Print the last lines of each existing file (for failure diagnostics).
+show_tail() {
+  local f
+  for f in "$@"; do
+    [[ -s "$f" ]] || continue
+    printf -- '----- last lines of %s -----\n' "$f" >&2
+    tail -n "${SERVICES_TAIL_LINES:-40}" "$f" >&2 || true
+  done
+  printf -- '-----\n' >&2
+}
+
+# Parse service names from the command line (default: all of them).
+parse_services() {
+  SELECTED=()
+  local a s ok
+  if (($# == 0)); then
+    SELECTED=("${ALL_SERVICES[@]}")
+    return
+  fi
+  for a in "$@"; do
+    [[ "$a" == all ]] && { SELECTED=("${ALL_SERVICES[@]}"); return; }
+    ok=0
+    for s in "${ALL_SERVICES[@]}"; do [[ "$a" == "$s" ]] && ok=1; done
+    ((ok)) || { printf 'unknown service "%s" (expected: %s or all)\n' "$a" "${ALL_SERVICES[*]}" >&2; exit 2; }
+    SELECTED+=("$a")
+  done
+}
+
+# One up.sh/down.sh at a time per state dir. fd 9 must not leak into the
+# servers we start (see launch()), otherwise they would hold the lock forever.
+take_lock() {
+  mkdir -p "$STATE"
+  exec 9>"$STATE/.lock"
+  if ! flock -w "${SERVICES_LOCK_TIMEOUT:-300}" 9; then
+    die "another up.sh/down.sh holds $STATE/.lock"
+  fi
+}
+
+# ------------------------------------------------------------- processes ----
+pid_file() { printf '%s/%s.pid' "$STATE" "$1"; }
+
+# Does pid $2 look like service $1 started from this state dir?
+pid_matches() {
+  local svc="$1" pid="$2" cmd cwd
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [[ -r "/proc/$pid/cmdline" ]] || return 1
+  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  [[ -n "$cmd" ]] || return 1 # zombie
+  case "$svc" in
+    redis)
+      # redis rewrites its argv ("redis-server 127.0.0.1:6390"); it chdirs to --dir.
+      cwd="$(readlink "/proc/$pid/cwd" 2>/dev/null)" || return 1
+      [[ "$cmd" == *redis-server* && "$cwd" == "$STATE/redis" ]]
+      ;;
+    clickhouse) [[ "$cmd" == *clickhouse* && "$cmd" == *"--config-file=$STATE/clickhouse/config.xml"* ]] ;;
+    kafka) [[ "$cmd" == *java* && "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/kafka/server.properties"* ]] ;;
+    *) return 1 ;;
+  esac
+}
+
+# Print the pid of service $1 running from this state dir, if any. Falls back
+# to scanning /proc when the pid file is missing/stale (and repairs the file).
+service_pid() {
+  local svc="$1" f pid p
+  f="$(pid_file "$svc")"
+  if [[ -f "$f" ]]; then
+    pid="$(head -n1 "$f" 2>/dev/null || true)"
+    if pid_matches "$svc" "$pid"; then
+      printf '%s' "$pid"
+      return 0
+    fi
+  fi
+  for p in /proc/[0-9]*; do
+    pid="${p#/proc/}"
+    if pid_matches "$svc" "$pid"; then
+      printf '%s\n' "$pid" >"$f"
+      printf '%s' "$pid"
+      return 0
+    fi
+  done
+  rm -f "$f"
+  return 1
+}
+
+# launch <svc> <logfile> <cmd...>: start cmd detached (own session, stdin from
+# /dev/null, output to logfile, lock fd closed) and record its real pid.
+launch() {
+  local svc="$1" logf="$2" f i
+  shift 2
+  f="$(pid_file "$svc")"
+  rm -f "$f"
+  # shellcheck disable=SC2016
+  setsid -f sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$f" "$@" \
+    </dev/null >>"$logf" 2>&1 9>&-
+  for ((i = 0; i < 100; i++)); do
+    [[ -s "$f" ]] && break
+    sleep 0.05
+  done
+  [[ -s "$f" ]] || die "$svc: could not record pid (see $logf)"
+  head -n1 "$f"
+}
+
+pid_alive() { kill -0 "$1" 2>/dev/null && [[ -r "/proc/$1/cmdline" && -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]]; }
+
+# stop_pid <name> <pid>: SIGTERM, wait up to STOP_TIMEOUT, then SIGKILL.
+stop_pid() {
+  local name="$1" pid="$2" deadline
+  pid_alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  kill -CONT "$pid" 2>/dev/null || true # in case it was SIGSTOPped (fault injection)
+  deadline=$((SECONDS + STOP_TIMEOUT))
+  while pid_alive "$pid"; do
+    if ((SECONDS >= deadline)); then
+      log "$name (pid $pid) did not stop within ${STOP_TIMEOUT}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      local i
+      for ((i = 0; i < 50; i++)); do pid_alive "$pid" || break; sleep 0.1; done
+      break
+    fi
+    sleep 0.1
+  done
+}
+
+# Stop service $1 if it runs from this state dir. Prints a status line.
+stop_service() {
+  local svc="$1" pid t0
+  t0="$(now)"
+  if pid="$(service_pid "$svc")"; then
+    stop_pid "$svc" "$pid"
+    if pid_alive "$pid"; then
+      die "$svc (pid $pid) is still alive after SIGKILL"
+    fi
+    rm -f "$(pid_file "$svc")"
+    printf '%-11s stopped (pid %s) in %s\n' "$svc" "$pid" "$(elapsed "$t0")"
+  else
+    rm -f "$(pid_file "$svc")"
+    printf '%-11s not running\n' "$svc"
+  fi
+}
+
+# ----------------------------------------------------------------- ports ----
+# True when something accepts TCP connections on 127.0.0.1:$1.
+port_open() {
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
+}
+
+port_owner() {
+  if command -v ss >/dev/null 2>&1; then
+    ss -Hltnp "sport = :$1" 2>/dev/null | head -n3 || true
+  fi
+}
+
+# Fail when a port we are about to bind is already taken by someone else.
+require_free_port() {
+  local svc="$1" port="$2" var="$3"
+  if port_open "$port"; then
+    die "$svc: port $port on 127.0.0.1 is already in use by a process not started from $STATE:
+$(port_owner "$port")
+Stop it, or choose another port with $var=..."
+  fi
+}
+
+# ------------------------------------------------------------------- apt ----
+APT_UPDATED=0
+apt_install() {
+  local sudo="" created_policy=0 rc=0
+  if [[ "$(id -u)" != 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || die "need root or sudo to apt-get install $*"
+    sudo="sudo -n"
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* manually"
+  # Keep Debian maintainer scripts from starting the packaged services (which
+  # would grab the default ports 6379/8123/9000): the standard policy-rc.d trick.
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    $sudo sh -c 'printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d' && created_policy=1
+  fi
+  local aptopts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold -o Dpkg::Use-Pty=0)
+  if ((APT_UPDATED == 0)); then
+    log "apt-get update"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >"$STATE/apt.log" 2>&1 || rc=$?
+    APT_UPDATED=1
+  fi
+  if ((rc == 0)); then
+    log "apt-get install $*"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install "${aptopts[@]}" --no-install-recommends "$@" \
+      >>"$STATE/apt.log" 2>&1 </dev/null || rc=$?
+  fi
+  if ((created_policy)); then $sudo rm -f /usr/sbin/policy-rc.d || true; fi
+  if ((rc != 0)); then
+    show_tail "$STATE/apt.log"
+    die "apt-get failed installing $* (exit $rc)"
+  fi
+}
+
+# -------------------------------------------------------------- env file ----
+env_quote() {
+  if [[ "$1" =~ ^[A-Za-z0-9_./:@,+=-]*$ ]]; then printf '%s' "$1"; else printf '"%s"' "${1//\"/\\\"}"; fi
+}
+
+write_env_file() {
+  local tmp="$ENV_FILE.tmp.$$"
+  {
+    printf '# Written by scripts/services/up.sh - local test services. Do not commit.\n'
+    printf 'SERVICES_DIR=%s\n' "$(env_quote "$STATE")"
+    printf 'REDIS_URL=redis://%s:%s\n' "$BIND_HOST" "$REDIS_PORT"
+    printf 'KAFKA_BROKERS=%s:%s\n' "$BIND_HOST" "$KAFKA_PORT"
+    printf 'CLICKHOUSE_URL=http://%s:%s\n' "$BIND_HOST" "$CH_HTTP_PORT"
+    printf 'CLICKHOUSE_DATABASE=%s\n' "$(env_quote "$CH_DATABASE")"
+    printf 'CLICKHOUSE_USER=default\n'
+    printf 'CLICKHOUSE_PASSWORD=\n'
+    printf 'CLICKHOUSE_TCP_PORT=%s\n' "$CH_TCP_PORT"
+    printf 'KAFKA_LIBS=%s\n' "$(env_quote "$KAFKA_LIBS")"
+  } >"$tmp"
+  mv -f "$tmp" "$ENV_FILE"
+}

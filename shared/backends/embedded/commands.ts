@@ -1,0 +1,174 @@
+import type { Command, CommandHistoryEntry, CommandState, CommandStore, FinishOutcome } from '../types.js';
+import type { SqliteDatabase } from './database.js';
+
+interface CommandRow {
+  numero: number;
+  system_user: string;
+  cmd: string;
+  unidad: string;
+  equipo: string;
+  state: CommandState;
+  created_at: number;
+  expires_at: number;
+  deliveries: number;
+  last_delivered_at: number | null;
+  finished_at: number | null;
+}
+
+interface HistoryRow {
+  numero: number;
+  at: number;
+  kind: CommandHistoryEntry['kind'];
+  message: string;
+}
+
+function isUnfinished(state: CommandState): boolean {
+  return state === 'pending' || state === 'in_process';
+}
+
+/** An unfinished command past its expiry is reported as expired, whether or not that was stored yet. */
+function effectiveState(row: CommandRow, now: number): CommandState {
+  return isUnfinished(row.state) && row.expires_at <= now ? 'expired' : row.state;
+}
+
+function toCommand(row: CommandRow, history: CommandHistoryEntry[], now: number): Command {
+  return {
+    numero: row.numero,
+    systemUser: row.system_user,
+    cmd: row.cmd,
+    unidad: row.unidad,
+    equipo: row.equipo,
+    state: effectiveState(row, now),
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    deliveries: row.deliveries,
+    lastDeliveredAt: row.last_delivered_at,
+    finishedAt: row.finished_at,
+    history,
+  };
+}
+
+/**
+ * Commands and their history in SQLite: durable across restarts (decisions §8). Every operation
+ * that reads and then writes runs in one transaction, so a concurrent writer (the admin CLI on the
+ * same file) cannot slip in between.
+ */
+export function createCommandStore(db: SqliteDatabase): CommandStore {
+  const insertCommand = db.prepare<[string, string, string, string, number, number]>(
+    `INSERT INTO commands (system_user, cmd, unidad, equipo, state, created_at, expires_at)
+     VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
+  );
+  const insertHistory = db.prepare<[number, number, CommandHistoryEntry['kind'], string]>(
+    'INSERT INTO command_history (numero, at, kind, message) VALUES (?, ?, ?, ?)',
+  );
+  const selectCommand = db.prepare<[number], CommandRow>('SELECT * FROM commands WHERE numero = ?');
+  const selectHistory = db.prepare<[number], HistoryRow>(
+    'SELECT numero, at, kind, message FROM command_history WHERE numero = ? ORDER BY entry',
+  );
+  // Stores the expiry of the provider's overdue commands, which takes them out of commands_open.
+  const expireOverdue = db.prepare<[string, number]>(
+    `UPDATE commands SET state = 'expired'
+     WHERE system_user = ? AND state IN ('pending', 'in_process') AND expires_at <= ?`,
+  );
+  // Oldest by NUMERO: the sequence is the queue order, independent of callers' clocks.
+  const selectOldestOpen = db.prepare<[string, number], CommandRow>(
+    `SELECT * FROM commands
+     WHERE system_user = ? AND state IN ('pending', 'in_process') AND expires_at > ?
+     ORDER BY numero LIMIT 1`,
+  );
+  const markDelivered = db.prepare<[number, number]>(
+    'UPDATE commands SET deliveries = deliveries + 1, last_delivered_at = ? WHERE numero = ?',
+  );
+  const markInProcess = db.prepare<[number]>("UPDATE commands SET state = 'in_process' WHERE numero = ?");
+  const markFinished = db.prepare<[CommandState, number, number]>(
+    'UPDATE commands SET state = ?, finished_at = ? WHERE numero = ?',
+  );
+  const selectByProvider = db.prepare<[string], CommandRow>(
+    'SELECT * FROM commands WHERE system_user = ? ORDER BY numero',
+  );
+  const selectHistoryByProvider = db.prepare<[string], HistoryRow>(
+    `SELECT h.numero, h.at, h.kind, h.message FROM command_history h
+     JOIN commands c ON c.numero = h.numero
+     WHERE c.system_user = ? ORDER BY h.numero, h.entry`,
+  );
+
+  function historyOf(numero: number): CommandHistoryEntry[] {
+    return selectHistory.all(numero).map(({ at, kind, message }) => ({ at, kind, message }));
+  }
+
+  function load(numero: number, now: number): Command | null {
+    const row = selectCommand.get(numero);
+    return row === undefined ? null : toCommand(row, historyOf(numero), now);
+  }
+
+  const enqueue = db.transaction((c: { systemUser: string; cmd: string; unidad: string; equipo: string; now: number; expiresAt: number }) => {
+    const { lastInsertRowid } = insertCommand.run(c.systemUser, c.cmd, c.unidad, c.equipo, c.now, c.expiresAt);
+    const numero = Number(lastInsertRowid);
+    insertHistory.run(numero, c.now, 'queued', '');
+    return load(numero, c.now);
+  });
+
+  const deliverNext = db.transaction((systemUser: string, now: number): Command | null => {
+    expireOverdue.run(systemUser, now);
+    const row = selectOldestOpen.get(systemUser, now);
+    if (row === undefined) return null;
+    markDelivered.run(now, row.numero);
+    insertHistory.run(row.numero, now, 'delivered', '');
+    return load(row.numero, now);
+  });
+
+  const appendStatus = db.transaction((systemUser: string, numero: number, message: string, now: number): boolean => {
+    const row = selectCommand.get(numero);
+    if (row === undefined || row.system_user !== systemUser || !isUnfinished(effectiveState(row, now))) return false;
+    markInProcess.run(numero);
+    insertHistory.run(numero, now, 'status', message);
+    return true;
+  });
+
+  const finish = db.transaction((systemUser: string, numero: number, succeeded: boolean, now: number): FinishOutcome => {
+    const row = selectCommand.get(numero);
+    if (row === undefined || row.system_user !== systemUser) return 'rejected';
+    const outcome: CommandState = succeeded ? 'succeeded' : 'failed';
+    const state = effectiveState(row, now);
+    if (isUnfinished(state)) {
+      markFinished.run(outcome, now, numero);
+      insertHistory.run(numero, now, 'finished', outcome);
+      return 'finished';
+    }
+    // A retried ComandoProcesado whose first answer was lost.
+    return state === outcome ? 'already-same' : 'rejected';
+  });
+
+  const list = db.transaction((systemUser: string, now: number): Command[] => {
+    const histories = new Map<number, CommandHistoryEntry[]>();
+    for (const { numero, at, kind, message } of selectHistoryByProvider.all(systemUser)) {
+      let entries = histories.get(numero);
+      if (entries === undefined) histories.set(numero, (entries = []));
+      entries.push({ at, kind, message });
+    }
+    return selectByProvider.all(systemUser).map((row) => toCommand(row, histories.get(row.numero) ?? [], now));
+  });
+
+  return {
+    async enqueue(command) {
+      const stored = enqueue(command);
+      if (stored === null) throw new Error('Command vanished right after being queued.');
+      return stored;
+    },
+    async deliverNext(systemUser, now) {
+      return deliverNext(systemUser, now);
+    },
+    async appendStatus(systemUser, numero, message, now) {
+      // NUMERO arrives from the wire; anything but a positive integer cannot name a command.
+      if (!Number.isSafeInteger(numero) || numero <= 0) return false;
+      return appendStatus(systemUser, numero, message, now);
+    },
+    async finish(systemUser, numero, succeeded, now) {
+      if (!Number.isSafeInteger(numero) || numero <= 0) return 'rejected';
+      return finish(systemUser, numero, succeeded, now);
+    },
+    async list(systemUser, now) {
+      return list(systemUser, now);
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+export const DATABASE_FILE = 'gateway.sqlite';
+
+/**
+ * Schema migrations, applied in order; migration i brings the database to version i + 1 (kept in
+ * `PRAGMA user_version`). Never edit a shipped entry: append a new one.
+ *
+ * Tables are STRICT so a wrong type is an error instead of a silently coerced value. Texts use the
+ * default BINARY collation: SystemUser and Dominio compare case-sensitively, as sent.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE providers (
+    system_user                 TEXT PRIMARY KEY,
+    password_hash               TEXT NOT NULL,
+    enabled                     INTEGER NOT NULL,
+    time_zone                   TEXT,
+    require_registered_vehicles INTEGER NOT NULL,
+    created_at                  INTEGER NOT NULL,
+    updated_at                  INTEGER NOT NULL
+  ) STRICT;
+
+  -- AUTOINCREMENT so a NUMERO is never reused, even after the newest command is deleted.
+  CREATE TABLE commands (
+    numero            INTEGER PRIMARY KEY AUTOINCREMENT,
+    system_user       TEXT NOT NULL,
+    cmd               TEXT NOT NULL,
+    unidad            TEXT NOT NULL,
+    equipo            TEXT NOT NULL,
+    state             TEXT NOT NULL CHECK (state IN ('pending', 'in_process', 'succeeded', 'failed', 'expired')),
+    created_at        INTEGER NOT NULL,
+    expires_at        INTEGER NOT NULL,
+    deliveries        INTEGER NOT NULL DEFAULT 0,
+    last_delivered_at INTEGER,
+    finished_at       INTEGER
+  ) STRICT;
+  -- Polling looks only at unfinished commands; the partial index stays small as commands finish.
+  CREATE INDEX commands_open ON commands (system_user, numero) WHERE state IN ('pending', 'in_process');
+  CREATE INDEX commands_by_provider ON commands (system_user, numero);
+
+  CREATE TABLE command_history (
+    entry   INTEGER PRIMARY KEY,
+    numero  INTEGER NOT NULL REFERENCES commands (numero),
+    at      INTEGER NOT NULL,
+    kind    TEXT NOT NULL CHECK (kind IN ('queued', 'delivered', 'status', 'finished')),
+    message TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX command_history_by_command ON command_history (numero, entry);
+
+  CREATE TABLE trip_vehicles (
+    system_user   TEXT NOT NULL,
+    dominio       TEXT NOT NULL,
+    nro_serie     TEXT NOT NULL,
+    registered_at INTEGER NOT NULL,
+    PRIMARY KEY (system_user, dominio)
+  ) STRICT, WITHOUT ROWID;
+
+  -- Latest FechaHoraEvento per provider and Dominio, kept by the event log in its own commits.
+  CREATE TABLE last_reports (
+    system_user  TEXT NOT NULL,
+    dominio      TEXT NOT NULL,
+    epoch_ms     INTEGER NOT NULL,
+    sub_ms_ticks INTEGER NOT NULL,
+    PRIMARY KEY (system_user, dominio)
+  ) STRICT, WITHOUT ROWID;
+
+  -- id is the rowid: allocated by the gateway (64-bit), so no AUTOINCREMENT bookkeeping per insert.
+  CREATE TABLE events (
+    id                   INTEGER PRIMARY KEY,
+    system_user          TEXT NOT NULL,
+    dominio              TEXT NOT NULL,
+    nro_serie            TEXT NOT NULL,
+    codigo               TEXT NOT NULL,
+    latitud              REAL NOT NULL,
+    longitud             REAL NOT NULL,
+    altitud              REAL NOT NULL,
+    velocidad            REAL NOT NULL,
+    rumbo                REAL,
+    valid_position       INTEGER NOT NULL,
+    valido               INTEGER,
+    event_time_text      TEXT NOT NULL,
+    event_time_ms        INTEGER NOT NULL,
+    event_time_ticks     INTEGER NOT NULL,
+    reception_time_text  TEXT,
+    reception_time_ms    INTEGER,
+    reception_time_ticks INTEGER,
+    received_at          INTEGER NOT NULL,
+    crudo                TEXT,
+    sensors              TEXT NOT NULL,
+    operation            TEXT NOT NULL,
+    dedupe_key           TEXT NOT NULL,
+    stored_at            INTEGER NOT NULL
+  ) STRICT;
+  -- Rebuilding the dedupe index at open reads the last window of events by received_at. Dedupe
+  -- lookups themselves are in memory, so dedupe_key needs no index of its own (it would slow ingest).
+  CREATE INDEX events_by_received_at ON events (received_at);
+  -- recent({provider}) and recent({provider, dominio}), newest first.
+  CREATE INDEX events_by_provider ON events (system_user, id);
+  `,
+];
+
+/** Opens (creating if needed) DATA_DIR/gateway.sqlite and brings its schema up to date. */
+export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {
+  // The value goes into a PRAGMA statement, which takes no bound parameters.
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+    throw new Error(`sqliteSynchronous must be FULL or NORMAL, got "${String(synchronous)}".`);
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, DATABASE_FILE));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous}`);
+    // Waits for the lock instead of failing at once when another connection (CLI, backup) writes.
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function userVersion(db: SqliteDatabase): number {
+  return Number(db.pragma('user_version', { simple: true }));
+}
+
+export function migrate(db: SqliteDatabase): void {
+  // IMMEDIATE takes the write lock before reading the version, so two processes opening the same
+  // fresh directory cannot both apply the same migration.
+  db.transaction(() => {
+    const current = userVersion(db);
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `Database schema version ${current} is newer than this build knows (${MIGRATIONS.length}); refusing to open it.`,
+      );
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      db.exec(MIGRATIONS[version] ?? '');
+      db.pragma(`user_version = ${version + 1}`);
+    }
+  }).immediate();
+}

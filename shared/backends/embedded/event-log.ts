@@ -1,0 +1,298 @@
+import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
+import type { SqliteDatabase } from './database.js';
+import { createLastReportWriter, noteReport, type LastReport } from './trips.js';
+
+/** Events per transaction at most; bounds how long one commit holds the event loop. */
+export const DEFAULT_MAX_GROUP_EVENTS = 5000;
+
+const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
+
+export interface EventLogOptions {
+  dedupeWindowMs: number;
+  now: () => number;
+  maxGroupEvents?: number;
+  /** Told about every failed commit (its events were answered 'unavailable'). */
+  onCommitError?: (error: unknown, events: number) => void;
+}
+
+export interface EventLogStats {
+  /** Transactions committed, each holding one group of events. */
+  commits: number;
+  failedCommits: number;
+  /** Events stored (duplicates excluded). */
+  events: number;
+  /** Events answered as duplicates of an earlier one. */
+  duplicates: number;
+  /** Time spent inside commits (write + fsync), in ms; the event loop is blocked meanwhile. */
+  commitMs: number;
+  /** The longest single commit, in ms. */
+  maxCommitMs: number;
+  /** Dedupe keys held in memory. */
+  dedupeKeys: number;
+}
+
+/** Events queued for one transaction. */
+interface Group {
+  events: EventRecord[];
+  ids: bigint[];
+  entries: DedupeEntry[];
+  status: 'pending' | 'committed' | 'failed';
+  done: Promise<void>;
+  resolve: () => void;
+}
+
+interface DedupeEntry {
+  id: bigint;
+  /** receivedAt of the first copy: the window runs from there. */
+  receivedAt: number;
+  /** The group that will store it while it is pending; null once committed. */
+  group: Group | null;
+}
+
+interface Slot {
+  id: bigint;
+  duplicate: boolean;
+  group: Group | null;
+}
+
+type EventRow = [
+  id: bigint,
+  systemUser: string,
+  dominio: string,
+  nroSerie: string,
+  codigo: string,
+  latitud: number,
+  longitud: number,
+  altitud: number,
+  velocidad: number,
+  rumbo: number | null,
+  validPosition: number,
+  valido: number | null,
+  eventTimeText: string,
+  eventTimeMs: number,
+  eventTimeTicks: number,
+  receptionTimeText: string | null,
+  receptionTimeMs: number | null,
+  receptionTimeTicks: number | null,
+  receivedAt: number,
+  crudo: string | null,
+  sensors: string,
+  operation: string,
+  dedupeKey: string,
+  storedAt: number,
+];
+
+function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
+  return [
+    id,
+    e.systemUser,
+    e.dominio,
+    e.nroSerie,
+    e.codigo,
+    e.latitud,
+    e.longitud,
+    e.altitud,
+    e.velocidad,
+    e.rumbo,
+    e.validPosition ? 1 : 0,
+    e.valido === null ? null : e.valido ? 1 : 0,
+    e.eventTimeText,
+    e.eventTime.epochMs,
+    e.eventTime.subMsTicks,
+    e.receptionTimeText,
+    e.receptionTime === null ? null : e.receptionTime.epochMs,
+    e.receptionTime === null ? null : e.receptionTime.subMsTicks,
+    e.receivedAt,
+    e.crudo,
+    JSON.stringify(e.sensors.map(({ clave, valor }) => ({ clave, valor }))),
+    e.operation,
+    e.dedupeKey,
+    storedAt,
+  ];
+}
+
+function isInstant(value: { epochMs: number; subMsTicks: number }): boolean {
+  return Number.isSafeInteger(value.epochMs) && Number.isInteger(value.subMsTicks) && value.subMsTicks >= 0 && value.subMsTicks <= 9999;
+}
+
+/**
+ * What SQLite would refuse (a NaN binds as NULL into a NOT NULL column). The operation layer
+ * validates first; this catches a bug there before the bad event can fail the commit of every other
+ * caller's events in its group.
+ */
+function checkStorable(e: EventRecord): void {
+  const finite = [e.latitud, e.longitud, e.altitud, e.velocidad, e.receivedAt].every(Number.isFinite);
+  const ok =
+    finite &&
+    (e.rumbo === null || Number.isFinite(e.rumbo)) &&
+    isInstant(e.eventTime) &&
+    (e.receptionTime === null || isInstant(e.receptionTime));
+  if (!ok) throw new TypeError(`Event for ${e.systemUser}/${e.dominio} has a non-finite number or an invalid instant.`);
+}
+
+/**
+ * The embedded event log: SQLite with group commit.
+ *
+ * Every event queued during one event-loop turn (from any number of requests) is written in one
+ * transaction on the next setImmediate, so the fsync that synchronous=FULL pays per commit is
+ * shared: throughput follows rows per transaction, not commits per second. `append` resolves only
+ * after that commit.
+ *
+ * Ids are allocated here, in memory, from MAX(id) + 1 at open: no round trip per event, strictly
+ * increasing. This assumes one writing process per data directory, which is what embedded mode is.
+ * Ids of a failed commit are never reused (they were never acknowledged), so gaps are possible.
+ *
+ * Dedupe is an in-memory map from dedupeKey to the first copy, rebuilt at open from the last window
+ * of stored events, so a resend after a restart still gets the first id.
+ */
+export class SqliteEventLog implements EventLog {
+  private readonly groups: Group[] = [];
+  private readonly dedupe = new Map<string, DedupeEntry>();
+  private readonly writeGroup: (group: Group, storedAt: number) => void;
+  private readonly maxGroupEvents: number;
+  private nextId: bigint;
+  private closed = false;
+  private readonly counters = { commits: 0, failedCommits: 0, events: 0, duplicates: 0, commitMs: 0, maxCommitMs: 0 };
+
+  constructor(
+    db: SqliteDatabase,
+    private readonly options: EventLogOptions,
+  ) {
+    this.maxGroupEvents = Math.max(1, options.maxGroupEvents ?? DEFAULT_MAX_GROUP_EVENTS);
+
+    // safeIntegers: ids are 64-bit and must not pass through a double.
+    const maxId = db.prepare<[], bigint | null>('SELECT MAX(id) FROM events').pluck().safeIntegers().get();
+    this.nextId = (maxId ?? 0n) + 1n;
+    this.rebuildDedupe(db);
+
+    const insert = db.prepare<EventRow>(
+      `INSERT INTO events (id, system_user, dominio, nro_serie, codigo, latitud, longitud, altitud, velocidad, rumbo,
+         valid_position, valido, event_time_text, event_time_ms, event_time_ticks, reception_time_text,
+         reception_time_ms, reception_time_ticks, received_at, crudo, sensors, operation, dedupe_key, stored_at)
+       VALUES (${new Array(24).fill('?').join(', ')})`,
+    );
+    const writeLastReports = createLastReportWriter(db);
+    this.writeGroup = db.transaction((group: Group, storedAt: number) => {
+      const latest = new Map<string, LastReport>();
+      for (let i = 0; i < group.events.length; i++) {
+        const event = group.events[i];
+        const id = group.ids[i];
+        if (event === undefined || id === undefined) continue;
+        insert.run(...toRow(id, event, storedAt));
+        noteReport(latest, event.systemUser, event.dominio, event.eventTime);
+      }
+      writeLastReports(latest);
+    });
+  }
+
+  private rebuildDedupe(db: SqliteDatabase): void {
+    const since = this.options.now() - this.options.dedupeWindowMs;
+    const rows = db
+      .prepare<[number], { id: bigint; dedupe_key: string; received_at: bigint }>(
+        'SELECT id, dedupe_key, received_at FROM events WHERE received_at > ? ORDER BY id',
+      )
+      .safeIntegers();
+    for (const row of rows.iterate(since)) {
+      // The lowest id wins: it is the copy that was acknowledged first.
+      if (!this.dedupe.has(row.dedupe_key)) {
+        this.dedupe.set(row.dedupe_key, { id: row.id, receivedAt: Number(row.received_at), group: null });
+      }
+    }
+  }
+
+  async append(events: EventRecord[]): Promise<AppendOutcome[]> {
+    if (this.closed) return events.map(() => UNAVAILABLE);
+    // Check all before queuing any, so a rejected call leaves nothing behind.
+    events.forEach(checkStorable);
+
+    const slots: Slot[] = [];
+    const awaited = new Set<Group>();
+    for (const event of events) {
+      const first = this.dedupe.get(event.dedupeKey);
+      if (first !== undefined && event.receivedAt - first.receivedAt < this.options.dedupeWindowMs) {
+        // Same id as the first copy, which may still be waiting for its commit (in this group or
+        // an earlier one): answer once it is durable, and share its fate if that commit fails.
+        slots.push({ id: first.id, duplicate: true, group: first.group });
+        if (first.group !== null) awaited.add(first.group);
+        this.counters.duplicates++;
+        continue;
+      }
+      const group = this.openGroup();
+      const id = this.nextId++;
+      const entry: DedupeEntry = { id, receivedAt: event.receivedAt, group };
+      // Delete before set so the map stays in arrival order, which pruning relies on.
+      if (first !== undefined) this.dedupe.delete(event.dedupeKey);
+      this.dedupe.set(event.dedupeKey, entry);
+      group.events.push(event);
+      group.ids.push(id);
+      group.entries.push(entry);
+      slots.push({ id, duplicate: false, group });
+      awaited.add(group);
+    }
+
+    if (awaited.size > 0) await Promise.all(Array.from(awaited, (group) => group.done));
+    return slots.map(({ id, duplicate, group }) =>
+      group === null || group.status === 'committed' ? { ok: true, id, duplicate } : UNAVAILABLE,
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    // Commits are synchronous, so this drains everything queued before returning.
+    while (this.groups.length > 0) this.flushHead();
+  }
+
+  get stats(): EventLogStats {
+    return { ...this.counters, dedupeKeys: this.dedupe.size };
+  }
+
+  /** The group new events join: the newest one, unless it is full. */
+  private openGroup(): Group {
+    const tail = this.groups[this.groups.length - 1];
+    if (tail !== undefined && tail.events.length < this.maxGroupEvents) return tail;
+    let resolve: () => void = () => {};
+    const done = new Promise<void>((r) => (resolve = r));
+    const group: Group = { events: [], ids: [], entries: [], status: 'pending', done, resolve };
+    this.groups.push(group);
+    // setImmediate runs after the current turn's I/O callbacks, so every request parsed in this
+    // turn joins the group. One callback per group; groups commit in order (ids stay increasing).
+    setImmediate(() => this.flushHead());
+    return group;
+  }
+
+  private flushHead(): void {
+    const group = this.groups.shift();
+    if (group === undefined) return; // already drained by close()
+    const started = performance.now();
+    try {
+      this.writeGroup(group, this.options.now());
+      group.status = 'committed';
+      // Committed entries drop the group so its events can be garbage-collected.
+      for (const entry of group.entries) entry.group = null;
+      this.counters.commits++;
+      this.counters.events += group.events.length;
+    } catch (error) {
+      group.status = 'failed';
+      // Never acknowledged, so a retry must be stored, not answered as a duplicate.
+      group.events.forEach((event, i) => {
+        if (this.dedupe.get(event.dedupeKey) === group.entries[i]) this.dedupe.delete(event.dedupeKey);
+      });
+      this.counters.failedCommits++;
+      this.options.onCommitError?.(error, group.events.length);
+    }
+    const elapsed = performance.now() - started;
+    this.counters.commitMs += elapsed;
+    this.counters.maxCommitMs = Math.max(this.counters.maxCommitMs, elapsed);
+    group.resolve();
+    this.prune();
+  }
+
+  /** Forgets keys older than the window; entries are in arrival order, so stop at the first live one. */
+  private prune(): void {
+    const cutoff = this.options.now() - this.options.dedupeWindowMs;
+    for (const [key, entry] of this.dedupe) {
+      if (entry.receivedAt > cutoff) break;
+      this.dedupe.delete(key);
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import type { Backends } from '../types.js';
+import { createCommandStore } from './commands.js';
+import { openDatabase, type SqliteDatabase } from './database.js';
+import { SqliteEventLog, type EventLogStats } from './event-log.js';
+import { createEventStore } from './event-store.js';
+import { MemoryLockoutStore } from './lockouts.js';
+import { createProviderStore } from './providers.js';
+import { MemorySessionStore } from './sessions.js';
+import { createTripStore } from './trips.js';
+
+export { DATABASE_FILE, MIGRATIONS } from './database.js';
+export { DEFAULT_MAX_GROUP_EVENTS, SqliteEventLog, type EventLogStats } from './event-log.js';
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  sqliteSynchronous: 'FULL' | 'NORMAL';
+  dedupeWindowMs: number;
+  /** Clock for stored_at, the dedupe window at open and the sweeps; defaults to Date.now. */
+  now?: () => number;
+  /** Cap of events per group commit (default 5000). */
+  maxGroupEvents?: number;
+  /** How often expired sessions and stale lockout entries are dropped (default one minute). */
+  sweepIntervalMs?: number;
+  /** Told about each failed event commit; those events were answered 'unavailable'. */
+  onCommitError?: (error: unknown, events: number) => void;
+}
+
+/** Backends plus what only the embedded mode has: event-log counters. */
+export interface EmbeddedBackends extends Backends {
+  eventLog: SqliteEventLog;
+  /** Commit and dedupe counters of the event log (metrics, benchmarks, tests). */
+  eventLogStats(): EventLogStats;
+}
+
+const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * Single-process deployment: everything durable in DATA_DIR/gateway.sqlite, sessions and lockouts in
+ * memory (as ASMX InProc state was). One process per data directory.
+ */
+export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<EmbeddedBackends> {
+  const now = options.now ?? Date.now;
+  const db: SqliteDatabase = openDatabase(options.dataDir, options.sqliteSynchronous);
+
+  let eventLog: SqliteEventLog;
+  try {
+    eventLog = new SqliteEventLog(db, {
+      dedupeWindowMs: options.dedupeWindowMs,
+      now,
+      ...(options.maxGroupEvents === undefined ? {} : { maxGroupEvents: options.maxGroupEvents }),
+      // Never silent by default: those events were refused with 'unavailable'.
+      onCommitError:
+        options.onCommitError ??
+        ((error, events) => console.error(`Event commit of ${events} events failed:`, error)),
+    });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+
+  const sessions = new MemorySessionStore();
+  const lockouts = new MemoryLockoutStore();
+  const sweeper = setInterval(() => {
+    const t = now();
+    sessions.sweep(t);
+    lockouts.sweep(t);
+  }, options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
+  // The sweep must never be what keeps the process alive.
+  sweeper.unref();
+
+  const health = db.prepare('SELECT 1').pluck();
+  let closing: Promise<void> | null = null;
+
+  return {
+    providers: createProviderStore(db),
+    lockouts,
+    sessions,
+    commands: createCommandStore(db),
+    trips: createTripStore(db),
+    eventLog,
+    events: createEventStore(db),
+    eventLogStats: () => eventLog.stats,
+    async healthy() {
+      if (closing !== null || !db.open) return false;
+      try {
+        return health.get() === 1;
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweeper);
+        await eventLog.close();
+        db.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { CambiarClave } from './operations/CambiarClave.js';
+import { ComandoProcesado } from './operations/ComandoProcesado.js';
+import { ConsultarVehiculosEnViaje } from './operations/ConsultarVehiculosEnViaje.js';
+import { EstadoComando } from './operations/EstadoComando.js';
+import { InSession } from './operations/InSession.js';
+import { InsertarEvento } from './operations/InsertarEvento.js';
+import { Login } from './operations/Login.js';
+import { LoginYCambiarClave } from './operations/LoginYCambiarClave.js';
+import { LoginYComandoProcesado } from './operations/LoginYComandoProcesado.js';
+import { LoginYEstadoComando } from './operations/LoginYEstadoComando.js';
+import { LoginYInsertarEvento } from './operations/LoginYInsertarEvento.js';
+import { LoginYInsertarEvento2 } from './operations/LoginYInsertarEvento2.js';
+import { LoginYInsertarEventos } from './operations/LoginYInsertarEventos.js';
+import { LoginYObtenerComando } from './operations/LoginYObtenerComando.js';
+import { Logout } from './operations/Logout.js';
+import { ObtenerComando } from './operations/ObtenerComando.js';
+import type { ResultValues } from './complex-types.js';
+import type { ArgsOf, OperationDef } from './types.js';
+
+/**
+ * The operation catalogue, in the order the WSDL and the help page list it (ASMX sorts
+ * operations by name). Adding an operation: one file in operations/, one line here, one handler.
+ */
+export const operations = {
+  CambiarClave,
+  ComandoProcesado,
+  ConsultarVehiculosEnViaje,
+  EstadoComando,
+  InSession,
+  InsertarEvento,
+  Login,
+  LoginYCambiarClave,
+  LoginYComandoProcesado,
+  LoginYEstadoComando,
+  LoginYInsertarEvento,
+  LoginYInsertarEvento2,
+  LoginYInsertarEventos,
+  LoginYObtenerComando,
+  Logout,
+  ObtenerComando,
+} as const;
+
+export type Operations = typeof operations;
+export type OperationName = keyof Operations;
+export type Args<N extends OperationName> = ArgsOf<Operations[N]>;
+export type Result<N extends OperationName> = ResultValues[Operations[N]['result']['name']];
+
+export const operationList: readonly OperationDef[] = Object.values(operations);
+
+const byName = new Map<string, OperationDef>(operationList.map((op) => [op.name, op]));
+
+/** Exact (case-sensitive) lookup, as ASMX does. */
+export function findOperation(name: string): OperationDef | undefined {
+  return byName.get(name);
+}
+
+export * from './types.js';
+export * from './complex-types.js';

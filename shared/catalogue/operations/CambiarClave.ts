@@ -1,0 +1,13 @@
+import { defineOperation } from '../types.js';
+import { MAX_LENGTH, results } from '../complex-types.js';
+
+export const CambiarClave = defineOperation({
+  name: 'CambiarClave',
+  documentation: 'Changes the password of the logged-in provider; true when the password was actually changed.',
+  authentication: 'session',
+  params: [
+    { name: 'AntiguaClave', type: 'string', maxLength: MAX_LENGTH.password },
+    { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password },
+  ],
+  result: results.boolean,
+});

@@ -1,0 +1,13 @@
+import { defineOperation } from '../types.js';
+import { MAX_LENGTH, results } from '../complex-types.js';
+
+export const EstadoComando = defineOperation({
+  name: 'EstadoComando',
+  documentation: 'Reports the status message of command NUMERO; true when it was inserted correctly.',
+  authentication: 'session',
+  params: [
+    { name: 'NUMERO', type: 'int' },
+    { name: 'MSG', type: 'string', maxLength: MAX_LENGTH.msg },
+  ],
+  result: results.boolean,
+});

@@ -1,0 +1,10 @@
+import { defineOperation } from '../types.js';
+import { CREDENTIALS, results } from '../complex-types.js';
+
+export const Login = defineOperation({
+  name: 'Login',
+  documentation: 'Authenticates a provider; required before the operations that do not carry credentials.',
+  authentication: 'none',
+  params: [...CREDENTIALS],
+  result: results.boolean,
+});

@@ -1,0 +1,16 @@
+import { defineOperation } from '../types.js';
+import { ArrayOfPSensor, CREDENTIALS, EVENT_HEAD, EVENT_TIMES, results } from '../complex-types.js';
+
+export const LoginYInsertarEvento2 = defineOperation({
+  name: 'LoginYInsertarEvento2',
+  documentation: 'Authenticates and inserts an event with its validity flag and sensor readings.',
+  authentication: 'credentials',
+  params: [
+    ...CREDENTIALS,
+    ...EVENT_HEAD,
+    ...EVENT_TIMES,
+    { name: 'Valido', type: 'boolean' },
+    { name: 'Sensores', type: ArrayOfPSensor },
+  ],
+  result: results.int,
+});

@@ -1,0 +1,13 @@
+import { defineOperation } from '../types.js';
+import { ArrayOfPEvento, CREDENTIALS, results } from '../complex-types.js';
+
+export const LoginYInsertarEventos = defineOperation({
+  name: 'LoginYInsertarEventos',
+  documentation: 'Authenticates and inserts several events; returns one code per event, in order.',
+  authentication: 'credentials',
+  params: [
+    ...CREDENTIALS,
+    { name: 'Eventos', type: ArrayOfPEvento },
+  ],
+  result: results.ArrayOfInt,
+});

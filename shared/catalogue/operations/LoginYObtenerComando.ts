@@ -1,0 +1,10 @@
+import { defineOperation } from '../types.js';
+import { CREDENTIALS, results } from '../complex-types.js';
+
+export const LoginYObtenerComando = defineOperation({
+  name: 'LoginYObtenerComando',
+  documentation: 'Authenticates and returns the first pending command.',
+  authentication: 'credentials',
+  params: [...CREDENTIALS],
+  result: results.Comando,
+});

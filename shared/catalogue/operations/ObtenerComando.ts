@@ -1,0 +1,10 @@
+import { defineOperation } from '../types.js';
+import { results } from '../complex-types.js';
+
+export const ObtenerComando = defineOperation({
+  name: 'ObtenerComando',
+  documentation: 'Returns the first pending command; the provider is identified by the previous login.',
+  authentication: 'session',
+  params: [],
+  result: results.Comando,
+});

@@ -1,0 +1,139 @@
+/**
+ * The vocabulary of the operation catalogue. Every operation is described with these
+ * declarative shapes; parsing, validation, serialization, the WSDL, the help page and the
+ * test client are all driven from them.
+ */
+
+/** XML Schema scalar types the service uses. */
+export type ScalarType = 'string' | 'int' | 'double' | 'boolean' | 'dateTime';
+
+export interface ScalarField {
+  readonly name: string;
+  readonly type: ScalarType;
+  /** Longest accepted text (strings only). Longer values are an invalid event (-3) or a fault. */
+  readonly maxLength?: number;
+  /** The element may carry xsi:nil="true" (used for Vehiculo dates never set). */
+  readonly nillable?: boolean;
+}
+
+/** A named complex type (`pEvento`, `Comando`, ...): a sequence of scalar fields. */
+export interface ComplexType {
+  readonly kind: 'complex';
+  readonly name: string;
+  readonly fields: readonly ScalarField[];
+}
+
+/** `ArrayOfX`: repeated items named after the item type. */
+export interface ArrayType {
+  readonly kind: 'array';
+  readonly name: string;
+  readonly item: ComplexType | ScalarType;
+}
+
+export interface ScalarParam extends ScalarField {}
+export interface ArrayParam {
+  readonly name: string;
+  readonly type: ArrayType;
+}
+export type Param = ScalarParam | ArrayParam;
+
+/** Result types of the catalogue, by the root element name used in the HTTP bindings. */
+export type ResultType =
+  | { readonly kind: 'scalar'; readonly name: 'boolean' | 'int'; readonly type: 'boolean' | 'int' }
+  | { readonly kind: 'complex'; readonly name: string; readonly type: ComplexType }
+  | { readonly kind: 'array'; readonly name: string; readonly type: ArrayType };
+
+/** How an operation identifies the provider. */
+export type Authentication =
+  /** Carries SystemUser and Password (the Login-prefixed family and ConsultarVehiculosEnViaje). */
+  | 'credentials'
+  /** Uses the session established by an earlier Login (cookie). */
+  | 'session'
+  /** Login, Logout and InSession manage the session themselves. */
+  | 'none';
+
+export interface OperationDef {
+  readonly name: string;
+  /** The operation's purpose; rendered as wsdl:documentation and on the help page. */
+  readonly documentation: string;
+  readonly params: readonly Param[];
+  readonly result: ResultType;
+  readonly authentication: Authentication;
+  /**
+   * HTTP GET and POST carry only scalar parameters, so ASMX leaves operations with array
+   * parameters out of those bindings. Derived, never declared: see `httpBindable`.
+   */
+}
+
+export function isArrayParam(p: Param): p is ArrayParam {
+  return typeof p.type === 'object';
+}
+
+export function httpBindable(op: OperationDef): boolean {
+  return op.params.every((p) => !isArrayParam(p));
+}
+
+/** The single declaration helper: keeps literal types so handler arguments are derived. */
+export function defineOperation<const D extends OperationDef>(def: D): D {
+  return def;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value types derived from the declarations.
+
+/** A dateTime as received: the text exactly as sent, and its fields when it parsed. */
+export interface DateTimeValue {
+  readonly text: string;
+  /** null when the text is not an XML Schema dateTime: the event is then invalid (-3). */
+  readonly parsed: ParsedDateTime | null;
+}
+
+export interface ParsedDateTime {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  /** Fraction of the second in 100 ns ticks (0..9_999_999), the .NET resolution. */
+  readonly ticks: number;
+  /** Offset from UTC in minutes, or null when the text had none (local time of the provider). */
+  readonly offsetMinutes: number | null;
+}
+
+export interface ScalarValues {
+  /** null when the element was missing (SOAP); '' when a form field was missing (HTTP). */
+  string: string | null;
+  int: number;
+  /** NaN when the text was not a number: event validation turns it into -3. */
+  double: number;
+  boolean: boolean;
+  /** null when missing. */
+  dateTime: DateTimeValue | null;
+}
+
+type FieldsValue<F extends readonly ScalarField[]> = {
+  [P in F[number] as P['name']]: ScalarValues[P['type']];
+};
+
+type ItemValue<I> = I extends ScalarType
+  ? ScalarValues[I]
+  : I extends ComplexType
+    ? FieldsValue<I['fields']>
+    : never;
+
+type ParamValue<P> = P extends { type: infer T }
+  ? T extends ScalarType
+    ? ScalarValues[T]
+    : T extends ArrayType
+      ? ItemValue<T['item']>[] | null
+      : never
+  : never;
+
+/** The arguments a handler receives, derived from an operation's parameter list. */
+export type ArgsOf<D extends OperationDef> = {
+  [P in D['params'][number] as P['name']]: ParamValue<P>;
+};
+
+/** Generic argument bag used by binding code before it reaches a typed handler. */
+export type ArgumentBag = Record<string, unknown>;

@@ -1,0 +1,113 @@
+import path from 'node:path';
+
+/**
+ * All configuration comes from the environment (12-factor). Every variable is documented in
+ * README.md with its default; `loadConfig` validates them and fails fast with a clear message.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** Service path, matched case-insensitively, e.g. /service.asmx or /hub/x/service.asmx. */
+  servicePath: string;
+  /** Service namespace; ends with a slash. */
+  namespace: string;
+  /** Base URL used in the WSDL and disco addresses instead of the request's Host (behind proxies). */
+  publicUrl: string | null;
+  dataDir: string;
+  adminPort: number;
+  adminHost: string;
+  /** Bearer token of the admin API; null = generate one and store it in DATA_DIR/admin-token. */
+  adminToken: string | null;
+  /** IANA zone for dateTimes sent without offset and for dates we send (default for providers). */
+  timeZone: string;
+  sessionTimeoutMs: number;
+  sessionCookieName: string;
+  bodyLimitBytes: number;
+  passwordMinLength: number;
+  lockoutMaxFailures: number;
+  lockoutWindowMs: number;
+  lockoutDurationMs: number;
+  credentialCacheMs: number;
+  commandTtlMs: number;
+  dedupeWindowMs: number;
+  /** Per-provider event rate limit (events/s); 0 disables it. Over the limit: -6. */
+  rateLimitEventsPerSecond: number;
+  /** SQLite `synchronous` pragma of the embedded store: FULL survives power loss, NORMAL a crash. */
+  sqliteSynchronous: 'FULL' | 'NORMAL';
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {}
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}".`);
+  const n = Number(raw);
+  if (n < min) throw new ConfigError(`${name} must be at least ${min}, got ${n}.`);
+  return n;
+}
+
+function str(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+export function isValidTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  let servicePath = str(env, 'SERVICE_PATH', '/service.asmx');
+  if (!servicePath.startsWith('/')) servicePath = `/${servicePath}`;
+  servicePath = servicePath.replace(/\/+$/, '');
+  if (servicePath === '') throw new ConfigError('SERVICE_PATH must not be empty.');
+
+  let namespace = str(env, 'SERVICE_NAMESPACE', 'http://tempuri.org/');
+  if (!namespace.endsWith('/')) namespace += '/';
+
+  const publicUrl = env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : null;
+  if (publicUrl !== null && !/^https?:\/\/[^/]+/.test(publicUrl)) {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${publicUrl}".`);
+  }
+
+  const timeZone = str(env, 'TIME_ZONE', 'UTC');
+  if (!isValidTimeZone(timeZone)) throw new ConfigError(`TIME_ZONE "${timeZone}" is not an IANA time zone.`);
+
+  const sync = str(env, 'SQLITE_SYNCHRONOUS', 'FULL').toUpperCase();
+  if (sync !== 'FULL' && sync !== 'NORMAL') throw new ConfigError('SQLITE_SYNCHRONOUS must be FULL or NORMAL.');
+
+  const minute = 60_000;
+  return {
+    port: int(env, 'PORT', 8080),
+    host: str(env, 'HOST', '0.0.0.0'),
+    servicePath,
+    namespace,
+    publicUrl,
+    dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
+    adminPort: int(env, 'ADMIN_PORT', 8081),
+    adminHost: str(env, 'ADMIN_HOST', '127.0.0.1'),
+    adminToken: env.ADMIN_TOKEN ? env.ADMIN_TOKEN : null,
+    timeZone,
+    sessionTimeoutMs: int(env, 'SESSION_TIMEOUT_MINUTES', 20, 1) * minute,
+    sessionCookieName: str(env, 'SESSION_COOKIE_NAME', 'ASP.NET_SessionId'),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    passwordMinLength: int(env, 'PASSWORD_MIN_LENGTH', 6, 1),
+    lockoutMaxFailures: int(env, 'LOCKOUT_MAX_FAILURES', 10, 1),
+    lockoutWindowMs: int(env, 'LOCKOUT_WINDOW_MINUTES', 15, 1) * minute,
+    lockoutDurationMs: int(env, 'LOCKOUT_MINUTES', 15, 1) * minute,
+    credentialCacheMs: int(env, 'CREDENTIAL_CACHE_SECONDS', 60) * 1000,
+    commandTtlMs: int(env, 'COMMAND_TTL_HOURS', 24, 1) * 60 * minute,
+    dedupeWindowMs: int(env, 'DEDUPE_WINDOW_MINUTES', 10) * minute,
+    rateLimitEventsPerSecond: int(env, 'RATE_LIMIT_EVENTS_PER_SECOND', 0),
+    sqliteSynchronous: sync,
+    logLevel: str(env, 'LOG_LEVEL', 'info'),
+  };
+}

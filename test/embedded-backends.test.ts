@@ -1,0 +1,681 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EventRecord, Provider } from '../shared/backends/types.js';
+import {
+  DATABASE_FILE,
+  MIGRATIONS,
+  openEmbeddedBackends,
+  type EmbeddedBackends,
+  type EmbeddedOptions,
+} from '../shared/backends/embedded/index.js';
+import { MemoryLockoutStore } from '../shared/backends/embedded/lockouts.js';
+import { MemorySessionStore } from '../shared/backends/embedded/sessions.js';
+
+const MINUTE = 60_000;
+const WINDOW = 10 * MINUTE;
+const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-backends-'));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A controllable clock shared by the backends and the test. */
+function clock(start = T0) {
+  const c = { t: start, now: () => c.t };
+  return c;
+}
+
+async function open(dataDir: string, extra: Partial<EmbeddedOptions> = {}): Promise<EmbeddedBackends> {
+  const backends = await openEmbeddedBackends({
+    dataDir,
+    sqliteSynchronous: 'NORMAL',
+    dedupeWindowMs: WINDOW,
+    ...extra,
+  });
+  // Registered after the directory, so it runs before the directory is removed.
+  cleanups.push(() => backends.close());
+  return backends;
+}
+
+/** A second, independent connection to the same file, as another process would have. */
+function sideConnection(dataDir: string): Database.Database {
+  const db = new Database(path.join(dataDir, DATABASE_FILE));
+  db.pragma('busy_timeout = 5000');
+  cleanups.push(() => {
+    db.close();
+  });
+  return db;
+}
+
+function countEvents(dataDir: string): number {
+  const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true });
+  try {
+    return Number(db.prepare('SELECT COUNT(*) FROM events').pluck().get());
+  } finally {
+    db.close();
+  }
+}
+
+let serial = 0;
+function event(overrides: Partial<EventRecord> = {}): EventRecord {
+  serial++;
+  const base: EventRecord = {
+    systemUser: 'acme',
+    dominio: 'AB123CD',
+    nroSerie: 'SN-1',
+    codigo: '1',
+    latitud: -34.6,
+    longitud: -58.4,
+    altitud: 25,
+    velocidad: 60.5,
+    rumbo: 90,
+    validPosition: true,
+    valido: null,
+    eventTimeText: '2024-05-01T09:00:00',
+    eventTime: { epochMs: T0 - 3 * 3_600_000 + serial, subMsTicks: 0 },
+    receptionTimeText: null,
+    receptionTime: null,
+    receivedAt: T0,
+    crudo: null,
+    sensors: [],
+    operation: 'LoginYInsertarEvento',
+    dedupeKey: `key-${serial}`,
+  };
+  return { ...base, ...overrides };
+}
+
+function provider(systemUser: string, at = T0): Provider {
+  return {
+    systemUser,
+    passwordHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
+    enabled: true,
+    timeZone: null,
+    requireRegisteredVehicles: false,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+describe('database', () => {
+  it('creates the data directory, uses WAL and records the schema version', async () => {
+    const dataDir = path.join(tempDir(), 'nested', 'data');
+    const b = await open(dataDir, { sqliteSynchronous: 'FULL' });
+    expect(await b.healthy()).toBe(true);
+    await b.close();
+    expect(await b.healthy()).toBe(false);
+
+    const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    db.close();
+
+    // Reopening applies nothing again and keeps the data.
+    const again = await open(dataDir);
+    expect(await again.providers.create(provider('x'))).not.toBeNull();
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    const dataDir = tempDir();
+    await (await open(dataDir)).close();
+    const db = new Database(path.join(dataDir, DATABASE_FILE));
+    db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    db.close();
+    await expect(openEmbeddedBackends({ dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: WINDOW })).rejects.toThrow(
+      /newer/,
+    );
+  });
+});
+
+describe('ProviderStore', () => {
+  it('creates, refuses duplicates (case-sensitively), gets, updates and lists', async () => {
+    const b = await open(tempDir());
+    const acme = provider('Acme');
+    expect(await b.providers.create(acme)).toEqual(acme);
+    expect(await b.providers.create({ ...acme, passwordHash: 'other' })).toBeNull();
+    // SystemUser is case-sensitive: a different user.
+    expect(await b.providers.create(provider('acme'))).not.toBeNull();
+    expect(await b.providers.get('Acme')).toEqual(acme);
+    expect(await b.providers.get('ACME')).toBeNull();
+
+    const updated = await b.providers.update(
+      'Acme',
+      { enabled: false, timeZone: 'America/Argentina/Buenos_Aires', requireRegisteredVehicles: true },
+      T0 + 5,
+    );
+    expect(updated).toEqual({
+      ...acme,
+      enabled: false,
+      timeZone: 'America/Argentina/Buenos_Aires',
+      requireRegisteredVehicles: true,
+      updatedAt: T0 + 5,
+    });
+    expect(await b.providers.get('Acme')).toEqual(updated);
+
+    // Fields left out (or undefined) stay; a null time zone goes back to the service's.
+    const again = await b.providers.update('Acme', { passwordHash: 'new', timeZone: null, enabled: undefined }, T0 + 9);
+    expect(again).toMatchObject({ passwordHash: 'new', timeZone: null, enabled: false, updatedAt: T0 + 9, createdAt: T0 });
+    expect(await b.providers.update('nobody', { enabled: true }, T0)).toBeNull();
+
+    expect((await b.providers.list()).map((p) => p.systemUser)).toEqual(['Acme', 'acme']);
+  });
+
+  it('survives a reopen', async () => {
+    const dataDir = tempDir();
+    const b = await open(dataDir);
+    await b.providers.create(provider('durable'));
+    await b.close();
+    const again = await open(dataDir);
+    expect(await again.providers.get('durable')).toEqual(provider('durable'));
+  });
+});
+
+describe('LockoutStore', () => {
+  it('counts failures inside a sliding window', async () => {
+    const b = await open(tempDir());
+    expect(await b.lockouts.recordFailure('u', T0, 15 * MINUTE)).toBe(1);
+    expect(await b.lockouts.recordFailure('u', T0 + MINUTE, 15 * MINUTE)).toBe(2);
+    expect(await b.lockouts.recordFailure('u', T0 + 10 * MINUTE, 15 * MINUTE)).toBe(3);
+    // The first failure is exactly 15 minutes old: out of the window.
+    expect(await b.lockouts.recordFailure('u', T0 + 15 * MINUTE, 15 * MINUTE)).toBe(3);
+    expect(await b.lockouts.recordFailure('u', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
+    // Users are counted separately.
+    expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
+  });
+
+  it('locks until a time, then forgets the lock; clear resets everything', async () => {
+    const b = await open(tempDir());
+    expect(await b.lockouts.lockedUntil('u', T0)).toBeNull();
+    await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
+    await b.lockouts.lock('u', T0 + 15 * MINUTE);
+    expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBe(T0 + 15 * MINUTE);
+    expect(await b.lockouts.lockedUntil('u', T0 + 15 * MINUTE)).toBeNull();
+
+    await b.lockouts.lock('u', T0 + 30 * MINUTE);
+    await b.lockouts.clear('u');
+    expect(await b.lockouts.lockedUntil('u', T0 + 16 * MINUTE)).toBeNull();
+    expect(await b.lockouts.recordFailure('u', T0 + 16 * MINUTE, 15 * MINUTE)).toBe(1);
+  });
+
+  it('sweeps users whose failures and lock are over', async () => {
+    const store = new MemoryLockoutStore();
+    await store.recordFailure('stale', T0, MINUTE);
+    await store.recordFailure('fresh', T0 + 2 * MINUTE, MINUTE);
+    await store.lock('locked', T0 + 10 * MINUTE);
+    store.sweep(T0 + 2 * MINUTE);
+    expect(store.size).toBe(2);
+    expect(await store.recordFailure('fresh', T0 + 2 * MINUTE + 1, MINUTE)).toBe(2);
+    store.sweep(T0 + 20 * MINUTE);
+    expect(store.size).toBe(0);
+  });
+});
+
+describe('SessionStore', () => {
+  it('slides expiry on touch and drops expired sessions', async () => {
+    const b = await open(tempDir());
+    const ttl = 20 * MINUTE;
+    expect(await b.sessions.create('s1', 'acme', T0, ttl)).toEqual({ id: 's1', systemUser: 'acme', expiresAt: T0 + ttl });
+    expect(await b.sessions.touch('s1', T0 + 19 * MINUTE, ttl)).toEqual({
+      id: 's1',
+      systemUser: 'acme',
+      expiresAt: T0 + 39 * MINUTE,
+    });
+    // Still alive 30 minutes after creation because the touch slid it.
+    expect(await b.sessions.touch('s1', T0 + 30 * MINUTE, ttl)).not.toBeNull();
+    // Expired exactly at expiresAt.
+    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE, ttl)).toBeNull();
+    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE - 1, ttl)).toBeNull(); // deleted, not revived
+    expect(await b.sessions.touch('unknown', T0, ttl)).toBeNull();
+  });
+
+  it('destroy is true only for a live session', async () => {
+    const b = await open(tempDir());
+    await b.sessions.create('live', 'acme', T0, MINUTE);
+    await b.sessions.create('dead', 'acme', T0, MINUTE);
+    expect(await b.sessions.destroy('live', T0 + 1)).toBe(true);
+    expect(await b.sessions.destroy('live', T0 + 1)).toBe(false);
+    expect(await b.sessions.touch('live', T0 + 2, MINUTE)).toBeNull();
+    expect(await b.sessions.destroy('dead', T0 + MINUTE)).toBe(false);
+    expect(await b.sessions.destroy('never', T0)).toBe(false);
+  });
+
+  it('a returned session is a copy', async () => {
+    const b = await open(tempDir());
+    const s = await b.sessions.create('s', 'acme', T0, MINUTE);
+    s.expiresAt = T0 + 100 * MINUTE;
+    expect(await b.sessions.touch('s', T0 + 2 * MINUTE, MINUTE)).toBeNull();
+  });
+
+  it('sweeps expired sessions periodically', async () => {
+    const c = clock();
+    const b = await open(tempDir(), { now: c.now, sweepIntervalMs: 5 });
+    const sessions = b.sessions;
+    if (!(sessions instanceof MemorySessionStore)) throw new Error('expected the memory session store');
+    await sessions.create('a', 'acme', T0, MINUTE);
+    await sessions.create('b', 'acme', T0, 10 * MINUTE);
+    expect(sessions.size).toBe(2);
+    c.t = T0 + 2 * MINUTE;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sessions.size).toBe(1);
+    expect(await sessions.touch('b', c.t, MINUTE)).not.toBeNull();
+  });
+});
+
+describe('CommandStore', () => {
+  const DAY = 24 * 3_600_000;
+
+  it('runs the whole lifecycle', async () => {
+    const b = await open(tempDir());
+    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'AB123CD', equipo: 'E1', now: T0, expiresAt: T0 + DAY });
+    const c2 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CD', unidad: 'AB123CD', equipo: 'E1', now: T0 + 1, expiresAt: T0 + DAY });
+    const other = await b.commands.enqueue({ systemUser: 'other', cmd: 'CC', unidad: 'ZZ', equipo: 'E9', now: T0 + 2, expiresAt: T0 + DAY });
+    expect(c1).toMatchObject({
+      systemUser: 'acme',
+      cmd: 'CC',
+      unidad: 'AB123CD',
+      equipo: 'E1',
+      state: 'pending',
+      createdAt: T0,
+      expiresAt: T0 + DAY,
+      deliveries: 0,
+      lastDeliveredAt: null,
+      finishedAt: null,
+      history: [{ at: T0, kind: 'queued', message: '' }],
+    });
+    expect(c1.numero).toBeGreaterThan(0);
+    expect(Number.isInteger(c1.numero)).toBe(true);
+    expect(c2.numero).toBeGreaterThan(c1.numero);
+    expect(other.numero).toBeGreaterThan(c2.numero); // one sequence across providers
+
+    // The same (oldest) command on every poll until finished; each delivery counted and timed.
+    const d1 = await b.commands.deliverNext('acme', T0 + 10);
+    const d2 = await b.commands.deliverNext('acme', T0 + 20);
+    expect(d1?.numero).toBe(c1.numero);
+    expect(d2?.numero).toBe(c1.numero);
+    expect(d2).toMatchObject({ deliveries: 2, lastDeliveredAt: T0 + 20, state: 'pending' });
+
+    // EstadoComando: in process, MSG in history; not for another provider or an unknown NUMERO.
+    expect(await b.commands.appendStatus('acme', c1.numero, 'received by device', T0 + 30)).toBe(true);
+    expect(await b.commands.appendStatus('other', c1.numero, 'nope', T0 + 30)).toBe(false);
+    expect(await b.commands.appendStatus('acme', 999_999, 'nope', T0 + 30)).toBe(false);
+    expect(await b.commands.appendStatus('acme', -1, 'nope', T0 + 30)).toBe(false);
+    expect((await b.commands.deliverNext('acme', T0 + 40))?.state).toBe('in_process');
+
+    // ComandoProcesado: another provider is rejected and changes nothing.
+    expect(await b.commands.finish('other', c1.numero, true, T0 + 45)).toBe('rejected');
+    expect(await b.commands.finish('acme', c1.numero, true, T0 + 50)).toBe('finished');
+    expect(await b.commands.finish('acme', c1.numero, true, T0 + 60)).toBe('already-same'); // retried
+    expect(await b.commands.finish('acme', c1.numero, false, T0 + 60)).toBe('rejected'); // other outcome
+    expect(await b.commands.finish('acme', 999_999, true, T0 + 60)).toBe('rejected');
+    expect(await b.commands.appendStatus('acme', c1.numero, 'late', T0 + 70)).toBe(false); // finished
+
+    // The next poll moves on to the second command.
+    expect((await b.commands.deliverNext('acme', T0 + 80))?.numero).toBe(c2.numero);
+    expect(await b.commands.finish('acme', c2.numero, false, T0 + 90)).toBe('finished');
+    expect(await b.commands.finish('acme', c2.numero, false, T0 + 91)).toBe('already-same');
+    expect(await b.commands.finish('acme', c2.numero, true, T0 + 92)).toBe('rejected');
+    expect(await b.commands.deliverNext('acme', T0 + 100)).toBeNull();
+
+    const list = await b.commands.list('acme', T0 + 200);
+    expect(list.map((c) => [c.numero, c.state])).toEqual([
+      [c1.numero, 'succeeded'],
+      [c2.numero, 'failed'],
+    ]);
+    expect(list[0]).toMatchObject({ deliveries: 3, lastDeliveredAt: T0 + 40, finishedAt: T0 + 50 });
+    expect(list[0]?.history).toEqual([
+      { at: T0, kind: 'queued', message: '' },
+      { at: T0 + 10, kind: 'delivered', message: '' },
+      { at: T0 + 20, kind: 'delivered', message: '' },
+      { at: T0 + 30, kind: 'status', message: 'received by device' },
+      { at: T0 + 40, kind: 'delivered', message: '' },
+      { at: T0 + 50, kind: 'finished', message: 'succeeded' },
+    ]);
+    expect((await b.commands.list('other', T0)).map((c) => c.numero)).toEqual([other.numero]);
+  });
+
+  it('skips expired commands and refuses to change them', async () => {
+    const b = await open(tempDir());
+    const old = await b.commands.enqueue({ systemUser: 'acme', cmd: 'A', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + 100 });
+    const fresh = await b.commands.enqueue({ systemUser: 'acme', cmd: 'B', unidad: 'U', equipo: 'E', now: T0 + 1, expiresAt: T0 + DAY });
+    const stale = await b.commands.enqueue({ systemUser: 'acme', cmd: 'C', unidad: 'U', equipo: 'E', now: T0 + 2, expiresAt: T0 + 200 });
+
+    expect((await b.commands.deliverNext('acme', T0 + 50))?.numero).toBe(old.numero);
+    // Listed as expired before anything stored it.
+    expect((await b.commands.list('acme', T0 + 100)).map((c) => c.state)).toEqual(['expired', 'pending', 'pending']);
+    expect(await b.commands.appendStatus('acme', old.numero, 'too late', T0 + 100)).toBe(false);
+    expect(await b.commands.finish('acme', old.numero, true, T0 + 100)).toBe('rejected');
+
+    expect((await b.commands.deliverNext('acme', T0 + 100))?.numero).toBe(fresh.numero);
+    expect(await b.commands.finish('acme', fresh.numero, true, T0 + 150)).toBe('finished');
+    expect(await b.commands.deliverNext('acme', T0 + 300)).toBeNull(); // `stale` expired at T0 + 200
+
+    const list = await b.commands.list('acme', T0 + 300);
+    expect(list.map((c) => c.state)).toEqual(['expired', 'succeeded', 'expired']);
+    expect(list[2]?.numero).toBe(stale.numero);
+    // Stored as expired: an earlier clock does not revive it.
+    expect(await b.commands.finish('acme', stale.numero, true, T0 + 150)).toBe('rejected');
+  });
+
+  it('keeps commands across a reopen and never reuses a NUMERO', async () => {
+    const dataDir = tempDir();
+    const b = await open(dataDir);
+    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+    await b.commands.deliverNext('acme', T0 + 1);
+    await b.close();
+    const again = await open(dataDir);
+    const d = await again.commands.deliverNext('acme', T0 + 2);
+    expect(d).toMatchObject({ numero: c1.numero, deliveries: 2 });
+    const c2 = await again.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0 + 3, expiresAt: T0 + DAY });
+    expect(c2.numero).toBeGreaterThan(c1.numero);
+  });
+});
+
+describe('TripStore', () => {
+  it('lists vehicles in ordinal order, re-registers, removes', async () => {
+    const b = await open(tempDir());
+    await b.trips.addVehicle('acme', 'BB222', 'S2', T0);
+    await b.trips.addVehicle('acme', 'aa111', 'S3', T0 + 1);
+    await b.trips.addVehicle('acme', 'AA111', 'S1', T0 + 2);
+    await b.trips.addVehicle('other', 'CC333', 'S9', T0);
+
+    let list = await b.trips.listVehicles('acme');
+    // Ordinal: upper case before lower case.
+    expect(list.map((v) => v.dominio)).toEqual(['AA111', 'BB222', 'aa111']);
+    expect(list[0]).toEqual({ dominio: 'AA111', nroSerie: 'S1', registeredAt: T0 + 2, lastReport: null });
+
+    await b.trips.addVehicle('acme', 'BB222', 'S2-new', T0 + 100);
+    list = await b.trips.listVehicles('acme');
+    expect(list[1]).toEqual({ dominio: 'BB222', nroSerie: 'S2-new', registeredAt: T0 + 100, lastReport: null });
+
+    expect(await b.trips.isRegistered('acme', 'BB222')).toBe(true);
+    expect(await b.trips.isRegistered('acme', 'bb222')).toBe(false);
+    expect(await b.trips.isRegistered('acme', 'CC333')).toBe(false);
+    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(true);
+    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(false);
+    expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['AA111', 'aa111']);
+    expect(await b.trips.listVehicles('nobody')).toEqual([]);
+  });
+
+  it('fills lastReport from appended events, moving only forward', async () => {
+    const b = await open(tempDir());
+    await b.trips.addVehicle('acme', 'AA111', 'S1', T0);
+    await b.trips.addVehicle('acme', 'BB222', 'S2', T0);
+    const last = async () => (await b.trips.listVehicles('acme')).map((v) => v.lastReport);
+
+    const t = 1_714_550_000_000;
+    await b.eventLog.append([
+      event({ dominio: 'AA111', eventTime: { epochMs: t, subMsTicks: 5 } }),
+      event({ dominio: 'AA111', eventTime: { epochMs: t + 1000, subMsTicks: 0 } }),
+      event({ dominio: 'AA111', eventTime: { epochMs: t - 1000, subMsTicks: 0 } }),
+      // Another provider's events for the same Dominio do not count.
+      event({ systemUser: 'other', dominio: 'BB222', eventTime: { epochMs: t, subMsTicks: 0 } }),
+    ]);
+    expect(await last()).toEqual([{ epochMs: t + 1000, subMsTicks: 0 }, null]);
+
+    // An older event arriving later does not move it back; sub-millisecond ticks count.
+    await b.eventLog.append([event({ dominio: 'AA111', eventTime: { epochMs: t + 500, subMsTicks: 0 } })]);
+    expect((await last())[0]).toEqual({ epochMs: t + 1000, subMsTicks: 0 });
+    await b.eventLog.append([event({ dominio: 'AA111', eventTime: { epochMs: t + 1000, subMsTicks: 7 } })]);
+    expect((await last())[0]).toEqual({ epochMs: t + 1000, subMsTicks: 7 });
+
+    // Reported before being registered: still the latest event from that provider for that Dominio.
+    await b.eventLog.append([event({ dominio: 'CC333', eventTime: { epochMs: t, subMsTicks: 1 } })]);
+    await b.trips.addVehicle('acme', 'CC333', 'S3', T0 + 5);
+    expect((await last())[2]).toEqual({ epochMs: t, subMsTicks: 1 });
+  });
+});
+
+describe('EventLog', () => {
+  it('allocates strictly increasing bigint ids and stores every field', async () => {
+    const b = await open(tempDir());
+    const full = event({
+      systemUser: 'acme',
+      dominio: 'AB123CD',
+      nroSerie: 'SN-ü',
+      codigo: '47',
+      latitud: -91.5,
+      longitud: 181.25,
+      altitud: -3.5,
+      velocidad: 0,
+      rumbo: null,
+      validPosition: false,
+      valido: false,
+      eventTimeText: '2024-05-01T09:00:00.1234567-03:00',
+      eventTime: { epochMs: 1_714_564_800_123, subMsTicks: 4567 },
+      receptionTimeText: '2024-05-01T09:00:01',
+      receptionTime: { epochMs: 1_714_564_801_000, subMsTicks: 0 },
+      receivedAt: T0 + 7,
+      crudo: '<raw>&amp;</raw>',
+      sensors: [
+        { clave: 'temp', valor: '21.5' },
+        { clave: 'door', valor: '' },
+      ],
+      operation: 'LoginYInsertarEvento2',
+      dedupeKey: 'full-1',
+    });
+    const [a, bb, cc] = await b.eventLog.append([full, event(), event()]);
+    expect(a).toEqual({ ok: true, id: 1n, duplicate: false });
+    const ids = [a, bb, cc].map((o) => (o?.ok ? o.id : -1n));
+    expect(typeof ids[0]).toBe('bigint');
+    expect(ids).toEqual([1n, 2n, 3n]);
+    const [d] = await b.eventLog.append([event()]);
+    expect(d).toEqual({ ok: true, id: 4n, duplicate: false });
+
+    const stored = (await b.events.recent({ limit: 10 })).find((e) => e.id === 1n);
+    expect(stored).toBeDefined();
+    const { id, storedAt, ...record } = stored!;
+    expect(typeof id).toBe('bigint');
+    expect(typeof storedAt).toBe('number');
+    expect(record).toEqual(full);
+  });
+
+  it('continues ids after a reopen and keeps them exact beyond 2^53', async () => {
+    const dataDir = tempDir();
+    const b = await open(dataDir);
+    await b.eventLog.append([event()]);
+    await b.close();
+    // Put a large id in, as a long-lived deployment (or an imported history) might have.
+    const side = new Database(path.join(dataDir, DATABASE_FILE));
+    const big = 2n ** 60n + 1n;
+    side.prepare('UPDATE events SET id = ?').run(big);
+    side.close();
+
+    const again = await open(dataDir);
+    const [next] = await again.eventLog.append([event()]);
+    expect(next).toEqual({ ok: true, id: big + 1n, duplicate: false });
+    expect((await again.events.recent({ limit: 2 })).map((e) => e.id)).toEqual([big + 1n, big]);
+  });
+
+  it('commits all appends made in one event-loop turn together, and all resolve', async () => {
+    const b = await open(tempDir());
+    const before = b.eventLogStats().commits;
+    const calls = Array.from({ length: 1000 }, () => b.eventLog.append([event(), event()]));
+    const results = await Promise.all(calls);
+    expect(b.eventLogStats().commits - before).toBe(1);
+    const ids = results.flat().map((o) => {
+      if (!o.ok || o.duplicate) throw new Error('expected a stored event');
+      return o.id;
+    });
+    expect(ids).toHaveLength(2000);
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+    expect(b.eventLogStats().events).toBe(2000);
+  });
+
+  it('caps a group and commits the groups in order', async () => {
+    const b = await open(tempDir(), { maxGroupEvents: 10 });
+    const results = await Promise.all(Array.from({ length: 25 }, () => b.eventLog.append([event()])));
+    expect(b.eventLogStats().commits).toBe(3);
+    expect(results.map((r) => (r[0]?.ok ? r[0].id : 0n))).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
+  });
+
+  it('answers a resent event with the first id: same call, same group, another pending group, later', async () => {
+    const dataDir = tempDir();
+    const c = clock();
+    const b = await open(dataDir, { now: c.now, maxGroupEvents: 3 });
+    const e = event({ receivedAt: T0 });
+    const resend = (at: number) => ({ ...e, receivedAt: at });
+
+    // Same call and same pending group.
+    const p1 = b.eventLog.append([e, resend(T0 + 1)]);
+    const p2 = b.eventLog.append([resend(T0 + 2)]);
+    // Fill the group so the next copy lands in the next pending group.
+    const p3 = b.eventLog.append([event(), event()]);
+    const p4 = b.eventLog.append([resend(T0 + 3), event()]);
+    const [r1, r2, r3, r4] = await Promise.all([p1, p2, p3, p4]);
+    expect(b.eventLogStats().commits).toBe(2);
+    expect(r1).toEqual([
+      { ok: true, id: 1n, duplicate: false },
+      { ok: true, id: 1n, duplicate: true },
+    ]);
+    expect(r2).toEqual([{ ok: true, id: 1n, duplicate: true }]);
+    expect(r3?.map((o) => o.ok && o.id)).toEqual([2n, 3n]);
+    expect(r4).toEqual([
+      { ok: true, id: 1n, duplicate: true },
+      { ok: true, id: 4n, duplicate: false },
+    ]);
+
+    // After the commit, within the window (measured on receivedAt).
+    c.t = T0 + WINDOW - 1;
+    expect(await b.eventLog.append([resend(T0 + WINDOW - 1)])).toEqual([{ ok: true, id: 1n, duplicate: true }]);
+    expect(countEvents(dataDir)).toBe(4);
+    expect(b.eventLogStats().duplicates).toBe(4);
+  });
+
+  it('stores a copy outside the window anew, and then dedupes against that one', async () => {
+    const dataDir = tempDir();
+    const c = clock();
+    const b = await open(dataDir, { now: c.now });
+    const e = event({ receivedAt: T0 });
+    expect(await b.eventLog.append([e])).toEqual([{ ok: true, id: 1n, duplicate: false }]);
+
+    c.t = T0 + WINDOW;
+    const later = { ...e, receivedAt: T0 + WINDOW };
+    expect(await b.eventLog.append([later])).toEqual([{ ok: true, id: 2n, duplicate: false }]);
+    expect(await b.eventLog.append([{ ...e, receivedAt: T0 + WINDOW + 5 }])).toEqual([{ ok: true, id: 2n, duplicate: true }]);
+    expect(countEvents(dataDir)).toBe(2);
+  });
+
+  it('forgets keys older than the window', async () => {
+    const c = clock();
+    const b = await open(tempDir(), { now: c.now });
+    await b.eventLog.append([event({ receivedAt: T0 }), event({ receivedAt: T0 + 1 })]);
+    expect(b.eventLogStats().dedupeKeys).toBe(2);
+    c.t = T0 + WINDOW + 1;
+    await b.eventLog.append([event({ receivedAt: c.t })]);
+    expect(b.eventLogStats().dedupeKeys).toBe(1);
+  });
+
+  it('dedupes across a reopen, from the stored window', async () => {
+    const dataDir = tempDir();
+    const c = clock();
+    const b = await open(dataDir, { now: c.now });
+    const old = event({ receivedAt: T0 - WINDOW - 1 });
+    const recent = event({ receivedAt: T0 - 5 });
+    const [o1, r1] = await b.eventLog.append([old, recent]);
+    expect(o1?.ok && r1?.ok).toBe(true);
+    await b.close();
+    expect(countEvents(dataDir)).toBe(2);
+
+    const again = await open(dataDir, { now: c.now });
+    expect(again.eventLogStats().dedupeKeys).toBe(1); // only the one inside the window
+    const [r2] = await again.eventLog.append([{ ...recent, receivedAt: T0 }]);
+    expect(r2).toEqual({ ok: true, id: r1?.ok ? r1.id : -1n, duplicate: true });
+    expect(countEvents(dataDir)).toBe(2);
+    // The one received before the window is stored again, with a new id.
+    const [o2] = await again.eventLog.append([{ ...old, receivedAt: T0 }]);
+    expect(o2).toEqual({ ok: true, id: 3n, duplicate: false });
+    expect(countEvents(dataDir)).toBe(3);
+  });
+
+  it('answers unavailable when a commit fails, forgets those keys, and keeps working', async () => {
+    const dataDir = tempDir();
+    const errors: unknown[] = [];
+    const c = clock();
+    const b = await open(dataDir, { now: c.now, onCommitError: (error) => errors.push(error) });
+    const [ok] = await b.eventLog.append([event()]);
+    expect(ok).toEqual({ ok: true, id: 1n, duplicate: false });
+
+    // Another connection makes every insert fail, as a full disk or an I/O error would.
+    const side = sideConnection(dataDir);
+    side.exec(`CREATE TRIGGER refuse_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'simulated I/O failure'); END`);
+
+    const e = event();
+    const [failed, alsoFailed] = await Promise.all([
+      b.eventLog.append([e, { ...e, receivedAt: e.receivedAt + 1 }]),
+      b.eventLog.append([event()]),
+    ]);
+    expect(failed).toEqual([
+      { ok: false, reason: 'unavailable' },
+      { ok: false, reason: 'unavailable' },
+    ]);
+    expect(alsoFailed).toEqual([{ ok: false, reason: 'unavailable' }]);
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/simulated I\/O failure/);
+    expect(b.eventLogStats().failedCommits).toBe(1);
+    expect(countEvents(dataDir)).toBe(1);
+    expect(await b.healthy()).toBe(true);
+
+    side.exec('DROP TRIGGER refuse_events');
+    // The retry is stored (not answered as a duplicate of an event never acknowledged).
+    const [retried] = await b.eventLog.append([e]);
+    expect(retried).toMatchObject({ ok: true, duplicate: false });
+    expect(retried?.ok && retried.id > 1n).toBe(true);
+    expect(await b.eventLog.append([{ ...e, receivedAt: e.receivedAt + 2 }])).toEqual([{ ...retried, duplicate: true }]);
+    expect(countEvents(dataDir)).toBe(2);
+    // Other stores on the same connection were never affected.
+    expect(await b.providers.create(provider('still-here'))).not.toBeNull();
+  });
+
+  it('rejects an event SQLite would refuse without failing the others in its group', async () => {
+    const b = await open(tempDir());
+    const good = b.eventLog.append([event()]);
+    await expect(b.eventLog.append([event(), event({ latitud: Number.NaN })])).rejects.toThrow(TypeError);
+    expect(await good).toEqual([{ ok: true, id: 1n, duplicate: false }]);
+    // Nothing of the refused call was queued.
+    expect((await b.eventLog.append([event()]))[0]).toEqual({ ok: true, id: 2n, duplicate: false });
+  });
+
+  it('close flushes what is queued, then refuses', async () => {
+    const dataDir = tempDir();
+    const b = await openEmbeddedBackends({ dataDir, sqliteSynchronous: 'FULL', dedupeWindowMs: WINDOW });
+    const pending = b.eventLog.append([event(), event()]);
+    await b.close();
+    expect(await pending).toEqual([
+      { ok: true, id: 1n, duplicate: false },
+      { ok: true, id: 2n, duplicate: false },
+    ]);
+    expect(await b.eventLog.append([event()])).toEqual([{ ok: false, reason: 'unavailable' }]);
+    await b.close(); // idempotent
+    expect(countEvents(dataDir)).toBe(2);
+    expect(await b.eventLog.append([])).toEqual([]);
+  });
+});
+
+describe('EventStore.recent', () => {
+  it('returns the latest first, filtered by provider and Dominio, up to the limit', async () => {
+    const b = await open(tempDir());
+    await b.eventLog.append([
+      event({ systemUser: 'acme', dominio: 'AA' }), // 1
+      event({ systemUser: 'acme', dominio: 'BB' }), // 2
+      event({ systemUser: 'other', dominio: 'AA' }), // 3
+      event({ systemUser: 'acme', dominio: 'AA' }), // 4
+    ]);
+    const ids = async (q: Parameters<typeof b.events.recent>[0]) => (await b.events.recent(q)).map((e) => e.id);
+    expect(await ids({ limit: 10 })).toEqual([4n, 3n, 2n, 1n]);
+    expect(await ids({ limit: 2 })).toEqual([4n, 3n]);
+    expect(await ids({ provider: 'acme', limit: 10 })).toEqual([4n, 2n, 1n]);
+    expect(await ids({ dominio: 'AA', limit: 10 })).toEqual([4n, 3n, 1n]);
+    expect(await ids({ provider: 'acme', dominio: 'AA', limit: 1 })).toEqual([4n]);
+    expect(await ids({ provider: 'nobody', limit: 10 })).toEqual([]);
+    expect(await ids({ limit: 0 })).toEqual([]);
+  });
+});

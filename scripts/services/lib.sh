@@ -41,13 +41,21 @@ die() {
 now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
-# Print the last lines of each existing file (for failure diagnostics).
-show_tail() {
+LOG_MARK='=== scripts/services/up.sh: starting'
+# Append a marker to log files before a launch so failures show only this run.
+mark_logs() {
   local f
+  for f in "$@"; do printf '%s at %s ===\n' "$LOG_MARK" "$(date -u '+%F %T')" >>"$f"; done
+}
+
+# Print the last lines (since the last marker) of each file, for diagnostics.
+show_tail() {
+  local f start
   for f in "$@"; do
     [[ -s "$f" ]] || continue
+    start="$(grep -nF "$LOG_MARK" "$f" | tail -n1 | cut -d: -f1)"
     printf -- '----- last lines of %s -----\n' "$f" >&2
-    tail -n "${SERVICES_TAIL_LINES:-40}" "$f" >&2 || true
+    tail -n +"${start:-1}" "$f" | tail -n "${SERVICES_TAIL_LINES:-40}" >&2 || true
   done
   printf -- '-----\n' >&2
 }
@@ -132,6 +140,7 @@ launch() {
   shift 2
   f="$(pid_file "$svc")"
   rm -f "$f"
+  mark_logs "$logf"
   # shellcheck disable=SC2016
   setsid -f sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$f" "$@" \
     </dev/null >>"$logf" 2>&1 9>&-

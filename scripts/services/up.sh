@@ -194,6 +194,7 @@ ch_prepare() {
 
 ch_launch() {
   local bin
+  mark_logs "$STATE/clickhouse/log/clickhouse-server.err.log"
   read -r -a bin <<<"$(ch_server_bin)"
   (cd "$STATE/clickhouse" && launch clickhouse "$STATE/clickhouse/log/stdout.log" \
     "${bin[@]}" "--config-file=$STATE/clickhouse/config.xml" >/dev/null)
@@ -374,11 +375,13 @@ kafka_format() {
   if [[ -s "$d/cluster.id" ]]; then
     id="$(cat "$d/cluster.id")"
   else
-    id="$(kafka_tool 60 kafka.tools.StorageTool random-uuid 2>>"$d/logs/format.log" | tail -n1)"
-    [[ "$id" =~ ^[A-Za-z0-9_-]{22}$ ]] || {
-      show_tail "$d/logs/format.log"
-      die "kafka: could not generate a cluster id"
-    }
+    # Same shape as `StorageTool random-uuid` (16 random bytes, base64url, no
+    # padding; Kafka avoids a leading "-") without paying for another JVM.
+    id=-
+    while [[ "$id" == -* ]]; do
+      id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    done
+    [[ "$id" =~ ^[A-Za-z0-9_-]{22}$ ]] || die "kafka: could not generate a cluster id ($id)"
     printf '%s\n' "$id" >"$d/cluster.id"
   fi
   if ! kafka_tool 60 kafka.tools.StorageTool format --ignore-formatted -t "$id" -c "$d/server.properties" \
@@ -397,6 +400,7 @@ kafka_prepare() {
 
 kafka_launch() {
   local d="$STATE/kafka" heap
+  mark_logs "$d/logs/server.log"
   read -r -a heap <<<"$KAFKA_HEAP_OPTS"
   (cd "$d" && launch kafka "$d/logs/stdout.log" \
     java "${heap[@]}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \

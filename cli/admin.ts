@@ -82,7 +82,7 @@ function action<A extends unknown[]>(fn: (...args: A) => Promise<unknown>): (...
   };
 }
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('admin')
     .description('Manage providers, commands and trips of the gateway through its admin API.')
     .option('--url <url>', 'admin API base URL (default: ADMIN_URL, else http://ADMIN_HOST:ADMIN_PORT)')

@@ -36,7 +36,10 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       dataDir: config.dataDir,
       sqliteSynchronous: config.sqliteSynchronous,
       dedupeWindowMs: config.dedupeWindowMs,
+      maxDedupeKeys: config.dedupeMaxKeys,
+      maxSessions: config.sessionMax,
       now: clock,
+      onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
     }));
   const service = new OperationService(backends, config);
   const gateway = await startGateway({ config, service, logger, clock, ...(options.port === undefined ? {} : { port: options.port }) });

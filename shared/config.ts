@@ -30,6 +30,9 @@ export interface Config {
   credentialCacheMs: number;
   commandTtlMs: number;
   dedupeWindowMs: number;
+  /** Bounds of in-memory state, so memory never grows with traffic alone. */
+  dedupeMaxKeys: number;
+  sessionMax: number;
   /** Per-provider event rate limit (events/s); 0 disables it. Over the limit: -6. */
   rateLimitEventsPerSecond: number;
   /** SQLite `synchronous` pragma of the embedded store: FULL survives power loss, NORMAL a crash. */
@@ -106,6 +109,8 @@ export function loadConfig(env: Env = process.env): Config {
     credentialCacheMs: int(env, 'CREDENTIAL_CACHE_SECONDS', 60) * 1000,
     commandTtlMs: int(env, 'COMMAND_TTL_HOURS', 24, 1) * 60 * minute,
     dedupeWindowMs: int(env, 'DEDUPE_WINDOW_MINUTES', 10) * minute,
+    dedupeMaxKeys: int(env, 'DEDUPE_MAX_KEYS', 1_000_000, 1),
+    sessionMax: int(env, 'SESSION_MAX', 1_000_000, 1),
     rateLimitEventsPerSecond: int(env, 'RATE_LIMIT_EVENTS_PER_SECOND', 0),
     sqliteSynchronous: sync,
     logLevel: str(env, 'LOG_LEVEL', 'info'),

@@ -186,7 +186,8 @@ describe('probes', () => {
 
 describe('authentication and routing', () => {
   it('answers 401 without a token, with a wrong token or another scheme', async () => {
-    for (const headers of [{}, { Authorization: `Bearer ${TOKEN}x` }, { Authorization: `Basic ${TOKEN}` }, { Authorization: 'Bearer' }]) {
+    const variants: Record<string, string>[] = [{}, { Authorization: `Bearer ${TOKEN}x` }, { Authorization: `Basic ${TOKEN}` }, { Authorization: 'Bearer' }];
+    for (const headers of variants) {
       const res = await api('GET', '/admin/providers', { token: null, headers });
       expect(res.status).toBe(401);
       expect(typeof res.json.error).toBe('string');
@@ -245,12 +246,15 @@ describe('providers', () => {
     expect(await verifyPassword('secret-acme-1', stored?.passwordHash ?? '')).toBe(true);
   });
 
-  it('creates with defaults and a canonicalised zone', async () => {
+  it('creates with defaults, keeping the zone as spelt', async () => {
     const res = await api('POST', '/admin/providers', {
-      body: { systemUser: 'beta', password: 'secret-acme-1', timeZone: 'america/argentina/buenos_aires', requireRegisteredVehicles: true },
+      body: { systemUser: 'beta', password: 'secret-acme-1', timeZone: 'Europe/Madrid', requireRegisteredVehicles: true },
     });
     expect(res.status).toBe(201);
-    expect(res.json.timeZone).toBe('America/Argentina/Buenos_Aires');
+    expect(res.json.timeZone).toBe('Europe/Madrid');
+    const cased = await api('PATCH', '/admin/providers/beta', { body: { timeZone: 'america/argentina/salta' } });
+    expect(cased.json.timeZone).toBe('America/Argentina/Salta');
+    expect((await api('PATCH', '/admin/providers/beta', { body: { timeZone: 'europe/madrid' } })).json.timeZone).toBe('Europe/Madrid');
     expect(res.json.requireRegisteredVehicles).toBe(true);
     const plain = await api('POST', '/admin/providers', { body: { systemUser: 'gamma', password: 'secret-acme-1' } });
     expect(plain.status).toBe(201);
@@ -380,7 +384,7 @@ describe('providers', () => {
     // A password reset lifts a lockout.
     expect(await backends.lockouts.lockedUntil('acme', now)).toBeNull();
 
-    const partial = await api('PATCH', '/admin/providers/acme', { body: { enabled: true, timeZone: 'UTC' } });
+    const partial = await api('PATCH', '/admin/providers/acme', { body: { enabled: true, timeZone: 'utc' } });
     expect(partial.status).toBe(200);
     expect(partial.json.enabled).toBe(true);
     expect(partial.json.timeZone).toBe('UTC');

@@ -496,7 +496,7 @@ describe('EventLog', () => {
   });
 
   it('commits all appends made in one event-loop turn together, and all resolve', async () => {
-    const b = await open(tempDir());
+    const b = await open(tempDir(), { maxGroupEvents: 5000 });
     const before = b.eventLogStats().commits;
     const calls = Array.from({ length: 1000 }, () => b.eventLog.append([event(), event()]));
     const results = await Promise.all(calls);
@@ -510,9 +510,13 @@ describe('EventLog', () => {
     expect(b.eventLogStats().events).toBe(2000);
   });
 
-  it('caps a group and commits the groups in order', async () => {
+  it('caps a group and commits the groups in order, one per event-loop turn', async () => {
     const b = await open(tempDir(), { maxGroupEvents: 10 });
-    const results = await Promise.all(Array.from({ length: 25 }, () => b.eventLog.append([event()])));
+    const appends = Array.from({ length: 25 }, () => b.eventLog.append([event()]));
+    // Queued after the log's flush: sees only the first group committed, the rest wait for later turns.
+    const seen = new Promise<number>((resolve) => setImmediate(() => resolve(b.eventLogStats().commits)));
+    const results = await Promise.all(appends);
+    expect(await seen).toBe(1);
     expect(b.eventLogStats().commits).toBe(3);
     expect(results.map((r) => (r[0]?.ok ? r[0].id : 0n))).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
   });
@@ -677,5 +681,37 @@ describe('EventStore.recent', () => {
     expect(await ids({ provider: 'acme', dominio: 'AA', limit: 1 })).toEqual([4n]);
     expect(await ids({ provider: 'nobody', limit: 10 })).toEqual([]);
     expect(await ids({ limit: 0 })).toEqual([]);
+  });
+});
+
+describe('memory bounds', () => {
+  it('dedupe keys beyond maxDedupeKeys are forgotten oldest first', async () => {
+    const dir = tempDir();
+    const b = await open(dir, { maxDedupeKeys: 3, now: () => T0 });
+    const events = Array.from({ length: 5 }, () => event());
+    const ids: bigint[] = [];
+    for (const e of events) {
+      const [out] = await b.eventLog.append([e]);
+      if (!out?.ok) throw new Error('append failed');
+      ids.push(out.id);
+    }
+    expect(b.eventLogStats().dedupeKeys).toBe(3);
+    // The newest is still known: same id, not stored again.
+    const [again] = await b.eventLog.append([{ ...events[4]! }]);
+    expect(again).toEqual({ ok: true, id: ids[4], duplicate: true });
+    // The oldest was evicted: a resend is stored anew (best effort past the cap, bounded memory).
+    const [old] = await b.eventLog.append([{ ...events[0]! }]);
+    expect(old?.ok && old.id > ids[4]!).toBe(true);
+    expect(countEvents(dir)).toBe(6);
+  });
+
+  it('sessions beyond maxSessions: the least recently used go first', async () => {
+    const b = await open(tempDir(), { maxSessions: 3 });
+    const ttl = 20 * MINUTE;
+    for (const id of ['a', 'b', 'c']) await b.sessions.create(id, 'acme', T0, ttl);
+    expect(await b.sessions.touch('a', T0 + 1, ttl)).not.toBeNull(); // a is now the most recent
+    await b.sessions.create('d', 'acme', T0 + 2, ttl);
+    expect(await b.sessions.touch('b', T0 + 3, ttl)).toBeNull();
+    for (const id of ['a', 'c', 'd']) expect(await b.sessions.touch(id, T0 + 3, ttl)).not.toBeNull();
   });
 });

@@ -99,8 +99,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     const method = (req.method === 'HEAD' ? 'GET' : req.method ?? '') as Method;
     const handler = METHODS.includes(method) ? match.route.handlers[method] : undefined;
     if (handler === undefined) {
-      const allowed = METHODS.filter((m) => match.route.handlers[m] !== undefined);
-      if (allowed.includes('GET')) allowed.push('HEAD' as Method);
+      const allowed: string[] = METHODS.filter((m) => match.route.handlers[m] !== undefined);
+      if (allowed.includes('GET')) allowed.push('HEAD');
       throw new HttpError(405, `Method ${req.method ?? ''} not allowed here; use ${allowed.join(', ')}.`, undefined, {
         Allow: allowed.join(', '),
       });
@@ -129,6 +129,11 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       else logger.info(entry, 'admin request');
     });
     dispatch(req, res).catch((err: unknown) => {
+      // The client went away mid-request: nobody to answer.
+      if (req.destroyed && !(err instanceof HttpError)) {
+        res.destroy();
+        return;
+      }
       if (res.headersSent) {
         res.destroy();
         return;

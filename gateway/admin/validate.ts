@@ -51,14 +51,30 @@ export function passwordOf(body: Record<string, unknown>, minLength: number, fie
   return value;
 }
 
-/** A valid IANA zone, in its canonical spelling; null (when allowed) = the service's TIME_ZONE. */
+let zoneSpellings: Map<string, string> | null = null;
+
+/** The usual spelling of a zone name typed in another case ("utc" → "UTC"), else the name as given. */
+function zoneSpelling(value: string): string {
+  if (zoneSpellings === null) {
+    zoneSpellings = new Map();
+    for (const zone of [...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC']) zoneSpellings.set(zone.toLowerCase(), zone);
+  }
+  return zoneSpellings.get(value.toLowerCase()) ?? value;
+}
+
+/**
+ * A valid IANA zone. Kept as the operator spelt it (ICU's resolvedOptions would rewrite e.g.
+ * America/Argentina/Buenos_Aires to the legacy America/Buenos_Aires), but with the usual case when
+ * a known zone was typed in another one: "utc" must become "UTC", which formatInstant writes as Z.
+ * null = the service's TIME_ZONE.
+ */
 export function timeZoneOf(value: unknown, field = 'timeZone'): string | null {
   if (value === null) return null;
   if (typeof value !== 'string' || value.trim() === '') {
     throw invalid(field, `${field} must be an IANA time zone name (e.g. "America/Argentina/Buenos_Aires") or null.`);
   }
   if (!isValidTimeZone(value)) throw invalid(field, `${field} "${value}" is not a valid IANA time zone.`);
-  return new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone;
+  return zoneSpelling(value);
 }
 
 export const EVENTS_DEFAULT_LIMIT = 100;

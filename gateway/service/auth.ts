@@ -17,6 +17,8 @@ interface CachedVerification {
 
 export class Authenticator {
   private readonly verified = new Map<string, CachedVerification>();
+  /** Verifications under way: concurrent calls with the same credentials share one scrypt. */
+  private readonly inFlight = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly backends: Pick<Backends, 'providers' | 'lockouts'>,
@@ -24,6 +26,7 @@ export class Authenticator {
       Config,
       'credentialCacheMs' | 'lockoutMaxFailures' | 'lockoutWindowMs' | 'lockoutDurationMs' | 'passwordMinLength'
     >,
+    private readonly verify: (password: string, stored: string) => Promise<boolean> = verifyPassword,
   ) {}
 
   /** The enabled, unlocked provider these credentials belong to, or null. */
@@ -53,10 +56,15 @@ export class Authenticator {
   }
 
   private async checkPassword(provider: Provider, password: string, now: number): Promise<boolean> {
-    const key = createHash('sha256').update(provider.systemUser).update('\0').update(password).digest('base64');
+    const key = createHash('sha256').update(provider.systemUser).update('\0').update(password).update('\0').update(provider.passwordHash).digest('base64');
     const cached = this.verified.get(key);
     if (cached !== undefined && cached.passwordHash === provider.passwordHash && cached.expiresAt > now) return true;
-    if (!(await verifyPassword(password, provider.passwordHash))) return false;
+    let pending = this.inFlight.get(key);
+    if (pending === undefined) {
+      pending = this.verify(password, provider.passwordHash).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    if (!(await pending)) return false;
     if (this.config.credentialCacheMs > 0) {
       if (this.verified.size >= CACHE_LIMIT) this.verified.clear();
       this.verified.set(key, { passwordHash: provider.passwordHash, expiresAt: now + this.config.credentialCacheMs });

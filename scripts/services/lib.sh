@@ -22,6 +22,7 @@ CH_DATABASE="${CLICKHOUSE_DATABASE:-gateway_test}"
 KAFKA_PORT="${SERVICES_KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${SERVICES_KAFKA_CONTROLLER_PORT:-19093}"
 KAFKA_VERSION="${SERVICES_KAFKA_VERSION:-3.9.2}"
+: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
 KAFKA_LIBS="${KAFKA_LIB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/prestadores-gateway/kafka-libs-$KAFKA_VERSION}"
 KAFKA_HEAP_OPTS="${SERVICES_KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
 
@@ -53,9 +54,9 @@ show_tail() {
   local f start
   for f in "$@"; do
     [[ -s "$f" ]] || continue
-    start="$(grep -nF "$LOG_MARK" "$f" | tail -n1 | cut -d: -f1)"
+    start="$(grep -nF "$LOG_MARK" "$f" | tail -n1 | cut -d: -f1 || true)"
     printf -- '----- last lines of %s -----\n' "$f" >&2
-    tail -n +"${start:-1}" "$f" | tail -n "${SERVICES_TAIL_LINES:-40}" >&2 || true
+    tail -n +"${start:-1}" "$f" | tail -n "${SERVICES_TAIL_LINES:-40}" | sed 's/\x1b\[[0-9;]*m//g' >&2 || true
   done
   printf -- '-----\n' >&2
 }

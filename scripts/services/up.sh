@@ -249,6 +249,8 @@ kafka_fetch_libs() {
   t0="$(now)"
   mkdir -p "$(dirname "$KAFKA_LIBS")" "$STATE/kafka/logs"
   tmp="$KAFKA_LIBS.tmp.$$"
+  # leftovers of interrupted fetches (old enough not to be a concurrent one)
+  find "$(dirname "$KAFKA_LIBS")" -maxdepth 1 -name "${KAFKA_LIBS##*/}.tmp.*" -mmin +60 -exec rm -rf {} + 2>/dev/null || true
   mlog="$STATE/kafka/logs/mvn.log"
   : >"$mlog"
   log "fetching Kafka $KAFKA_VERSION jars from Maven Central into $KAFKA_LIBS"
@@ -260,6 +262,7 @@ kafka_fetch_libs() {
       rc=0
       break
     fi
+    ((attempt < 3)) || break
     log "mvn attempt $attempt failed; retrying"
     sleep $((attempt * 2))
   done
@@ -269,8 +272,12 @@ kafka_fetch_libs() {
     die "could not fetch the Kafka jars with maven (log: $mlog)"
   fi
   kafka_libs_stamp >"$tmp/.complete"
-  rm -rf "$KAFKA_LIBS"
-  mv "$tmp" "$KAFKA_LIBS"
+  if kafka_libs_complete; then
+    rm -rf "$tmp" # another checkout sharing the cache finished first; keep its copy
+  else
+    rm -rf "$KAFKA_LIBS"
+    mv "$tmp" "$KAFKA_LIBS"
+  fi
   log "fetched $(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars in $(elapsed "$t0")"
 }
 
@@ -442,13 +449,43 @@ kafka_wait() {
 
 # ================================================================== main ===
 mkdir -p "$STATE"
+# On a cold machine the apt install and the Maven download are independent:
+# run the download in the background while apt works (when mvn is present).
+FETCH_PID=""
+if want kafka && ! kafka_libs_complete && command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then
+  mkdir -p "$STATE/kafka/logs"
+  kafka_fetch_libs >"$STATE/kafka/logs/fetch.out" 2>&1 9>&- &
+  FETCH_PID=$!
+fi
 ensure_packages
+if [[ -n "$FETCH_PID" ]]; then
+  if ! wait "$FETCH_PID"; then
+    cat "$STATE/kafka/logs/fetch.out" >&2
+    die "fetching the Kafka jars failed"
+  fi
+  cat "$STATE/kafka/logs/fetch.out" >&2
+fi
 want kafka && {
   command -v java >/dev/null 2>&1 || die "java not found (need Java 11+, e.g. openjdk-17-jre-headless)"
   kafka_fetch_libs
 }
 
 declare -A PID=() T0=() STATUS=()
+
+# Is an already-running service healthy? A few tries, so a busy machine does
+# not get a perfectly good server restarted.
+svc_answers() {
+  local i
+  for i in 1 2 3; do
+    case "$1" in
+      redis) redis_ping && return 0 ;;
+      clickhouse) ch_ping && return 0 ;;
+      kafka) kafka_api_versions_ok "$KAFKA_PORT" && return 0 ;;
+    esac
+    sleep 0.5
+  done
+  return 1
+}
 
 # Phase 1: wipe (SERVICES_FRESH=1), reuse what is already running, prepare the rest
 # (configs, port checks, Kafka storage format).
@@ -459,13 +496,9 @@ for svc in "${SELECTED[@]}"; do
     log "$svc: data wiped (SERVICES_FRESH=1)"
   fi
   if pid="$(service_pid "$svc")"; then
-    case "$svc" in
-      redis) redis_ping && STATUS[$svc]=running ;;
-      clickhouse) ch_ping && STATUS[$svc]=running ;;
-      kafka) kafka_api_versions_ok "$KAFKA_PORT" && STATUS[$svc]=running ;;
-    esac
-    if [[ "${STATUS[$svc]:-}" == running ]]; then
+    if svc_answers "$svc"; then
       PID[$svc]="$pid"
+      STATUS[$svc]=running
       continue
     fi
     log "$svc: pid $pid from $STATE is alive but not answering; restarting it"

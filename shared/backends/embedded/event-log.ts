@@ -2,8 +2,14 @@ import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import { createLastReportWriter, noteReport, type LastReport } from './trips.js';
 
-/** Events per transaction at most; bounds how long one commit holds the event loop. */
-export const DEFAULT_MAX_GROUP_EVENTS = 5000;
+/**
+ * Events per transaction at most. A commit blocks the event loop (about 20 us per event here), so
+ * this bounds the stall to a few tens of ms; larger groups measured no faster (bench/embedded-eventlog.ts).
+ */
+export const DEFAULT_MAX_GROUP_EVENTS = 1000;
+
+/** About 150 bytes a key: 1M keys ≈ 150 MB at most. */
+export const DEFAULT_MAX_DEDUPE_KEYS = 1_000_000;
 
 const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
 
@@ -11,6 +17,8 @@ export interface EventLogOptions {
   dedupeWindowMs: number;
   now: () => number;
   maxGroupEvents?: number;
+  /** Dedupe keys kept at most; past it the oldest are forgotten first, so memory stays bounded. */
+  maxDedupeKeys?: number;
   /** Told about every failed commit (its events were answered 'unavailable'). */
   onCommitError?: (error: unknown, events: number) => void;
 }
@@ -152,6 +160,7 @@ export class SqliteEventLog implements EventLog {
   private readonly maxGroupEvents: number;
   private nextId: bigint;
   private closed = false;
+  private flushScheduled = false;
   private readonly counters = { commits: 0, failedCommits: 0, events: 0, duplicates: 0, commitMs: 0, maxCommitMs: 0 };
 
   constructor(
@@ -254,12 +263,26 @@ export class SqliteEventLog implements EventLog {
     const done = new Promise<void>((r) => (resolve = r));
     const group: Group = { events: [], ids: [], entries: [], status: 'pending', done, resolve };
     this.groups.push(group);
-    // setImmediate runs after the current turn's I/O callbacks, so every request parsed in this
-    // turn joins the group. One callback per group; groups commit in order (ids stay increasing).
-    setImmediate(() => this.flushHead());
+    this.scheduleFlush();
     return group;
   }
 
+  /**
+   * setImmediate runs after the current turn's I/O callbacks, so every request parsed in this turn
+   * joins the group. One group per callback: a backlog of full groups is committed one per
+   * event-loop turn, with I/O served in between, so no turn blocks for more than one group.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushHead();
+      if (this.groups.length > 0) this.scheduleFlush();
+    });
+  }
+
+  /** Commits the oldest group; groups commit in order, so ids stay increasing on disk. */
   private flushHead(): void {
     const group = this.groups.shift();
     if (group === undefined) return; // already drained by close()
@@ -287,11 +310,16 @@ export class SqliteEventLog implements EventLog {
     this.prune();
   }
 
-  /** Forgets keys older than the window; entries are in arrival order, so stop at the first live one. */
+  /**
+   * Forgets keys older than the window, and the oldest beyond maxDedupeKeys (a resend older than
+   * that is stored again: dedupe is best effort past the cap, memory is not). Entries are in
+   * arrival order, so stop at the first one to keep. Pending entries are never dropped.
+   */
   private prune(): void {
     const cutoff = this.options.now() - this.options.dedupeWindowMs;
+    const max = this.options.maxDedupeKeys ?? DEFAULT_MAX_DEDUPE_KEYS;
     for (const [key, entry] of this.dedupe) {
-      if (entry.receivedAt > cutoff) break;
+      if ((entry.receivedAt > cutoff && this.dedupe.size <= max) || entry.group !== null) break;
       this.dedupe.delete(key);
     }
   }

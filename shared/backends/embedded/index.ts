@@ -17,8 +17,12 @@ export interface EmbeddedOptions {
   dedupeWindowMs: number;
   /** Clock for stored_at, the dedupe window at open and the sweeps; defaults to Date.now. */
   now?: () => number;
-  /** Cap of events per group commit (default 5000). */
+  /** Cap of events per group commit (default 1000). */
   maxGroupEvents?: number;
+  /** Dedupe keys held in memory at most (default 1,000,000). */
+  maxDedupeKeys?: number;
+  /** Live sessions held at most, least recently used dropped first (default 1,000,000). */
+  maxSessions?: number;
   /** How often expired sessions and stale lockout entries are dropped (default one minute). */
   sweepIntervalMs?: number;
   /** Told about each failed event commit; those events were answered 'unavailable'. */
@@ -48,6 +52,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       dedupeWindowMs: options.dedupeWindowMs,
       now,
       ...(options.maxGroupEvents === undefined ? {} : { maxGroupEvents: options.maxGroupEvents }),
+      ...(options.maxDedupeKeys === undefined ? {} : { maxDedupeKeys: options.maxDedupeKeys }),
       // Never silent by default: those events were refused with 'unavailable'.
       onCommitError:
         options.onCommitError ??
@@ -58,7 +63,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
     throw err;
   }
 
-  const sessions = new MemorySessionStore();
+  const sessions = new MemorySessionStore(options.maxSessions);
   const lockouts = new MemoryLockoutStore();
   const sweeper = setInterval(() => {
     const t = now();

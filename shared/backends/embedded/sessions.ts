@@ -11,11 +11,19 @@ interface Entry {
  * operations anyway).
  */
 export class MemorySessionStore implements SessionStore {
+  /** In least-recently-used order: touch moves an entry to the end. */
   private readonly entries = new Map<string, Entry>();
+
+  /** Clients that Login before every call leave a session each: past `maxSessions` the least recently used go. */
+  constructor(private readonly maxSessions = 1_000_000) {}
 
   async create(id: string, systemUser: string, now: number, ttlMs: number): Promise<Session> {
     const entry: Entry = { systemUser, expiresAt: now + ttlMs };
     this.entries.set(id, entry);
+    if (this.entries.size > this.maxSessions) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
     return { id, ...entry };
   }
 
@@ -27,6 +35,8 @@ export class MemorySessionStore implements SessionStore {
       return null;
     }
     entry.expiresAt = now + ttlMs;
+    this.entries.delete(id);
+    this.entries.set(id, entry);
     // A copy, so a caller cannot change the stored expiry.
     return { id, ...entry };
   }

@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface BenchServer {
+  serviceUrl: string;
+  adminUrl: string;
+  child: ChildProcess;
+  admin(method: string, p: string, body?: unknown): Promise<unknown>;
+  /** Peak resident set size of the server process so far (kB), from /proc. */
+  rssKb(): number;
+  stop(): Promise<void>;
+}
+
+/** Runs `main.ts` (what `npm start` runs) in its own process on a fresh DATA_DIR. */
+export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const { service, admin } = await new Promise<{ service: string; admin: string }>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.includes('"service"'));
+      if (line) resolve(JSON.parse(line) as { service: string; admin: string });
+    });
+    child.on('exit', (code) => reject(new Error(`server exited (${code})`)));
+  });
+  const adminCall = async (method: string, p: string, body?: unknown): Promise<unknown> => {
+    const res = await fetch(`${admin}${p}`, {
+      method,
+      headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return text ? (JSON.parse(text) as unknown) : null;
+  };
+  const { readFileSync } = await import('node:fs');
+  return {
+    serviceUrl: service,
+    adminUrl: admin,
+    child,
+    admin: adminCall,
+    rssKb: () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

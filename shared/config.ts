@@ -38,6 +38,29 @@ export interface Config {
   /** SQLite `synchronous` pragma of the embedded store: FULL survives power loss, NORMAL a crash. */
   sqliteSynchronous: 'FULL' | 'NORMAL';
   logLevel: string;
+
+  // Distributed mode: each service is used when its URL is set (README, "Scaling out").
+  /** Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded. */
+  redisUrl: string | null;
+  /** Comma-separated Kafka bootstrap brokers; null = embedded event log. */
+  kafkaBrokers: string[] | null;
+  kafkaTopic: string;
+  kafkaClientId: string;
+  kafkaGroupId: string;
+  /** Producer micro-batch: send after this many ms or this many events, whichever first. */
+  producerLingerMs: number;
+  producerBatchEvents: number;
+  /** Events accepted but not yet acknowledged by Kafka; past it inserts answer -5 at once. */
+  maxInFlightEvents: number;
+  /** Longest wait for an event to be stored before answering -5. */
+  appendTimeoutMs: number;
+  clickhouseUrl: string | null;
+  clickhouseDatabase: string;
+  clickhouseUser: string;
+  clickhousePassword: string;
+  /** Worker batches: insert after this many rows or this many ms, whichever first. */
+  workerBatchRows: number;
+  workerBatchMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -114,5 +137,20 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitEventsPerSecond: int(env, 'RATE_LIMIT_EVENTS_PER_SECOND', 0),
     sqliteSynchronous: sync,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
+    redisUrl: env.REDIS_URL ? env.REDIS_URL : null,
+    kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter((b) => b !== '') : null,
+    kafkaTopic: str(env, 'KAFKA_TOPIC', 'gateway.events'),
+    kafkaClientId: str(env, 'KAFKA_CLIENT_ID', 'prestadores-gateway'),
+    kafkaGroupId: str(env, 'KAFKA_GROUP_ID', 'gateway-worker'),
+    producerLingerMs: int(env, 'PRODUCER_LINGER_MS', 2),
+    producerBatchEvents: int(env, 'PRODUCER_BATCH_EVENTS', 500, 1),
+    maxInFlightEvents: int(env, 'MAX_IN_FLIGHT_EVENTS', 20_000, 1),
+    appendTimeoutMs: int(env, 'APPEND_TIMEOUT_MS', 5_000, 100),
+    clickhouseUrl: env.CLICKHOUSE_URL ? env.CLICKHOUSE_URL.replace(/\/+$/, '') : null,
+    clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'gateway'),
+    clickhouseUser: str(env, 'CLICKHOUSE_USER', 'default'),
+    clickhousePassword: env.CLICKHOUSE_PASSWORD ?? '',
+    workerBatchRows: int(env, 'WORKER_BATCH_ROWS', 5_000, 1),
+    workerBatchMs: int(env, 'WORKER_BATCH_MS', 500, 1),
   };
 }

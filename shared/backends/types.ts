@@ -194,3 +194,36 @@ export interface Backends {
   healthy(): Promise<boolean>;
   close(): Promise<void>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Seams of the distributed mode (Redis / Kafka / ClickHouse). The embedded mode does all of this
+// inside its SQLite event log.
+
+/** Event ids from one sequence shared by every gateway: blocks taken from one counter. */
+export interface IdAllocator {
+  /** `count` fresh ids, unique across all gateways, increasing within this allocator. */
+  allocate(count: number): Promise<bigint[]>;
+}
+
+/** The first id of each resent-event identity, remembered for a window, across gateways. */
+export interface DedupeIndex {
+  /**
+   * Claims each key for its id unless already claimed inside the window. Returns, per entry,
+   * null when the claim is new, or the id claimed earlier (the event is a resend).
+   */
+  claim(entries: readonly { key: string; id: bigint }[], windowMs: number): Promise<(bigint | null)[]>;
+  /** Forgets claims of events that could not be stored, so a retry is stored. */
+  release(keys: readonly string[]): Promise<void>;
+}
+
+export interface LastReportUpdate {
+  systemUser: string;
+  dominio: string;
+  at: EventInstant;
+}
+
+/** Where the worker records FechaUltimoReporte for ConsultarVehiculosEnViaje. */
+export interface LastReportSink {
+  /** Moves each provider+Dominio last report forward to `at` when later; never backwards. */
+  record(updates: readonly LastReportUpdate[]): Promise<void>;
+}

@@ -2,6 +2,7 @@ import type { Backends } from '../shared/backends/types.js';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import { Metrics } from '../shared/metrics.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { startGateway, type GatewayServer } from './server.js';
 import { OperationService } from './service/service.js';
@@ -12,6 +13,7 @@ export interface Application {
   backends: Backends;
   adminToken: string;
   serviceUrl: string;
+  metrics: Metrics;
   /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
   close(): Promise<void>;
 }
@@ -25,6 +27,7 @@ export interface ApplicationOptions {
   /** Override ports (0 = ephemeral), for tests. */
   port?: number;
   adminPort?: number;
+  metrics?: Metrics;
 }
 
 /** Wires backends, the operation layer, the public gateway and the admin API. */
@@ -41,8 +44,9 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       now: clock,
       onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
     }));
-  const service = new OperationService(backends, config);
-  const gateway = await startGateway({ config, service, logger, clock, ...(options.port === undefined ? {} : { port: options.port }) });
+  const metrics = options.metrics ?? new Metrics();
+  const service = new OperationService(backends, config, { metrics });
+  const gateway = await startGateway({ config, service, logger, clock, metrics, ...(options.port === undefined ? {} : { port: options.port }) });
   const { token, generated, path } = await resolveAdminToken(config);
   const admin = await startAdminServer({
     config,
@@ -50,6 +54,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     logger,
     token,
     clock,
+    metrics: () => metrics.text(),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
@@ -64,6 +69,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     backends,
     adminToken: token,
     serviceUrl,
+    metrics,
     close: () => {
       closing ??= (async () => {
         await gateway.close();

@@ -1,5 +1,6 @@
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import type { Metrics } from '../shared/metrics.js';
 import { HttpBinding } from './http/binding.js';
 import { Exchange, Status, TEXT_PLAIN, TEXT_XML } from './http/exchange.js';
 import { uWS, type us_listen_socket } from './http/uws.js';
@@ -24,6 +25,7 @@ export interface GatewayOptions {
   clock?: () => number;
   /** Overrides config.port (0 = ephemeral, for tests). */
   port?: number;
+  metrics?: Metrics;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface GatewayOptions {
  * `{path}` GET → help page / ?wsdl / ?disco / ?op=; `{path}` POST → SOAP (with or without a
  * query string); `{path}/Op` GET/POST → HTTP bindings (decisions §2).
  */
-export function startGateway({ config, service, logger, clock = Date.now, port }: GatewayOptions): Promise<GatewayServer> {
+export function startGateway({ config, service, logger, clock = Date.now, port, metrics }: GatewayOptions): Promise<GatewayServer> {
   const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
   const soap = new SoapBinding(service, config, logger, clock, cookieHeader);
   const http = new HttpBinding(service, config, logger, clock, cookieHeader);
@@ -40,6 +42,10 @@ export function startGateway({ config, service, logger, clock = Date.now, port }
   let drained: (() => void) | null = null;
   const finished = (ex: Exchange): void => {
     open.delete(ex);
+    if (metrics !== undefined) {
+      metrics.requests.inc({ operation: ex.operation, binding: ex.binding, status: ex.aborted ? 'aborted' : ex.status });
+      metrics.requestSeconds.observe({ binding: ex.binding, operation: ex.operation }, (performance.now() - ex.startedAt) / 1000);
+    }
     if (open.size === 0 && drained !== null) drained();
   };
 
@@ -47,6 +53,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port }
     `${config.publicUrl ?? `http://${ex.header('host') || `localhost:${config.port}`}`}${config.servicePath}`;
 
   const metadata = (ex: Exchange): void => {
+    ex.binding = 'metadata';
     const q = ex.query;
     const ql = q.toLowerCase();
     const opts = { namespace: config.namespace, serviceUrl: serviceUrl(ex) };

@@ -28,10 +28,12 @@ export class HttpBinding {
 
   handle(ex: Exchange, operationName: string): void {
     const op = findOperation(operationName);
+    ex.binding = ex.method === 'GET' ? 'get' : 'post';
     if (op === undefined || !httpBindable(op)) {
       this.error(ex, `${operationName} Web Service method name is not valid.`);
       return;
     }
+    ex.operation = op.name;
     const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
     if (ex.method === 'GET') {
       this.call(ex, op, FormDecoder.decodeQuery(ex.query), sessionId);

@@ -8,6 +8,11 @@ import type { HttpRequest, HttpResponse } from './uws.js';
 export class Exchange {
   aborted = false;
   done = false;
+  /** For metrics and logs: set by the binding once it knows them. */
+  operation = '-';
+  binding = 'other';
+  status = '';
+  readonly startedAt = performance.now();
   readonly method: string;
   readonly path: string;
   readonly query: string;
@@ -41,6 +46,7 @@ export class Exchange {
   /** Sends a complete response unless one was sent already or the client went away. */
   send(status: string, contentType: string | null, body: string, extraHeaders?: readonly [string, string][]): void {
     if (this.done || this.aborted) return;
+    this.status = status.slice(0, 3);
     this.res.cork(() => {
       this.res.writeStatus(status);
       if (contentType !== null) this.res.writeHeader('Content-Type', contentType);

@@ -3,6 +3,7 @@ import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
 import { resolveInstant } from '../../shared/xsd/timezone.js';
+import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
 
 /** Result codes of the InsertarEvento family (decisions §5); clients retry on negative. */
@@ -49,6 +50,7 @@ export interface IngestOptions {
   timeZone: string;
   rateLimitEventsPerSecond: number;
   appendTimeoutMs: number;
+  metrics?: Metrics;
 }
 
 /**
@@ -79,12 +81,17 @@ export class EventIngest {
         positions.push(i);
       }
     }
-    if (accepted.length === 0) return codes;
-    const outcomes = await this.appendWithTimeout(accepted);
-    for (let k = 0; k < positions.length; k++) {
-      const outcome = outcomes?.[k];
-      codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
+    if (accepted.length > 0) {
+      const started = performance.now();
+      const outcomes = await this.appendWithTimeout(accepted);
+      this.options.metrics?.publishSeconds.observe((performance.now() - started) / 1000);
+      for (let k = 0; k < positions.length; k++) {
+        const outcome = outcomes?.[k];
+        codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
+      }
     }
+    const metrics = this.options.metrics;
+    if (metrics !== undefined) for (const c of codes) metrics.eventResults.inc({ operation, result: c > 0 ? 'id' : String(c) });
     return codes;
   }
 

@@ -1,6 +1,7 @@
 import { findOperation, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
+import type { Metrics } from '../../shared/metrics.js';
 import { Authenticator } from './auth.js';
 import type { CallContext } from './context.js';
 import { EventIngest } from './events.js';
@@ -14,13 +15,14 @@ import { Sessions } from './sessions.js';
 export class OperationService {
   private readonly handlers: Handlers;
 
-  constructor(backends: Backends, config: Config, options: { appendTimeoutMs?: number } = {}) {
+  constructor(backends: Backends, config: Config, options: { metrics?: Metrics } = {}) {
     const auth = new Authenticator(backends, config);
     const sessions = new Sessions(backends.sessions, config.sessionTimeoutMs);
     const ingest = new EventIngest(backends, {
       timeZone: config.timeZone,
       rateLimitEventsPerSecond: config.rateLimitEventsPerSecond,
-      appendTimeoutMs: options.appendTimeoutMs ?? 10_000,
+      appendTimeoutMs: config.appendTimeoutMs,
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     });
     this.handlers = createHandlers({ backends, config, auth, sessions, ingest });
   }

@@ -38,6 +38,7 @@ export class SoapBinding {
     }
     // Until the Envelope is read, answer errors in the version the Content-Type suggests.
     const guessedVersion: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
+    ex.binding = guessedVersion === '1.2' ? 'soap12' : 'soap11';
     let decoder: BodyDecoder;
     try {
       decoder = new BodyDecoder(media.params.get('charset') ?? null);
@@ -68,6 +69,7 @@ export class SoapBinding {
   }
 
   private async dispatch(ex: Exchange, env: SoapEnvelope, action: string | null, sessionId: string | null): Promise<void> {
+    ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
     const bodyName = env.operation?.name ?? null;
     let op: OperationDef | undefined;
     if (action !== null) {
@@ -88,6 +90,7 @@ export class SoapBinding {
       }
     }
 
+    ex.operation = op.name;
     let decoded;
     try {
       decoded = decodeSoapArguments(op, env.operation?.children ?? []);

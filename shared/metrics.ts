@@ -1,0 +1,88 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Prometheus metrics of one process, served by the admin port's /metrics. One registry per
+ * process (tests create their own), with the process defaults (CPU, memory, event-loop lag).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Every answered request, by operation ('-' before routing), binding and HTTP status. */
+  readonly requests = new Counter({
+    name: 'gateway_requests_total',
+    help: 'Requests answered, by operation, binding (soap11, soap12, get, post, metadata, other) and HTTP status',
+    labelNames: ['operation', 'binding', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly requestSeconds = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Time from request start to response, by binding and operation',
+    labelNames: ['binding', 'operation'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  /** Result of each event: 'id' when stored (or deduplicated), else the negative code. */
+  readonly eventResults = new Counter({
+    name: 'gateway_event_results_total',
+    help: 'Events answered, by operation and result (id, or the negative code)',
+    labelNames: ['operation', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly publishSeconds = new Histogram({
+    name: 'gateway_event_publish_seconds',
+    help: 'Time until the event log acknowledged a batch (commit or Kafka acks=all)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly publishBatchSize = new Histogram({
+    name: 'gateway_event_publish_batch_size',
+    help: 'Events per commit or Kafka send',
+    buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+    registers: [this.registry],
+  });
+
+  readonly eventsInFlight = new Gauge({
+    name: 'gateway_events_in_flight',
+    help: 'Events accepted and not yet acknowledged by the event log',
+    registers: [this.registry],
+  });
+
+  readonly workerBatchRows = new Histogram({
+    name: 'worker_batch_rows',
+    help: 'Rows per ClickHouse insert',
+    buckets: [1, 10, 50, 100, 500, 1000, 2500, 5000, 10000, 25000],
+    registers: [this.registry],
+  });
+
+  readonly workerInsertSeconds = new Histogram({
+    name: 'worker_insert_duration_seconds',
+    help: 'Time per ClickHouse insert',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly workerLag = new Gauge({
+    name: 'worker_consumer_lag',
+    help: 'Messages between the committed offset and the high watermark, by partition',
+    labelNames: ['partition'] as const,
+    registers: [this.registry],
+  });
+
+  readonly workerPoison = new Counter({
+    name: 'worker_poison_messages_total',
+    help: 'Messages that could not be decoded and were skipped',
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaults?: boolean } = {}) {
+    if (options.defaults !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,4 +1,5 @@
 import type { Backends } from '../shared/backends/types.js';
+import { CachedProviderStore } from '../shared/backends/cached-providers.js';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
@@ -33,7 +34,7 @@ export interface ApplicationOptions {
 /** Wires backends, the operation layer, the public gateway and the admin API. */
 export async function startApplication(options: ApplicationOptions): Promise<Application> {
   const { config, logger, clock = Date.now } = options;
-  const backends =
+  const opened =
     options.backends ??
     (await openEmbeddedBackends({
       dataDir: config.dataDir,
@@ -44,6 +45,14 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       now: clock,
       onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
     }));
+  // Every read of the operation layer and the admin API goes through one provider cache, so this
+  // process's own writes invalidate it.
+  const backends: Backends = {
+    ...opened,
+    providers: new CachedProviderStore(opened.providers, config.providerCacheMs, clock),
+    healthy: () => opened.healthy(),
+    close: () => opened.close(),
+  };
   const metrics = options.metrics ?? new Metrics();
   const service = new OperationService(backends, config, { metrics });
   const gateway = await startGateway({ config, service, logger, clock, metrics, ...(options.port === undefined ? {} : { port: options.port }) });

@@ -28,6 +28,8 @@ export interface Config {
   lockoutWindowMs: number;
   lockoutDurationMs: number;
   credentialCacheMs: number;
+  /** How long a gateway reuses a provider record it read (its own writes invalidate at once). */
+  providerCacheMs: number;
   commandTtlMs: number;
   dedupeWindowMs: number;
   /** Bounds of in-memory state, so memory never grows with traffic alone. */
@@ -130,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
     lockoutWindowMs: int(env, 'LOCKOUT_WINDOW_MINUTES', 15, 1) * minute,
     lockoutDurationMs: int(env, 'LOCKOUT_MINUTES', 15, 1) * minute,
     credentialCacheMs: int(env, 'CREDENTIAL_CACHE_SECONDS', 60) * 1000,
+    providerCacheMs: int(env, 'PROVIDER_CACHE_MS', 1000),
     commandTtlMs: int(env, 'COMMAND_TTL_HOURS', 24, 1) * 60 * minute,
     dedupeWindowMs: int(env, 'DEDUPE_WINDOW_MINUTES', 10) * minute,
     dedupeMaxKeys: int(env, 'DEDUPE_MAX_KEYS', 1_000_000, 1),

@@ -1,0 +1,27 @@
+# Gateway and worker image: one image, the command picks the process
+# (node dist/gateway/main.js | node dist/worker/main.js | node dist/main.js for the embedded mode).
+FROM node:20-bookworm-slim AS build
+# better-sqlite3 compiles from source when no prebuilt binary can be fetched.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json main.ts ./
+COPY shared ./shared
+COPY gateway ./gateway
+COPY worker ./worker
+COPY cli ./cli
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+EXPOSE 8080 8081
+CMD ["node", "dist/main.js"]

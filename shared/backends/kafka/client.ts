@@ -1,0 +1,69 @@
+import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type logCreator } from 'kafkajs';
+
+/** The subset of a pino logger this module writes to. */
+export interface KafkaLogger {
+  info(o: object, m: string): void;
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
+}
+
+/**
+ * Routes kafkajs' own log lines to our logger instead of stdout. Only warn and error lines are
+ * produced (logLevel WARN); both go out at warn: the consequences of a broker problem (events
+ * answered unavailable) are reported by the event log itself, once, at error.
+ */
+export function kafkaLogCreator(logger: KafkaLogger): logCreator {
+  return () =>
+    ({ namespace, level, log }: LogEntry) => {
+      const { message, timestamp: _timestamp, ...extra } = log;
+      logger.warn({ kafkajs: namespace, kafkajsLevel: logLevel[level], ...extra }, `kafkajs: ${String(message)}`);
+    };
+}
+
+export interface KafkaClientOptions {
+  brokers: string[];
+  clientId: string;
+  logger: KafkaLogger;
+  /** Client-side bound on one request (produce, metadata); default 30 s as in kafkajs. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * A kafkajs client tuned for failing fast: connection attempts give up after 1 s and internal
+ * retries (connect, metadata) are few and short, so a dead broker is noticed in about a second
+ * rather than after kafkajs' default ~30 s of backoff.
+ */
+export function createKafkaClient(options: KafkaClientOptions): Kafka {
+  const config: KafkaConfig = {
+    clientId: options.clientId,
+    brokers: options.brokers,
+    connectionTimeout: 1000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(options.logger),
+  };
+  return new Kafka(config);
+}
+
+export interface TopicSpec {
+  topic: string;
+  /** -1 (default) = the broker's num.partitions. */
+  partitions?: number;
+  /** -1 (default) = the broker's default.replication.factor. */
+  replicationFactor?: number;
+}
+
+/**
+ * Creates the topic unless it exists, and waits for its partition leaders. Listing first means a
+ * deployment whose principal may not create topics still starts when ops created it.
+ * Returns true when this call created it.
+ */
+export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<boolean> {
+  const existing = await admin.listTopics();
+  if (existing.includes(spec.topic)) return false;
+  return admin.createTopics({
+    waitForLeaders: true,
+    topics: [{ topic: spec.topic, numPartitions: spec.partitions ?? -1, replicationFactor: spec.replicationFactor ?? -1 }],
+  });
+}

@@ -1,0 +1,32 @@
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+
+export type { ClickHouseClient };
+
+export interface ClickHouseOptions {
+  url: string;
+  database: string;
+  username: string;
+  password: string;
+  /** Per request; an insert of a whole batch must fit. Default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * A client usable against ClickHouse 18.16 and current releases alike. It is created without a
+ * default database (the database may not exist yet when migrations run), so every statement names
+ * its tables as `db`.`table`. 64-bit integers are asked for as quoted text explicitly (18.16 and
+ * current releases agree on that, and JSON numbers lose precision past 2^53).
+ */
+export function createClickHouseClient(options: ClickHouseOptions): ClickHouseClient {
+  return createClient({
+    url: options.url,
+    username: options.username,
+    password: options.password,
+    request_timeout: options.requestTimeoutMs ?? 30_000,
+    // The client's own logger prints every failed request with a stack; the worker logs failures itself.
+    log: { level: ClickHouseLogLevel.OFF },
+    clickhouse_settings: {
+      output_format_json_quote_64bit_integers: 1,
+    },
+  });
+}

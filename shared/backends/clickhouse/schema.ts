@@ -1,0 +1,162 @@
+import type { ClickHouseClient } from './client.js';
+import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
+
+/**
+ * The analysts' schema, as an ordered list of migrations applied when the worker starts.
+ *
+ * Syntax is limited to what ClickHouse 18.16 AND current releases both accept: no DateTime64,
+ * LowCardinality, Bool, Map, TTL or query parameters; MergeTree family with PARTITION BY/ORDER BY;
+ * materialized views with `TO`. Every statement is idempotent (`IF NOT EXISTS`), so a migration
+ * interrupted half way is simply run again, and two workers starting at once do no harm.
+ *
+ * Never edit a migration that has shipped: append a new one (e.g. `ALTER TABLE ... ADD COLUMN IF
+ * NOT EXISTS ...`). `{db}` in a statement is replaced by the quoted database name.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: readonly string[];
+}
+
+/** .NET DateTime.Ticks of the Unix epoch divided by 10,000: ms from 0001-01-01 to 1970-01-01. */
+export const NET_EPOCH_OFFSET_MS = 62_135_596_800_000;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'events and latest positions',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {db}.events (
+        id UInt64,
+        system_user String,
+        dominio String,
+        nro_serie String,
+        codigo String,
+        latitud Float64,
+        longitud Float64,
+        altitud Float64,
+        velocidad Float64,
+        rumbo Nullable(Float64),
+        valid_position UInt8,
+        valido Nullable(UInt8),
+        event_time_text String,
+        event_time DateTime('UTC'),
+        event_time_ms Int64,
+        event_time_ticks UInt16,
+        reception_time_text Nullable(String),
+        reception_time Nullable(DateTime('UTC')),
+        reception_time_ms Nullable(Int64),
+        reception_time_ticks Nullable(UInt16),
+        received_at DateTime('UTC'),
+        received_at_ms Int64,
+        crudo Nullable(String),
+        sensor_keys Array(String),
+        sensor_values Array(String),
+        operation String,
+        dedupe_key String,
+        stored_at DateTime('UTC')
+      ) ENGINE = ReplacingMergeTree
+      PARTITION BY toYYYYMM(event_time)
+      ORDER BY (system_user, dominio, event_time, id)`,
+      // Latest position per provider+Dominio: `version` is the event instant in .NET ticks (100 ns
+      // since 0001-01-01), so the row with the latest FechaHoraEvento wins a merge or FINAL.
+      `CREATE TABLE IF NOT EXISTS {db}.latest_positions (
+        system_user String,
+        dominio String,
+        version UInt64,
+        id UInt64,
+        nro_serie String,
+        codigo String,
+        latitud Float64,
+        longitud Float64,
+        altitud Float64,
+        velocidad Float64,
+        rumbo Nullable(Float64),
+        valid_position UInt8,
+        event_time_text String,
+        event_time DateTime('UTC'),
+        event_time_ms Int64,
+        event_time_ticks UInt16,
+        received_at DateTime('UTC')
+      ) ENGINE = ReplacingMergeTree(version)
+      ORDER BY (system_user, dominio)`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.latest_positions_mv TO {db}.latest_positions AS
+      SELECT
+        system_user,
+        dominio,
+        toUInt64(greatest(event_time_ms + ${NET_EPOCH_OFFSET_MS}, 0)) * 10000 + event_time_ticks AS version,
+        id,
+        nro_serie,
+        codigo,
+        latitud,
+        longitud,
+        altitud,
+        velocidad,
+        rumbo,
+        valid_position,
+        event_time_text,
+        event_time,
+        event_time_ms,
+        event_time_ticks,
+        received_at
+      FROM {db}.events`,
+    ],
+  },
+];
+
+function render(statement: string, database: string): string {
+  return statement.replaceAll('{db}', quoteIdentifier(database));
+}
+
+export interface MigrationResult {
+  /** Versions applied by this call (empty when the schema was already current). */
+  applied: number[];
+  /** The highest version now applied. */
+  current: number;
+}
+
+/**
+ * Creates the database and `schema_migrations` if missing, then applies, in order, each migration
+ * not recorded there, recording it after all its statements succeeded.
+ */
+export async function migrate(
+  client: ClickHouseClient,
+  database: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<MigrationResult> {
+  const db = quoteIdentifier(database);
+  for (let i = 1; i < migrations.length; i++) {
+    if (migrations[i]!.version <= migrations[i - 1]!.version) throw new Error('migrations must have increasing versions');
+  }
+  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (
+      version UInt32,
+      name String,
+      applied_at DateTime('UTC')
+    ) ENGINE = ReplacingMergeTree ORDER BY version`,
+  });
+  const done = new Set(await appliedVersions(client, database));
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (done.has(migration.version)) continue;
+    for (const statement of migration.statements) await client.command({ query: render(statement, database) });
+    const now = Math.floor(Date.now() / 1000);
+    await client.command({
+      query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at)
+        VALUES (${sqlUInt(migration.version)}, ${quoteString(migration.name)}, toDateTime(${sqlUInt(now)}, 'UTC'))`,
+    });
+    applied.push(migration.version);
+  }
+  const all = [...done, ...applied];
+  return { applied, current: all.length === 0 ? 0 : Math.max(...all) };
+}
+
+export async function appliedVersions(client: ClickHouseClient, database: string): Promise<number[]> {
+  const result = await client.query({
+    query: `SELECT DISTINCT version FROM ${quoteIdentifier(database)}.schema_migrations ORDER BY version`,
+    format: 'JSONEachRow',
+  });
+  const rows = await result.json<{ version: number }>();
+  return rows.map((r) => Number(r.version));
+}

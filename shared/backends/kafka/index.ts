@@ -1,0 +1,8 @@
+export {
+  KafkaEventLog,
+  openKafkaEventLog,
+  type KafkaEventLogMetrics,
+  type KafkaEventLogOptions,
+  type KafkaEventLogStats,
+} from './event-log.js';
+export { createKafkaClient, ensureTopic, kafkaLogCreator, type KafkaClientOptions, type KafkaLogger, type TopicSpec } from './client.js';

@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export interface RedisLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Redis could not be reached (connection refused or lost, reconnect attempts used up, command
+ * timeout). The operation may or may not have been applied: every store operation is safe to retry
+ * (the protocol's answers for a retried call are defined, e.g. ComandoProcesado → 'already-same').
+ * The gateway maps it to "temporarily unavailable" (-5 / a Server fault / false).
+ */
+export class RedisUnavailableError extends Error {
+  override readonly name = 'RedisUnavailableError';
+  constructor(
+    readonly operation: string,
+    readonly endpoint: string,
+    cause: unknown,
+  ) {
+    super(`Redis at ${endpoint} is unavailable (${operation}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** A value in Redis that this module did not write in this shape (corruption or a foreign writer). */
+export class RedisDataError extends Error {
+  override readonly name = 'RedisDataError';
+}
+
+/** Errors Redis answered with (WRONGTYPE, script errors...): Redis is up, so they are not "unavailable". */
+export function isReplyError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError';
+}
+
+function isNoScript(err: unknown): boolean {
+  return isReplyError(err) && err instanceof Error && err.message.startsWith('NOSCRIPT');
+}
+
+/** host:port of a redis:// URL, without credentials, for error messages. */
+export function describeEndpoint(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'the configured URL';
+  }
+}
+
+/**
+ * Wraps connection-level failures as RedisUnavailableError; Redis replies (ReplyError), data errors
+ * and programming errors pass through unchanged.
+ */
+export function makeGuard(endpoint: string) {
+  return async function guard<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (
+        err instanceof RedisUnavailableError ||
+        err instanceof RedisDataError ||
+        err instanceof TypeError ||
+        err instanceof RangeError ||
+        isReplyError(err)
+      ) {
+        throw err;
+      }
+      throw new RedisUnavailableError(operation, endpoint, err);
+    }
+  };
+}
+
+export type Guard = ReturnType<typeof makeGuard>;
+
+export type RedisArg = string | number;
+
+/**
+ * A Lua script run with EVALSHA, falling back to EVAL (which also caches it) when the server does
+ * not know it yet, e.g. after a Redis restart.
+ */
+export class LuaScript {
+  readonly sha: string;
+  constructor(
+    readonly name: string,
+    readonly lua: string,
+  ) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  async run(redis: Redis, keys: readonly string[], args: readonly RedisArg[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      return redis.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reply parsing: replies are `unknown` and checked, so a corrupt value fails loudly.
+
+export function asString(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new RedisDataError(`Expected a string for ${what}, got ${typeof value}.`);
+  return value;
+}
+
+export function asArray(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new RedisDataError(`Expected an array for ${what}, got ${typeof value}.`);
+  return value;
+}
+
+export function asStrings(value: unknown, what: string): string[] {
+  return asArray(value, what).map((v) => asString(v, what));
+}
+
+/** A finite number stored as decimal text. */
+export function parseNumber(text: string | undefined, what: string): number {
+  if (text === undefined || text === '' || !/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(text)) {
+    throw new RedisDataError(`Expected a decimal number for ${what}, got ${JSON.stringify(text)}.`);
+  }
+  return Number(text);
+}
+
+/** The flat [field, value, ...] array that HGETALL returns inside Lua, as a record. */
+export function flatToRecord(value: unknown, what: string): Record<string, string> {
+  const flat = asStrings(value, what);
+  if (flat.length % 2 !== 0) throw new RedisDataError(`Odd field/value list for ${what}.`);
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) out[flat[i]!] = flat[i + 1]!;
+  return out;
+}
+
+/** Throws the first error of an ioredis pipeline result; returns the replies. */
+export function pipelineReplies(results: [Error | null, unknown][] | null): unknown[] {
+  if (results === null) throw new Error('Pipeline was discarded.');
+  return results.map(([err, reply]) => {
+    if (err !== null) throw err;
+    return reply;
+  });
+}
+
+/** Integer milliseconds for PX / PEXPIRE, which need a positive integer. */
+export function positiveMs(ms: number): number {
+  return Number.isFinite(ms) ? Math.max(1, Math.ceil(ms)) : 1;
+}
+
+/** Decimal text of a time or count passed to Lua (never Lua's float formatting). */
+export function decimal(n: number): string {
+  if (!Number.isFinite(n)) throw new RangeError(`Not a finite number: ${n}`);
+  return String(n);
+}

@@ -1,0 +1,135 @@
+import type { Redis } from 'ioredis';
+import type { Provider, ProviderPatch, ProviderStore } from '../types.js';
+import { asArray, decimal, flatToRecord, LuaScript, parseNumber, RedisDataError, type Guard } from './connection.js';
+import type { RedisKeys } from './keys.js';
+
+/*
+ * One hash per provider, fields:
+ *   systemUser, passwordHash            text
+ *   enabled, requireRegisteredVehicles  '1' | '0'
+ *   timeZone                            IANA name; field absent = null (the service's zone)
+ *   createdAt, updatedAt                epoch ms, decimal text
+ * plus the set `{prefix}providers` of every SystemUser. Not cached here: another gateway or the admin
+ * CLI may change a provider at any time (the auth layer caches verifications briefly).
+ */
+
+/** KEYS: provider hash, providers set. ARGV: systemUser, field, value, ... → 1 created, 0 exists. */
+export const PROVIDER_CREATE = new LuaScript(
+  'provider-create',
+  `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('SADD', KEYS[2], ARGV[1])
+return 1`,
+);
+
+/** KEYS: provider hash. ARGV: '1' to remove timeZone, field, value, ... → HGETALL after, or nil. */
+export const PROVIDER_UPDATE = new LuaScript(
+  'provider-update',
+  `if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if ARGV[1] == '1' then redis.call('HDEL', KEYS[1], 'timeZone') end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return redis.call('HGETALL', KEYS[1])`,
+);
+
+/** KEYS: providers set. ARGV: provider key prefix → one HGETALL per existing provider. */
+export const PROVIDER_LIST = new LuaScript(
+  'provider-list',
+  `local out = {}
+for _, u in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local h = redis.call('HGETALL', ARGV[1] .. u)
+  if #h > 0 then out[#out + 1] = h end
+end
+return out`,
+);
+
+function flag(value: string | undefined, what: string): boolean {
+  if (value === '1') return true;
+  if (value === '0') return false;
+  throw new RedisDataError(`Expected '1' or '0' for ${what}, got ${JSON.stringify(value)}.`);
+}
+
+export function decodeProvider(h: Record<string, string>, key: string): Provider {
+  const { systemUser, passwordHash } = h;
+  if (systemUser === undefined || passwordHash === undefined) {
+    throw new RedisDataError(`Provider hash ${key} lacks systemUser or passwordHash.`);
+  }
+  return {
+    systemUser,
+    passwordHash,
+    enabled: flag(h.enabled, `${key} enabled`),
+    timeZone: h.timeZone ?? null,
+    requireRegisteredVehicles: flag(h.requireRegisteredVehicles, `${key} requireRegisteredVehicles`),
+    createdAt: parseNumber(h.createdAt, `${key} createdAt`),
+    updatedAt: parseNumber(h.updatedAt, `${key} updatedAt`),
+  };
+}
+
+function encodeProvider(p: Provider): string[] {
+  const fields = [
+    'systemUser',
+    p.systemUser,
+    'passwordHash',
+    p.passwordHash,
+    'enabled',
+    p.enabled ? '1' : '0',
+    'requireRegisteredVehicles',
+    p.requireRegisteredVehicles ? '1' : '0',
+    'createdAt',
+    decimal(p.createdAt),
+    'updatedAt',
+    decimal(p.updatedAt),
+  ];
+  if (p.timeZone !== null) fields.push('timeZone', p.timeZone);
+  return fields;
+}
+
+/** UTF-8 byte order, as the embedded store's `ORDER BY system_user` (SQLite BINARY collation). */
+function byUtf8(a: Provider, b: Provider): number {
+  return Buffer.compare(Buffer.from(a.systemUser, 'utf8'), Buffer.from(b.systemUser, 'utf8'));
+}
+
+export function createRedisProviderStore(redis: Redis, keys: RedisKeys, guard: Guard): ProviderStore {
+  return {
+    create(provider) {
+      return guard('providers.create', async () => {
+        const created = await PROVIDER_CREATE.run(redis, [keys.provider(provider.systemUser), keys.providers()], [
+          provider.systemUser,
+          ...encodeProvider(provider),
+        ]);
+        return created === 1 ? { ...provider } : null;
+      });
+    },
+
+    get(systemUser) {
+      return guard('providers.get', async () => {
+        const key = keys.provider(systemUser);
+        const h = await redis.hgetall(key);
+        return Object.keys(h).length === 0 ? null : decodeProvider(h, key);
+      });
+    },
+
+    update(systemUser, patch: ProviderPatch, now) {
+      return guard('providers.update', async () => {
+        // A key present with the value undefined means "not patched" (as in the embedded store).
+        const fields: string[] = [];
+        if (patch.passwordHash !== undefined) fields.push('passwordHash', patch.passwordHash);
+        if (patch.enabled !== undefined) fields.push('enabled', patch.enabled ? '1' : '0');
+        if (patch.requireRegisteredVehicles !== undefined) {
+          fields.push('requireRegisteredVehicles', patch.requireRegisteredVehicles ? '1' : '0');
+        }
+        if (typeof patch.timeZone === 'string') fields.push('timeZone', patch.timeZone);
+        fields.push('updatedAt', decimal(now));
+        const key = keys.provider(systemUser);
+        const reply = await PROVIDER_UPDATE.run(redis, [key], [patch.timeZone === null ? '1' : '0', ...fields]);
+        return reply === null ? null : decodeProvider(flatToRecord(reply, key), key);
+      });
+    },
+
+    list() {
+      return guard('providers.list', async () => {
+        const reply = asArray(await PROVIDER_LIST.run(redis, [keys.providers()], [keys.provider('')]), 'provider list');
+        return reply.map((h) => decodeProvider(flatToRecord(h, 'provider list'), 'provider list')).sort(byUtf8);
+      });
+    },
+  };
+}

@@ -1,53 +1,37 @@
 /**
- * `npm start`: the whole service in one process on the embedded store (DATA_DIR), for a
- * newcomer's first run and for small deployments. Configuration: environment, see README.md.
+ * `npm start`: the whole service in one process. With no service configured it runs on the
+ * embedded store under DATA_DIR (a newcomer's first run, small deployments). With REDIS_URL and
+ * KAFKA_BROKERS it is a distributed gateway, and with CLICKHOUSE_URL too it also runs the worker.
+ * Configuration: environment variables, see README.md.
  */
-import { ConfigError, loadConfig } from './shared/config.js';
-import { createLogger } from './shared/logger.js';
 import { startApplication } from './gateway/app.js';
 import { nativeBinaryPath } from './gateway/http/uws.js';
+import { Metrics } from './shared/metrics.js';
+import { runProcess, type Running } from './shared/process.js';
+import { startWorkerProcess } from './worker/process.js';
 
-async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  const logger = createLogger(config.logLevel);
+runProcess('gateway', async (config, logger) => {
   if (nativeBinaryPath() === null) logger.warn('uWebSockets.js native binary not loaded: running on the slow fallback');
-
-  const app = await startApplication({ config, logger });
+  const metrics = new Metrics();
+  const app = await startApplication({ config, logger, metrics });
+  let worker: Running | null = null;
+  if (app.mode === 'distributed' && config.clickhouseUrl !== null) {
+    worker = await startWorkerProcess(config, logger, metrics, { probes: false });
+  }
   logger.info(
     {
       service: app.serviceUrl,
       wsdl: `${app.serviceUrl}?wsdl`,
       admin: app.admin.url,
-      dataDir: config.dataDir,
-      mode: 'embedded',
+      mode: app.mode,
+      ...(app.mode === 'embedded' ? { dataDir: config.dataDir } : { worker: worker !== null }),
     },
     `provider service listening: ${app.serviceUrl} (WSDL ${app.serviceUrl}?wsdl, admin ${app.admin.url})`,
   );
-
-  const stop = (signal: string): void => {
-    logger.info({ signal }, 'shutting down: draining in-flight requests and flushing the event log');
-    app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+  return {
+    close: async () => {
+      await app.close();
+      await worker?.close();
+    },
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
 });

@@ -1,5 +1,6 @@
 import type { Backends } from '../shared/backends/types.js';
 import { CachedProviderStore } from '../shared/backends/cached-providers.js';
+import { deploymentMode, openDistributedBackends } from '../shared/backends/distributed.js';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
@@ -15,6 +16,7 @@ export interface Application {
   adminToken: string;
   serviceUrl: string;
   metrics: Metrics;
+  mode: 'embedded' | 'distributed' | 'custom';
   /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
   close(): Promise<void>;
 }
@@ -31,20 +33,25 @@ export interface ApplicationOptions {
   metrics?: Metrics;
 }
 
-/** Wires backends, the operation layer, the public gateway and the admin API. */
+function openBackends(mode: string, config: Config, logger: Logger, metrics: Metrics, clock: () => number): Promise<Backends> {
+  if (mode === 'distributed') return openDistributedBackends(config, logger, metrics);
+  return openEmbeddedBackends({
+    dataDir: config.dataDir,
+    sqliteSynchronous: config.sqliteSynchronous,
+    dedupeWindowMs: config.dedupeWindowMs,
+    maxDedupeKeys: config.dedupeMaxKeys,
+    maxSessions: config.sessionMax,
+    now: clock,
+    onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
+  });
+}
+
+/** Wires backends (embedded or distributed, by configuration), the operation layer, the public gateway and the admin API. */
 export async function startApplication(options: ApplicationOptions): Promise<Application> {
   const { config, logger, clock = Date.now } = options;
-  const opened =
-    options.backends ??
-    (await openEmbeddedBackends({
-      dataDir: config.dataDir,
-      sqliteSynchronous: config.sqliteSynchronous,
-      dedupeWindowMs: config.dedupeWindowMs,
-      maxDedupeKeys: config.dedupeMaxKeys,
-      maxSessions: config.sessionMax,
-      now: clock,
-      onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
-    }));
+  const metrics = options.metrics ?? new Metrics();
+  const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
+  const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API goes through one provider cache, so this
   // process's own writes invalidate it.
   const backends: Backends = {
@@ -53,7 +60,6 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     healthy: () => opened.healthy(),
     close: () => opened.close(),
   };
-  const metrics = options.metrics ?? new Metrics();
   const service = new OperationService(backends, config, { metrics });
   const gateway = await startGateway({ config, service, logger, clock, metrics, ...(options.port === undefined ? {} : { port: options.port }) });
   const { token, generated, path } = await resolveAdminToken(config);
@@ -79,6 +85,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     adminToken: token,
     serviceUrl,
     metrics,
+    mode,
     close: () => {
       closing ??= (async () => {
         await gateway.close();

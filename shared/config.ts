@@ -44,6 +44,8 @@ export interface Config {
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
   /** Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded. */
   redisUrl: string | null;
+  /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   /** Comma-separated Kafka bootstrap brokers; null = embedded event log. */
   kafkaBrokers: string[] | null;
   kafkaTopic: string;
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: sync,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     redisUrl: env.REDIS_URL ? env.REDIS_URL : null,
+    redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'gw:'),
     kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter((b) => b !== '') : null,
     kafkaTopic: str(env, 'KAFKA_TOPIC', 'gateway.events'),
     kafkaClientId: str(env, 'KAFKA_CLIENT_ID', 'prestadores-gateway'),

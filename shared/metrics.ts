@@ -33,7 +33,14 @@ export class Metrics {
 
   readonly publishSeconds = new Histogram({
     name: 'gateway_event_publish_seconds',
-    help: 'Time until the event log acknowledged a batch (commit or Kafka acks=all)',
+    help: 'Time from handing a request\'s events to the event log until they were durable (commit or Kafka acks=all)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly kafkaSendSeconds = new Histogram({
+    name: 'gateway_kafka_send_seconds',
+    help: 'Time from a producer send to its acks=all acknowledgement (or failure)',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });

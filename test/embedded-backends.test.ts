@@ -334,9 +334,7 @@ describe('CommandStore', () => {
     expect(list[0]?.history).toEqual([
       { at: T0, kind: 'queued', message: '' },
       { at: T0 + 10, kind: 'delivered', message: '' },
-      { at: T0 + 20, kind: 'delivered', message: '' },
       { at: T0 + 30, kind: 'status', message: 'received by device' },
-      { at: T0 + 40, kind: 'delivered', message: '' },
       { at: T0 + 50, kind: 'finished', message: 'succeeded' },
     ]);
     expect((await b.commands.list('other', T0)).map((c) => c.numero)).toEqual([other.numero]);

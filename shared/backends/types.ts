@@ -1,4 +1,10 @@
 /**
+ * A backend (Redis, Kafka, ClickHouse, the local store) cannot be reached right now. The operation
+ * layer answers it as "retry later": -5 for inserts, a Server fault saying so for the rest.
+ */
+export class BackendUnavailableError extends Error {}
+
+/**
  * The seams between the operation layer and storage. Each interface has an embedded
  * implementation (SQLite + memory, `embedded/`) and a distributed one (Redis/Kafka/ClickHouse).
  * Everything is async so both fit; times are epoch milliseconds passed in by the caller, so

@@ -53,12 +53,21 @@ export function dateTimeSeconds(epochMs: number): number {
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
+// Rows of one batch share few distinct seconds (stored_at, received_at): remember recent ones.
+const dateTimeCache = new Map<number, string>();
+
 /** `YYYY-MM-DD hh:mm:ss` in UTC of an epoch-ms instant, clamped to the DateTime range. */
 export function dateTimeText(epochMs: number): string {
-  const d = new Date(dateTimeSeconds(epochMs) * 1000);
-  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(
+  const seconds = dateTimeSeconds(epochMs);
+  const cached = dateTimeCache.get(seconds);
+  if (cached !== undefined) return cached;
+  const d = new Date(seconds * 1000);
+  const text = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(
     d.getUTCMinutes(),
   )}:${pad(d.getUTCSeconds())}`;
+  if (dateTimeCache.size >= 4096) dateTimeCache.clear();
+  dateTimeCache.set(seconds, text);
+  return text;
 }
 
 /** toYYYYMM of the clamped DateTime: the partition a row lands in. */

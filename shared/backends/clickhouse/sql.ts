@@ -36,8 +36,10 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /** Replaces lone surrogates with U+FFFD, as a UTF-8 encoder would; other text is unchanged. */
 export function wellFormed(value: string): string {
-  return value.replace(LONE_SURROGATE, '\ufffd');
+  return ANY_SURROGATE.test(value) ? value.replace(LONE_SURROGATE, '\ufffd') : value;
 }
+
+const ANY_SURROGATE = /[\ud800-\udfff]/;
 
 /** A ClickHouse string literal: `'...'` with `\` and `'` (and control characters) escaped. */
 export function quoteString(value: string): string {

@@ -113,7 +113,9 @@ export function createCommandStore(db: SqliteDatabase): CommandStore {
     const row = selectOldestOpen.get(systemUser, now);
     if (row === undefined) return null;
     markDelivered.run(now, row.numero);
-    insertHistory.run(row.numero, now, 'delivered', '');
+    // Only the first delivery goes to the history: a client polls the same command every few
+    // seconds until it finishes it, and the count and last time already say the rest.
+    if (row.deliveries === 0) insertHistory.run(row.numero, now, 'delivered', '');
     return load(row.numero, now);
   });
 

@@ -1,4 +1,4 @@
-import { Partitioners, type Message, type Producer } from 'kafkajs';
+import { Partitioners, type ICustomPartitioner, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import { encodeEvent, messageKey } from '../../events/wire.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, type KafkaLogger } from './client.js';
@@ -19,42 +19,47 @@ export interface KafkaEventLogOptions {
   ids: IdAllocator;
   dedupe: DedupeIndex;
   dedupeWindowMs: number;
-  /** Micro-batch: send this long after the first queued message... */
+  /** Micro-batch: send this long after the oldest queued message... */
   lingerMs: number;
   /** ...or as soon as this many are queued, whichever first. Also the most events in one send. */
   batchEvents: number;
   /** Events accepted but not yet acknowledged; past it appends answer unavailable at once. */
   maxInFlightEvents: number;
   /**
-   * Per-send timeout; a send that takes longer counts as failed. Measured from when the append
-   * started, so it also bounds the id/dedupe round trips and the wait in the queue: an append
-   * never takes much longer than this.
+   * Per-send timeout; a send that takes longer counts as failed. Counted from the start of the
+   * append, so it also bounds the id/dedupe round trips and the wait in the queue: no append
+   * takes much longer than this.
    */
   sendTimeoutMs: number;
   logger: KafkaLogger;
   metrics?: KafkaEventLogMetrics;
-  /** Producer sends in flight at once (kafkajs maxInFlightRequests per broker). Default 5. */
+  /**
+   * Producer sends in flight at once, on disjoint partitions: at most one send per partition is in
+   * flight, which is what keeps each vehicle's events in order. Default 5.
+   */
   maxInFlightSends?: number;
+  /** Key + value bytes in one send at most (the broker's message.max.bytes is 1 MB). Default 900 kB. */
+  maxSendBytes?: number;
   /**
    * After a failed send (and no success since), appends answer unavailable at once for this long;
    * then one batch goes through as a probe, and appends keep failing fast while it is in flight.
    * Default 1000 ms.
    */
   failFastMs?: number;
-  /** Topic creation when missing (openKafkaEventLog); -1 / absent = broker defaults. */
+  /** When openKafkaEventLog creates the missing topic; absent = the broker's defaults. */
   topicPartitions?: number;
   topicReplicationFactor?: number;
 }
 
 export interface KafkaEventLogStats {
-  /** Producer sends acknowledged / failed (including timeouts). */
+  /** Producer sends acknowledged / failed (timeouts included). */
   sends: number;
   failedSends: number;
-  /** Events acknowledged by the broker (resends included: each copy is published). */
+  /** Events acknowledged by the broker (resends included: every copy is published). */
   events: number;
   /** Events answered with the id of an earlier copy. */
   duplicates: number;
-  /** Events answered unavailable: backpressure, known-down broker, Redis failure, failed send, closed. */
+  /** Events answered unavailable, by cause. */
   rejectedBackpressure: number;
   rejectedFailing: number;
   rejectedSeams: number;
@@ -63,9 +68,13 @@ export interface KafkaEventLogStats {
   inFlight: number;
   /** Messages waiting for a send. */
   queued: number;
+  /** The most producer sends ever in flight at once. */
+  peakSendsInFlight: number;
+  partitions: number;
 }
 
 const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
+const DEFAULT_MAX_SEND_BYTES = 900_000;
 
 class TimeoutError extends Error {}
 
@@ -79,6 +88,47 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Broker errors about a send's content rather than the broker's health. */
+const MESSAGE_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP']);
+
+/** kafkajs' KafkaJSProtocolError carries the broker's error name in `type`. */
+function isMessageError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || !('type' in error)) return false;
+  return typeof error.type === 'string' && MESSAGE_ERRORS.has(error.type);
+}
+
+/**
+ * The partition kafkajs' default (Java-compatible murmur2) partitioner picks for a key, computed
+ * here so that batching knows it before sending. Same function, so the mapping is exactly what
+ * a producer without explicit partitions (or the Java client) would use.
+ */
+export class KeyPartitioner {
+  private readonly partitioner = Partitioners.DefaultPartitioner();
+  private metadata: PartitionMetadata[] = [];
+
+  constructor(
+    private readonly topic: string,
+    count: number,
+  ) {
+    this.count = count;
+  }
+
+  get count(): number {
+    return this.metadata.length;
+  }
+
+  /** Partitions only ever grow; keys then map anew, as with any Kafka producer. */
+  set count(n: number) {
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`partition count ${n}`);
+    if (n === this.metadata.length) return;
+    this.metadata = Array.from({ length: n }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }));
+  }
+
+  partition(key: string): number {
+    return this.partitioner({ topic: this.topic, partitionMetadata: this.metadata, message: { key, value: null } });
+  }
+}
+
 /** One append call waiting for its messages. */
 interface Call {
   /** Per event: acknowledged by the broker. */
@@ -88,40 +138,42 @@ interface Call {
 }
 
 interface Queued {
-  message: Message;
+  /** key, value and partition (set here, so the one-send-per-partition rule is exact). */
+  message: Message & { partition: number };
+  bytes: number;
   call: Call;
   index: number;
   /** performance.now() by which the event must be acknowledged. */
   deadline: number;
-  /** performance.now() when queued (linger is counted from the oldest). */
+  /** performance.now() when queued (linger counts from the oldest). */
   queuedAt: number;
 }
 
 /**
  * The distributed event log: every accepted event is published to one Kafka topic, keyed by
- * provider|Dominio, value = the wire format of shared/events/wire.ts. An event is answered with its
- * id only after the broker acknowledged it with acks=all.
+ * provider|Dominio, value = the wire format of shared/events/wire.ts. An event is answered with
+ * its id only after the broker acknowledged it with acks=all.
  *
  * - Ids come from the shared IdAllocator; resends are found through the shared DedupeIndex and get
  *   the first copy's id. A resend is published again under that same id (the store downstream is
  *   idempotent by id), so it is answered only once the log certainly holds the id, even when the
  *   gateway that took the first copy died before publishing it.
  * - Micro-batching: messages of all concurrent requests are queued and sent together, when
- *   `batchEvents` are queued or `lingerMs` after the oldest, whichever first; up to
- *   `maxInFlightSends` sends are in flight.
- * - Ordering: a vehicle's events always go to one partition (murmur2 of the key, the Java client's
- *   partitioner). kafkajs retries are off (retries: 0), so a failed send is never re-sent behind
- *   a later one: it is answered unavailable and the provider resends. Produce requests to a broker
- *   go down one connection in send order and the broker handles one connection's requests in order,
- *   so what is acknowledged is in append order per partition. Anyway, an event a provider sends
- *   after another was answered is queued after that one was acknowledged: causal order holds
- *   whatever the pipelining. (The kafkajs idempotent producer is not used: it serialises sends
- *   behind a per-broker lock, retries without end, and cannot recover from a lost producer id.)
+ *   `batchEvents` are queued or `lingerMs` after the oldest, whichever first.
+ * - Ordering: a vehicle's events always go to one partition (murmur2 of the key). At most one send
+ *   per partition is in flight, and a partition's messages leave the queue in append order; up to
+ *   `maxInFlightSends` sends on disjoint partitions may be in flight together. kafkajs does not
+ *   keep the order of concurrent sends by itself (they race through metadata and connection
+ *   awaits before reaching the socket: the ordering test caught one overtaking another), and its
+ *   retries are off, so a failed send is never re-sent behind a later one: it is answered
+ *   unavailable and the provider resends.
  * - Bounded: at most `maxInFlightEvents` events are accepted and unanswered; past it, and while
  *   the broker is known to be failing, appends answer unavailable at once (-5) instead of queuing.
  */
 export class KafkaEventLog implements EventLog {
-  private readonly queue: Queued[] = [];
+  private queue: Queued[] = [];
+  /** Partitions with a send in flight. */
+  private readonly busy = new Set<number>();
   private inFlightEvents = 0;
   private sendsInFlight = 0;
   private activeCalls = 0;
@@ -132,6 +184,7 @@ export class KafkaEventLog implements EventLog {
   private lastFailureAt = Number.NEGATIVE_INFINITY;
   private lastSuccessAt = Number.NEGATIVE_INFINITY;
   private readonly maxInFlightSends: number;
+  private readonly maxSendBytes: number;
   private readonly failFastMs: number;
   private readonly counters = {
     sends: 0,
@@ -142,25 +195,28 @@ export class KafkaEventLog implements EventLog {
     rejectedFailing: 0,
     rejectedSeams: 0,
     failedEvents: 0,
+    peakSendsInFlight: 0,
   };
 
   constructor(
     private readonly producer: Producer,
+    private readonly partitioner: KeyPartitioner,
     private readonly options: KafkaEventLogOptions,
   ) {
-    const positive = (name: string, v: number, min: number): void => {
+    const atLeast = (name: string, v: number, min: number): void => {
       if (!Number.isFinite(v) || v < min) throw new RangeError(`KafkaEventLog: ${name} must be >= ${min} (got ${v}).`);
     };
-    positive('lingerMs', options.lingerMs, 0);
-    positive('batchEvents', options.batchEvents, 1);
-    positive('maxInFlightEvents', options.maxInFlightEvents, 1);
-    positive('sendTimeoutMs', options.sendTimeoutMs, 1);
+    atLeast('lingerMs', options.lingerMs, 0);
+    atLeast('batchEvents', options.batchEvents, 1);
+    atLeast('maxInFlightEvents', options.maxInFlightEvents, 1);
+    atLeast('sendTimeoutMs', options.sendTimeoutMs, 1);
     this.maxInFlightSends = Math.max(1, options.maxInFlightSends ?? 5);
+    this.maxSendBytes = Math.max(1, options.maxSendBytes ?? DEFAULT_MAX_SEND_BYTES);
     this.failFastMs = Math.max(0, options.failFastMs ?? 1000);
   }
 
   get stats(): KafkaEventLogStats {
-    return { ...this.counters, inFlight: this.inFlightEvents, queued: this.queue.length };
+    return { ...this.counters, inFlight: this.inFlightEvents, queued: this.queue.length, partitions: this.partitioner.count };
   }
 
   /** True while the last send failed and none succeeded since. */
@@ -177,7 +233,7 @@ export class KafkaEventLog implements EventLog {
       this.counters.rejectedBackpressure += n;
       return events.map(() => UNAVAILABLE);
     }
-    // Broker known to be down: one probe batch at a time, at most every failFastMs.
+    // Broker known to be failing: one probe batch at a time, at most every failFastMs.
     if (this.failing && (started - this.lastFailureAt < this.failFastMs || this.sendsInFlight > 0)) {
       this.counters.rejectedFailing += n;
       return events.map(() => UNAVAILABLE);
@@ -187,7 +243,7 @@ export class KafkaEventLog implements EventLog {
     this.activeCalls++;
     this.options.metrics?.inFlight(this.inFlightEvents);
     try {
-      return await this.publish(events, started);
+      return await this.publish(events, started + this.options.sendTimeoutMs);
     } finally {
       this.inFlightEvents -= n;
       this.activeCalls--;
@@ -196,10 +252,8 @@ export class KafkaEventLog implements EventLog {
     }
   }
 
-  private async publish(events: EventRecord[], started: number): Promise<AppendOutcome[]> {
+  private async publish(events: EventRecord[], deadline: number): Promise<AppendOutcome[]> {
     const n = events.length;
-    const deadline = started + this.options.sendTimeoutMs;
-
     let ids: bigint[];
     let earlier: (bigint | null)[];
     try {
@@ -209,23 +263,36 @@ export class KafkaEventLog implements EventLog {
       earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs), deadline - performance.now(), 'dedupe claim');
       if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
     } catch (error) {
-      // Nothing published. Claims that may have been made keep ids nobody was given: a resend
-      // gets such an id and publishes it, so leaving them is safe.
+      // Nothing published. A claim that may have been made holds an id nobody was given: a
+      // resend gets that id and publishes it, so leaving it is safe.
       this.counters.rejectedSeams += n;
       this.options.logger.warn({ err: error, events: n }, 'event ids or dedupe unavailable; answering unavailable');
       return events.map(() => UNAVAILABLE);
     }
 
     const outIds = events.map((_, i) => earlier[i] ?? (ids[i] as bigint));
-    const call: Call = { acked: new Array<boolean>(n).fill(false), remaining: n, resolve: () => {} };
+    const call: Call = { acked: new Array<boolean>(n).fill(false), remaining: 0, resolve: () => {} };
     const done = new Promise<void>((resolve) => (call.resolve = resolve));
-    const now = performance.now();
+    const queuedAt = performance.now();
     events.forEach((event, index) => {
-      const message: Message = { key: messageKey(event), value: encodeEvent(outIds[index] as bigint, event) };
-      this.queue.push({ message, call, index, deadline, queuedAt: now });
+      const key = messageKey(event);
+      const value = encodeEvent(outIds[index] as bigint, event);
+      const bytes = Buffer.byteLength(key) + value.length;
+      if (bytes > this.maxSendBytes) {
+        // The broker would refuse it, failing every other event of its send: refuse it alone.
+        // (The operation layer's field limits keep real events far below this.)
+        this.counters.failedEvents++;
+        this.options.logger.error({ systemUser: event.systemUser, dominio: event.dominio, bytes }, 'event too large for one kafka send; answering unavailable');
+        return;
+      }
+      const message = { key, value, partition: this.partitioner.partition(key) };
+      this.queue.push({ message, bytes, call, index, deadline, queuedAt });
+      call.remaining++;
     });
-    this.schedule();
-    await done;
+    if (call.remaining > 0) {
+      this.schedule();
+      await done;
+    }
 
     const outcomes: AppendOutcome[] = [];
     const release: string[] = [];
@@ -236,7 +303,7 @@ export class KafkaEventLog implements EventLog {
         if (duplicate) this.counters.duplicates++;
       } else {
         outcomes.push(UNAVAILABLE);
-        // Only the claims this call made: an earlier copy's claim belongs to that copy.
+        // Only claims this call made: an earlier copy's claim belongs to that copy.
         if (!duplicate) release.push((events[i] as EventRecord).dedupeKey);
       }
     }
@@ -251,9 +318,9 @@ export class KafkaEventLog implements EventLog {
     return outcomes;
   }
 
-  /** Sends what is due now, or arms the linger timer for the oldest queued message. */
+  /** Starts the sends that are due, or arms the linger timer for the oldest queued message. */
   private schedule(): void {
-    while (this.queue.length > 0 && this.sendsInFlight < this.maxInFlightSends) {
+    while (this.queue.length > 0 && this.sendsInFlight < this.maxInFlightSends && this.busy.size < this.partitioner.count) {
       const head = this.queue[0] as Queued;
       const lingerLeft = head.queuedAt + this.options.lingerMs - performance.now();
       if (this.queue.length < this.options.batchEvents && lingerLeft > 0 && !this.closed) {
@@ -265,25 +332,76 @@ export class KafkaEventLog implements EventLog {
         }
         return;
       }
-      this.send(this.queue.splice(0, this.options.batchEvents));
+      const batch = this.takeBatch();
+      if (batch.length === 0) break; // everything queued waits for a busy partition
+      this.send(batch);
     }
-    if (this.lingerTimer !== undefined && (this.queue.length === 0 || this.sendsInFlight >= this.maxInFlightSends)) {
-      // Nothing left to linger for, or a finishing send will call schedule() again.
+    // Nothing to linger for now; a send that settles calls schedule() again.
+    if (this.lingerTimer !== undefined) {
       clearTimeout(this.lingerTimer);
       this.lingerTimer = undefined;
     }
   }
 
+  /**
+   * Takes from the queue, oldest first, the messages whose partition has no send in flight, up to
+   * batchEvents and maxSendBytes; the rest keep their order. Expired messages are failed here.
+   */
+  private takeBatch(): Queued[] {
+    const now = performance.now();
+    const batch: Queued[] = [];
+    const expired: Queued[] = [];
+    let bytes = 0;
+    let i = 0;
+    if (this.busy.size === 0) {
+      // Common case: take a prefix.
+      for (; i < this.queue.length && batch.length < this.options.batchEvents; i++) {
+        const q = this.queue[i] as Queued;
+        if (q.deadline <= now) {
+          expired.push(q);
+          continue;
+        }
+        if (batch.length > 0 && bytes + q.bytes > this.maxSendBytes) break;
+        batch.push(q);
+        bytes += q.bytes;
+      }
+      this.queue.splice(0, i);
+    } else {
+      const kept: Queued[] = [];
+      let full = false;
+      for (const q of this.queue) {
+        if (full || this.busy.has(q.message.partition)) kept.push(q);
+        else if (q.deadline <= now) expired.push(q);
+        else if (batch.length > 0 && bytes + q.bytes > this.maxSendBytes) {
+          full = true;
+          kept.push(q);
+        } else {
+          batch.push(q);
+          bytes += q.bytes;
+          full = batch.length >= this.options.batchEvents;
+        }
+      }
+      this.queue = kept;
+    }
+    if (expired.length > 0) {
+      // Waited out their whole budget before a send could take them: the broker is too slow.
+      this.noteFailure(new TimeoutError('no send within sendTimeoutMs'), expired.length, 0);
+      this.resolveAll(expired, false);
+    }
+    return batch;
+  }
+
   private send(batch: Queued[]): void {
     const started = performance.now();
     let deadline = Number.POSITIVE_INFINITY;
-    for (const q of batch) deadline = Math.min(deadline, q.deadline);
-    this.sendsInFlight++;
-    if (deadline <= started) {
-      // Waited out its whole budget in the queue (the broker is too slow): fail without sending.
-      queueMicrotask(() => this.settle(batch, started, new TimeoutError('kafka send: no time left after queueing')));
-      return;
+    const partitions = new Set<number>();
+    for (const q of batch) {
+      deadline = Math.min(deadline, q.deadline);
+      partitions.add(q.message.partition);
     }
+    for (const p of partitions) this.busy.add(p);
+    this.sendsInFlight++;
+    this.counters.peakSendsInFlight = Math.max(this.counters.peakSendsInFlight, this.sendsInFlight);
     this.options.metrics?.batchSize(batch.length);
 
     const sending = this.producer.send({
@@ -293,43 +411,53 @@ export class KafkaEventLog implements EventLog {
       timeout: this.options.sendTimeoutMs,
       messages: batch.map((q) => q.message),
     });
-    withTimeout(sending, deadline - started, 'kafka send').then(
-      () => this.settle(batch, started, null),
-      (error: unknown) => this.settle(batch, started, error),
-    );
     // A send we stopped waiting for may still settle later; never leave its rejection unhandled.
     sending.catch(() => {});
+    withTimeout(sending, deadline - started, 'kafka send').then(
+      () => this.settle(batch, partitions, started, null),
+      (error: unknown) => this.settle(batch, partitions, started, error),
+    );
   }
 
-  private settle(batch: Queued[], started: number, error: unknown): void {
+  private settle(batch: Queued[], partitions: Set<number>, started: number, error: unknown): void {
     this.sendsInFlight--;
+    for (const p of partitions) this.busy.delete(p);
     const now = performance.now();
     this.options.metrics?.publishSeconds((now - started) / 1000);
-    const ok = error === null;
-    if (ok) {
+    if (error === null) {
       if (this.failing) this.options.logger.info({ events: batch.length }, 'kafka send succeeded again; accepting events');
       this.lastSuccessAt = now;
       this.counters.sends++;
       this.counters.events += batch.length;
     } else {
-      const wasFailing = this.failing;
-      this.lastFailureAt = now;
       this.counters.failedSends++;
-      this.counters.failedEvents += batch.length;
-      const log = { err: error, events: batch.length, ms: Math.round(now - started) };
-      if (wasFailing) this.options.logger.warn(log, 'kafka send failed again; answering unavailable');
-      else this.options.logger.error(log, 'kafka send failed; answering unavailable until a send succeeds');
+      this.noteFailure(error, batch.length, now - started, !isMessageError(error));
     }
-    for (const q of batch) {
-      q.call.acked[q.index] = ok;
+    this.resolveAll(batch, error === null);
+    this.schedule();
+  }
+
+  /** `brokerProblem`: the broker is failing (fail fast), not just this send's content. */
+  private noteFailure(error: unknown, events: number, ms: number, brokerProblem = true): void {
+    const wasFailing = this.failing;
+    if (brokerProblem) this.lastFailureAt = performance.now();
+    this.counters.failedEvents += events;
+    const log = { err: error, events, ms: Math.round(ms) };
+    if (!brokerProblem) this.options.logger.error(log, 'kafka refused a send; its events are answered unavailable');
+    else if (wasFailing) this.options.logger.warn(log, 'kafka send failed again; answering unavailable');
+    else this.options.logger.error(log, 'kafka send failed; answering unavailable until a send succeeds');
+  }
+
+  private resolveAll(messages: Queued[], acked: boolean): void {
+    for (const q of messages) {
+      q.call.acked[q.index] = acked;
       if (--q.call.remaining === 0) q.call.resolve();
     }
-    this.schedule();
   }
 
   /**
    * Stops accepting (later appends answer unavailable), sends what is queued without lingering,
-   * waits for every accepted append to be answered (bounded by sendTimeoutMs), then disconnects.
+   * waits until every accepted append is answered (bounded by sendTimeoutMs), then disconnects.
    */
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
@@ -348,7 +476,7 @@ export class KafkaEventLog implements EventLog {
   }
 }
 
-/** Connects a producer (ensuring the topic exists first) and returns the event log. */
+/** Connects a producer (creating the topic when missing) and returns the event log. */
 export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<KafkaEventLog> {
   const maxInFlightSends = Math.max(1, options.maxInFlightSends ?? 5);
   const kafka = createKafkaClient({
@@ -358,6 +486,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     requestTimeoutMs: options.sendTimeoutMs,
   });
 
+  let partitions: number;
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -367,19 +496,32 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
       replicationFactor: options.topicReplicationFactor,
     });
     if (created) options.logger.info({ topic: options.topic }, 'created kafka topic');
+    const metadata = await admin.fetchTopicMetadata({ topics: [options.topic] });
+    partitions = metadata.topics[0]?.partitions.length ?? 0;
+    if (partitions < 1) throw new Error(`Kafka topic ${options.topic} has no partitions.`);
   } finally {
     await admin.disconnect();
   }
 
+  const keys = new KeyPartitioner(options.topic, partitions);
+  // Messages carry their partition; this only follows the topic's partition count from the
+  // producer's metadata (refreshed every 5 min), so partitions added later get used.
+  const createPartitioner: ICustomPartitioner = () => {
+    const inner = Partitioners.DefaultPartitioner();
+    return (args) => {
+      if (args.partitionMetadata.length > keys.count) keys.count = args.partitionMetadata.length;
+      return inner(args);
+    };
+  };
   const producer = kafka.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
+    createPartitioner,
     allowAutoTopicCreation: false,
     idempotent: false,
     maxInFlightRequests: maxInFlightSends,
     retry: { retries: 0 },
   });
   await producer.connect();
-  const log = new KafkaEventLog(producer, { ...options, maxInFlightSends });
-  options.logger.info({ brokers: options.brokers, topic: options.topic }, 'kafka event log connected');
+  const log = new KafkaEventLog(producer, keys, { ...options, maxInFlightSends });
+  options.logger.info({ brokers: options.brokers, topic: options.topic, partitions }, 'kafka event log connected');
   return log;
 }

@@ -1,5 +1,6 @@
 export {
   KafkaEventLog,
+  KeyPartitioner,
   openKafkaEventLog,
   type KafkaEventLogMetrics,
   type KafkaEventLogOptions,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { BackendUnavailableError } from '../types.js';
 
 export interface RedisLogger {
   warn(obj: object, msg: string): void;
@@ -11,7 +12,7 @@ export interface RedisLogger {
  * (the protocol's answers for a retried call are defined, e.g. ComandoProcesado → 'already-same').
  * The gateway maps it to "temporarily unavailable" (-5 / a Server fault / false).
  */
-export class RedisUnavailableError extends Error {
+export class RedisUnavailableError extends BackendUnavailableError {
   override readonly name = 'RedisUnavailableError';
   constructor(
     readonly operation: string,

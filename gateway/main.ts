@@ -1,0 +1,22 @@
+/**
+ * `npm run gateway`: one stateless gateway of the scale-out deployment (REDIS_URL and
+ * KAFKA_BROKERS required; CLICKHOUSE_URL for the admin API's event queries). Run as many as you
+ * like behind a load balancer. For the all-in-one embedded service use `npm start`.
+ */
+import { ConfigurationMissing, deploymentMode } from '../shared/backends/distributed.js';
+import { runProcess } from '../shared/process.js';
+import { startApplication } from './app.js';
+import { nativeBinaryPath } from './http/uws.js';
+
+runProcess('gateway', async (config, logger) => {
+  if (deploymentMode(config) !== 'distributed') {
+    throw new ConfigurationMissing('npm run gateway needs REDIS_URL and KAFKA_BROKERS; `npm start` runs the embedded mode.');
+  }
+  if (nativeBinaryPath() === null) logger.warn('uWebSockets.js native binary not loaded: running on the slow fallback');
+  const app = await startApplication({ config, logger });
+  logger.info(
+    { service: app.serviceUrl, wsdl: `${app.serviceUrl}?wsdl`, admin: app.admin.url, mode: app.mode },
+    `gateway listening: ${app.serviceUrl} (admin ${app.admin.url})`,
+  );
+  return app;
+});

@@ -1,0 +1,106 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
+import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
+import { openRedisStores, type RedisStores } from './redis/index.js';
+import type { Backends, EventStore } from './types.js';
+
+/**
+ * Scale-out mode: everything two gateways must agree on is in Redis, accepted events go to Kafka
+ * (acknowledged with acks=all before the id is answered), and the admin API reads stored events
+ * from ClickHouse, where the worker puts them.
+ */
+export interface DistributedBackends extends Backends {
+  redis: RedisStores;
+  kafka: KafkaEventLog;
+  clickhouse: ClickHouseClient | null;
+}
+
+export class ConfigurationMissing extends Error {}
+
+/** Events are only in Kafka until the worker loads them; without ClickHouse there is nothing to query. */
+const noEventStore: EventStore = {
+  recent: () => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.')),
+};
+
+export async function openDistributedBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<DistributedBackends> {
+  if (config.redisUrl === null || config.kafkaBrokers === null) {
+    throw new ConfigurationMissing('The distributed mode needs REDIS_URL and KAFKA_BROKERS.');
+  }
+  const redis = await openRedisStores({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger: logger.child({ component: 'redis' }) });
+  let kafka: KafkaEventLog;
+  try {
+    kafka = await openKafkaEventLog({
+      brokers: config.kafkaBrokers,
+      topic: config.kafkaTopic,
+      clientId: config.kafkaClientId,
+      ids: redis.ids,
+      dedupe: redis.dedupe,
+      dedupeWindowMs: config.dedupeWindowMs,
+      lingerMs: config.producerLingerMs,
+      batchEvents: config.producerBatchEvents,
+      maxInFlightEvents: config.maxInFlightEvents,
+      sendTimeoutMs: config.appendTimeoutMs,
+      logger: logger.child({ component: 'kafka' }),
+      ...(metrics === undefined
+        ? {}
+        : {
+            metrics: {
+              publishSeconds: (s: number) => metrics.kafkaSendSeconds.observe(s),
+              batchSize: (n: number) => metrics.publishBatchSize.observe(n),
+              inFlight: (n: number) => metrics.eventsInFlight.set(n),
+            },
+          }),
+    });
+  } catch (err) {
+    await redis.close();
+    throw err;
+  }
+  const clickhouse =
+    config.clickhouseUrl === null
+      ? null
+      : createClickHouseClient({
+          url: config.clickhouseUrl,
+          database: config.clickhouseDatabase,
+          username: config.clickhouseUser,
+          password: config.clickhousePassword,
+        });
+
+  let closing: Promise<void> | null = null;
+  return {
+    redis,
+    kafka,
+    clickhouse,
+    providers: redis.providers,
+    lockouts: redis.lockouts,
+    sessions: redis.sessions,
+    commands: redis.commands,
+    trips: redis.trips,
+    eventLog: kafka,
+    events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouseDatabase),
+    // Ready when state is reachable and the event log is not failing fast.
+    healthy: async () => (await redis.healthy()) && !kafka.failing,
+    close: () => {
+      // Flush the producer first (acknowledged ids stay acknowledged), then the state store.
+      closing ??= (async () => {
+        await kafka.close();
+        await clickhouse?.close();
+        await redis.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Which mode a configuration asks for; half a distributed configuration is an error. */
+export function deploymentMode(config: Config): 'embedded' | 'distributed' {
+  const redis = config.redisUrl !== null;
+  const kafka = config.kafkaBrokers !== null;
+  if (redis !== kafka) {
+    throw new ConfigurationMissing(
+      `REDIS_URL and KAFKA_BROKERS go together (the distributed mode needs both); only ${redis ? 'REDIS_URL' : 'KAFKA_BROKERS'} is set.`,
+    );
+  }
+  return redis ? 'distributed' : 'embedded';
+}

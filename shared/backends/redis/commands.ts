@@ -1,0 +1,260 @@
+import type { Redis } from 'ioredis';
+import type { Command, CommandHistoryEntry, CommandState, CommandStore, FinishOutcome } from '../types.js';
+import {
+  asArray,
+  asStrings,
+  decimal,
+  flatToRecord,
+  LuaScript,
+  parseNumber,
+  pipelineReplies,
+  RedisDataError,
+  type Guard,
+} from './connection.js';
+import type { RedisKeys } from './keys.js';
+
+/*
+ * Layout (see keys.ts):
+ *   {p}command:seq               INCR → NUMERO (one sequence across providers)
+ *   {p}command:{n}               hash: numero, systemUser, cmd, unidad, equipo, state, createdAt,
+ *                                expiresAt, deliveries, lastDeliveredAt?, finishedAt? (absent = null)
+ *   {p}command:{n}:history       list of JSON {at, kind, message}, oldest first
+ *   {p}commands:open:{u}         zset of unfinished numeros, score = numero (queue order)
+ *   {p}commands:expiry:{u}       zset of the same numeros, score = expiresAt (finds overdue ones)
+ *   {p}commands:all:{u}          zset of every numero of the provider, score = numero (list())
+ * Every read-modify-write is one Lua script, so gateways racing on a command cannot interleave.
+ * Durability: commands must survive a restart (decisions §8): production Redis needs AOF
+ * (appendonly yes, appendfsync everysec or always).
+ */
+
+/** KEYS: seq, open, expiry, all. ARGV: command key prefix, systemUser, cmd, unidad, equipo, now, expiresAt, history JSON → numero. */
+export const COMMAND_ENQUEUE = new LuaScript(
+  'command-enqueue',
+  `local n = redis.call('INCR', KEYS[1])
+local key = ARGV[1] .. n
+redis.call('HSET', key, 'numero', n, 'systemUser', ARGV[2], 'cmd', ARGV[3], 'unidad', ARGV[4], 'equipo', ARGV[5],
+  'state', 'pending', 'createdAt', ARGV[6], 'expiresAt', ARGV[7], 'deliveries', '0')
+redis.call('RPUSH', key .. ':history', ARGV[8])
+redis.call('ZADD', KEYS[2], n, n)
+redis.call('ZADD', KEYS[3], ARGV[7], n)
+redis.call('ZADD', KEYS[4], n, n)
+return n`,
+);
+
+/**
+ * KEYS: open, expiry. ARGV: command key prefix, now, history JSON.
+ * Stores the expiry of every overdue unfinished command of the provider (taking it out of the queue),
+ * then counts and times a delivery of the lowest remaining numero → {HGETALL, history} or nil.
+ */
+export const COMMAND_DELIVER = new LuaScript(
+  'command-deliver',
+  `local overdue = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+for _, n in ipairs(overdue) do
+  local key = ARGV[1] .. n
+  local st = redis.call('HGET', key, 'state')
+  if st == 'pending' or st == 'in_process' then redis.call('HSET', key, 'state', 'expired') end
+  redis.call('ZREM', KEYS[1], n)
+  redis.call('ZREM', KEYS[2], n)
+end
+while true do
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if #first == 0 then return false end
+  local key = ARGV[1] .. first[1]
+  if redis.call('EXISTS', key) == 1 then
+    local deliveries = redis.call('HINCRBY', key, 'deliveries', 1)
+    redis.call('HSET', key, 'lastDeliveredAt', ARGV[2])
+    -- Only the first delivery goes to the history: clients poll the same command until they
+    -- finish it; the count and last time say the rest, and the history stays bounded.
+    if deliveries == 1 then redis.call('RPUSH', key .. ':history', ARGV[3]) end
+    return {redis.call('HGETALL', key), redis.call('LRANGE', key .. ':history', 0, -1)}
+  end
+  -- A numero whose hash is gone (deleted by hand): drop it from the queue.
+  redis.call('ZREM', KEYS[1], first[1])
+  redis.call('ZREM', KEYS[2], first[1])
+end`,
+);
+
+/** KEYS: command, history. ARGV: systemUser, now, history JSON → 1 when appended, else 0. */
+export const COMMAND_STATUS = new LuaScript(
+  'command-status',
+  `local f = redis.call('HMGET', KEYS[1], 'systemUser', 'state', 'expiresAt')
+if f[1] ~= ARGV[1] then return 0 end
+if (f[2] ~= 'pending' and f[2] ~= 'in_process') or tonumber(f[3]) <= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'in_process')
+redis.call('RPUSH', KEYS[2], ARGV[3])
+return 1`,
+);
+
+/**
+ * KEYS: command, history, open, expiry. ARGV: systemUser, now, outcome state, history JSON, numero
+ * → 'finished' | 'already-same' | 'rejected'.
+ */
+export const COMMAND_FINISH = new LuaScript(
+  'command-finish',
+  `local f = redis.call('HMGET', KEYS[1], 'systemUser', 'state', 'expiresAt')
+if f[1] ~= ARGV[1] then return 'rejected' end
+local st = f[2]
+if (st == 'pending' or st == 'in_process') and tonumber(f[3]) <= tonumber(ARGV[2]) then st = 'expired' end
+if st == 'pending' or st == 'in_process' then
+  redis.call('HSET', KEYS[1], 'state', ARGV[3], 'finishedAt', ARGV[2])
+  redis.call('RPUSH', KEYS[2], ARGV[4])
+  redis.call('ZREM', KEYS[3], ARGV[5])
+  redis.call('ZREM', KEYS[4], ARGV[5])
+  return 'finished'
+end
+if st == ARGV[3] then return 'already-same' end
+return 'rejected'`,
+);
+
+const STATES: readonly CommandState[] = ['pending', 'in_process', 'succeeded', 'failed', 'expired'];
+const KINDS: readonly CommandHistoryEntry['kind'][] = ['queued', 'delivered', 'status', 'finished'];
+
+function isUnfinished(state: CommandState): boolean {
+  return state === 'pending' || state === 'in_process';
+}
+
+/** An unfinished command past its expiry is reported as expired, whether or not that was stored yet. */
+function effectiveState(state: CommandState, expiresAt: number, now: number): CommandState {
+  return isUnfinished(state) && expiresAt <= now ? 'expired' : state;
+}
+
+function entryJson(at: number, kind: CommandHistoryEntry['kind'], message: string): string {
+  const entry: CommandHistoryEntry = { at, kind, message };
+  return JSON.stringify(entry);
+}
+
+function decodeEntry(text: string, what: string): CommandHistoryEntry {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new RedisDataError(`History entry of ${what} is not JSON.`);
+  }
+  const { at, kind, message } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  const k = KINDS.find((x) => x === kind);
+  if (typeof at !== 'number' || k === undefined || typeof message !== 'string') {
+    throw new RedisDataError(`Malformed history entry of ${what}.`);
+  }
+  return { at, kind: k, message };
+}
+
+function decodeCommand(h: Record<string, string>, history: readonly string[], now: number, what: string): Command {
+  const { systemUser, cmd, unidad, equipo } = h;
+  const state = STATES.find((s) => s === h.state);
+  if (systemUser === undefined || cmd === undefined || unidad === undefined || equipo === undefined || state === undefined) {
+    throw new RedisDataError(`Command hash ${what} is incomplete.`);
+  }
+  const expiresAt = parseNumber(h.expiresAt, `${what} expiresAt`);
+  return {
+    numero: parseNumber(h.numero, `${what} numero`),
+    systemUser,
+    cmd,
+    unidad,
+    equipo,
+    state: effectiveState(state, expiresAt, now),
+    createdAt: parseNumber(h.createdAt, `${what} createdAt`),
+    expiresAt,
+    deliveries: parseNumber(h.deliveries, `${what} deliveries`),
+    lastDeliveredAt: h.lastDeliveredAt === undefined ? null : parseNumber(h.lastDeliveredAt, `${what} lastDeliveredAt`),
+    finishedAt: h.finishedAt === undefined ? null : parseNumber(h.finishedAt, `${what} finishedAt`),
+    history: history.map((e) => decodeEntry(e, what)),
+  };
+}
+
+/** NUMERO arrives from the wire; anything but a positive integer cannot name a command. */
+function validNumero(numero: number): boolean {
+  return Number.isSafeInteger(numero) && numero > 0;
+}
+
+export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Guard): CommandStore {
+  return {
+    enqueue(c) {
+      return guard('commands.enqueue', async () => {
+        const queued = entryJson(c.now, 'queued', '');
+        const numero = await COMMAND_ENQUEUE.run(
+          redis,
+          [keys.commandSeq(), keys.commandsOpen(c.systemUser), keys.commandsExpiry(c.systemUser), keys.commandsAll(c.systemUser)],
+          [keys.commandPrefix(), c.systemUser, c.cmd, c.unidad, c.equipo, decimal(c.now), decimal(c.expiresAt), queued],
+        );
+        if (typeof numero !== 'number') throw new RedisDataError('command-enqueue returned a non-integer.');
+        return {
+          numero,
+          systemUser: c.systemUser,
+          cmd: c.cmd,
+          unidad: c.unidad,
+          equipo: c.equipo,
+          state: effectiveState('pending', c.expiresAt, c.now),
+          createdAt: c.now,
+          expiresAt: c.expiresAt,
+          deliveries: 0,
+          lastDeliveredAt: null,
+          finishedAt: null,
+          history: [{ at: c.now, kind: 'queued', message: '' }],
+        };
+      });
+    },
+
+    deliverNext(systemUser, now) {
+      return guard('commands.deliverNext', async () => {
+        const reply = await COMMAND_DELIVER.run(
+          redis,
+          [keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [keys.commandPrefix(), decimal(now), entryJson(now, 'delivered', '')],
+        );
+        if (reply === null) return null;
+        const [hash, history] = asArray(reply, 'command-deliver reply');
+        return decodeCommand(flatToRecord(hash, 'delivered command'), asStrings(history, 'history'), now, 'delivered command');
+      });
+    },
+
+    appendStatus(systemUser, numero, message, now) {
+      if (!validNumero(numero)) return Promise.resolve(false);
+      return guard('commands.appendStatus', async () => {
+        const reply = await COMMAND_STATUS.run(
+          redis,
+          [keys.command(numero), keys.commandHistory(numero)],
+          [systemUser, decimal(now), entryJson(now, 'status', message)],
+        );
+        return reply === 1;
+      });
+    },
+
+    finish(systemUser, numero, succeeded, now) {
+      if (!validNumero(numero)) return Promise.resolve<FinishOutcome>('rejected');
+      return guard('commands.finish', async () => {
+        const outcome: CommandState = succeeded ? 'succeeded' : 'failed';
+        const reply = await COMMAND_FINISH.run(
+          redis,
+          [keys.command(numero), keys.commandHistory(numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [systemUser, decimal(now), outcome, entryJson(now, 'finished', outcome), decimal(numero)],
+        );
+        if (reply === 'finished' || reply === 'already-same' || reply === 'rejected') return reply;
+        throw new RedisDataError(`command-finish returned ${JSON.stringify(reply)}.`);
+      });
+    },
+
+    list(systemUser, now) {
+      return guard('commands.list', async () => {
+        // Two round trips and no script: a provider with a long history must not block Redis.
+        const numeros = await redis.zrange(keys.commandsAll(systemUser), '0', '-1');
+        if (numeros.length === 0) return [];
+        const pipeline = redis.pipeline();
+        for (const n of numeros) {
+          const numero = parseNumber(n, 'command numero');
+          pipeline.hgetall(keys.command(numero));
+          pipeline.lrange(keys.commandHistory(numero), 0, -1);
+        }
+        const replies = pipelineReplies(await pipeline.exec());
+        const out: Command[] = [];
+        for (let i = 0; i < numeros.length; i++) {
+          const hash = replies[2 * i];
+          if (typeof hash !== 'object' || hash === null || Array.isArray(hash)) throw new RedisDataError('HGETALL reply is not a record.');
+          const record = hash as Record<string, string>;
+          if (Object.keys(record).length === 0) continue; // deleted by hand
+          out.push(decodeCommand(record, asStrings(replies[2 * i + 1], 'history'), now, `command ${numeros[i]}`));
+        }
+        return out;
+      });
+    },
+  };
+}

@@ -1,0 +1,217 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type {
+  CommandStore,
+  LastReportSink,
+  LockoutStore,
+  ProviderStore,
+  SessionStore,
+  TripStore,
+} from '../types.js';
+import { createRedisCommandStore, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
+import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
+import { DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
+import { DEFAULT_ID_BLOCK_SIZE, ID_BLOCK, ID_FLOOR, RedisIdAllocator } from './ids.js';
+import { RedisKeys } from './keys.js';
+import { createRedisLockoutStore, LOCKOUT_LOCKED_UNTIL, LOCKOUT_RECORD } from './lockouts.js';
+import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
+import { createRedisSessionStore, SESSION_DESTROY, SESSION_TOUCH } from './sessions.js';
+import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
+
+export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
+export { RedisDedupeIndex } from './dedupe.js';
+export { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
+export { RedisKeys } from './keys.js';
+export { MAX_FAILURES_KEPT } from './lockouts.js';
+
+export interface RedisStoresOptions {
+  url: string;
+  /** Prefix of every key (default 'gw:'); lets several deployments or test runs share one Redis. */
+  keyPrefix?: string;
+  /** This gateway's clock (default Date.now); only used to size the PX of a lockout lock. */
+  now?: () => number;
+  /** Told when the connection is lost and when it is back (default: console.warn). */
+  logger?: RedisLogger;
+  /** Event ids per block taken from the shared counter (default 1000). */
+  idBlockSize?: number;
+  /** A command without a reply after this long fails (default 2000 ms). */
+  commandTimeoutMs?: number;
+  /** TCP connect timeout of each (re)connection attempt (default 1000 ms). */
+  connectTimeoutMs?: number;
+  /** How long healthy() waits for PONG (default 1000 ms). */
+  healthTimeoutMs?: number;
+}
+
+export interface RedisStores {
+  /** The ioredis client (health checks, the other distributed-mode modules). Keys are not prefixed by it. */
+  redis: Redis;
+  keys: RedisKeys;
+  providers: ProviderStore;
+  lockouts: LockoutStore;
+  sessions: SessionStore;
+  commands: CommandStore;
+  trips: TripStore;
+  /** IdAllocator, plus raiseFloor and blocksTaken. */
+  ids: RedisIdAllocator;
+  /** DedupeIndex, plus releaseClaims (compare-and-delete). */
+  dedupe: RedisDedupeIndex;
+  lastReports: LastReportSink;
+  /** PING answered within healthTimeoutMs. */
+  healthy(): Promise<boolean>;
+  /** QUIT (waits for pending replies, at most 2 s), then closes the socket. Idempotent. */
+  close(): Promise<void>;
+}
+
+const ALL_SCRIPTS: readonly LuaScript[] = [
+  PROVIDER_CREATE,
+  PROVIDER_UPDATE,
+  PROVIDER_LIST,
+  LOCKOUT_RECORD,
+  LOCKOUT_LOCKED_UNTIL,
+  SESSION_TOUCH,
+  SESSION_DESTROY,
+  COMMAND_ENQUEUE,
+  COMMAND_DELIVER,
+  COMMAND_STATUS,
+  COMMAND_FINISH,
+  TRIP_LIST,
+  LAST_REPORT_RECORD,
+  ID_BLOCK,
+  ID_FLOOR,
+  DEDUPE_RELEASE_OWN,
+];
+
+/** `SET ... NX ... GET` needs 7.0. */
+const MIN_REDIS_MAJOR = 7;
+
+const consoleLogger: RedisLogger = {
+  warn(obj, msg) {
+    console.warn(msg, obj);
+  },
+};
+
+/** Resolves with the promise's value, or `fallback` after `ms`; the promise's rejection is observed. */
+function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref();
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+/**
+ * Connection behaviour (the choice for a gateway that must answer -5 quickly rather than hang):
+ * - commands issued while disconnected wait in ioredis' offline queue, and fail after one reconnect
+ *   attempt (`maxRetriesPerRequest: 1`): with reconnects every 100-500 ms and a 1 s connect
+ *   timeout, a call fails within about 0.5 s when Redis refuses connections and about 2-3 s when it
+ *   does not answer at all;
+ * - a command sent on a connection that silently died, or whose reply was lost when the connection
+ *   dropped, fails after commandTimeoutMs and is not resent (it may have been applied once; it is
+ *   never applied twice);
+ * - the client keeps reconnecting forever, so service resumes by itself when Redis is back;
+ * - failures surface as RedisUnavailableError (Redis error replies and corrupt data are not wrapped).
+ */
+export function redisClientOptions(options: RedisStoresOptions): RedisOptions {
+  return {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    connectTimeout: options.connectTimeoutMs ?? 1000,
+    commandTimeout: options.commandTimeoutMs ?? 2000,
+    retryStrategy: (times) => Math.min(100 * times, 500),
+    // Never resend a command whose reply was lost with the connection: it may have run (a second
+    // run of a script would enqueue a command twice, count a failure twice...). It fails instead
+    // (after commandTimeoutMs) and the caller answers "retry later".
+    autoResendUnfulfilledCommands: false,
+    // Each instance reports its own connection state; keep the client name recognisable in CLIENT LIST.
+    connectionName: 'gateway',
+  };
+}
+
+/**
+ * Opens the Redis-backed stores of the distributed mode. Fails (and closes the client) when Redis
+ * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis; this
+ * object keeps only the local block of event ids.
+ */
+export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
+  const endpoint = describeEndpoint(options.url);
+  const logger = options.logger ?? consoleLogger;
+  const clock = options.now ?? Date.now;
+  const keys = new RedisKeys(options.keyPrefix ?? 'gw:');
+  const guard = makeGuard(endpoint);
+
+  const redis = new Redis(options.url, redisClientOptions(options));
+  // Without a listener ioredis would print every failed reconnect; log a lost connection once and
+  // its recovery once. The process never dies of it: calls reject, the client reconnects.
+  let down = false;
+  redis.on('error', (err: unknown) => {
+    if (down) return;
+    down = true;
+    logger.warn({ endpoint, err: err instanceof Error ? err.message : String(err) }, 'Redis connection lost; calls fail until it is back');
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.warn({ endpoint }, 'Redis connection restored');
+  });
+
+  try {
+    const info = await guard('open', () => redis.info('server'));
+    const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? '0';
+    if (Number.parseInt(version, 10) < MIN_REDIS_MAJOR) {
+      throw new Error(`Redis at ${endpoint} is ${version}; the gateway needs Redis ${MIN_REDIS_MAJOR}.0 or later (SET NX GET).`);
+    }
+    // Load the scripts up front so the first calls are plain EVALSHA (they fall back to EVAL anyway).
+    const load = redis.pipeline();
+    for (const script of ALL_SCRIPTS) load.script('LOAD', script.lua);
+    const loaded = await guard('open', () => load.exec());
+    for (const [err] of loaded ?? []) if (err !== null) throw err;
+  } catch (err) {
+    redis.disconnect();
+    if (err instanceof RedisUnavailableError) throw err;
+    throw err instanceof Error ? err : new Error(String(err));
+  }
+
+  const healthTimeoutMs = options.healthTimeoutMs ?? 1000;
+  let closing: Promise<void> | null = null;
+
+  return {
+    redis,
+    keys,
+    providers: createRedisProviderStore(redis, keys, guard),
+    lockouts: createRedisLockoutStore(redis, keys, guard, clock),
+    sessions: createRedisSessionStore(redis, keys, guard),
+    commands: createRedisCommandStore(redis, keys, guard),
+    trips: createRedisTripStore(redis, keys, guard),
+    ids: new RedisIdAllocator(redis, keys.eventIdSeq(), guard, options.idBlockSize ?? DEFAULT_ID_BLOCK_SIZE),
+    dedupe: new RedisDedupeIndex(redis, keys, guard),
+    lastReports: createRedisLastReportSink(redis, keys, guard),
+    async healthy() {
+      if (closing !== null) return false;
+      try {
+        return (await within(redis.ping(), healthTimeoutMs, 'timeout')) === 'PONG';
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        try {
+          if (redis.status === 'ready') await within(redis.quit(), 2000, 'timeout');
+        } catch {
+          // Closing anyway.
+        } finally {
+          redis.disconnect();
+        }
+      })();
+      return closing;
+    },
+  };
+}

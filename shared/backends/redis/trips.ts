@@ -1,0 +1,150 @@
+import type { Redis } from 'ioredis';
+import type { EventInstant, LastReportSink, LastReportUpdate, TripStore, TripVehicle } from '../types.js';
+import { asArray, asString, decimal, LuaScript, parseNumber, RedisDataError, type Guard } from './connection.js';
+import type { RedisKeys } from './keys.js';
+
+/*
+ *   {p}trip:{u}         hash dominio → JSON {"nroSerie": ..., "registeredAt": epoch ms}
+ *   {p}lastreport:{u}   hash dominio → "epochMs:subMsTicks" (decimal integers), only ever moved forward
+ * Last reports are kept for every Dominio the provider reported, registered or not (the embedded
+ * store does the same), so a vehicle registered later shows its latest report at once.
+ */
+
+/** KEYS: trip hash, last-report hash → flat [dominio, trip JSON, last report or nil, ...]. */
+export const TRIP_LIST = new LuaScript(
+  'trip-list',
+  `local t = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #t, 2 do
+  out[#out + 1] = t[i]
+  out[#out + 1] = t[i + 1]
+  out[#out + 1] = redis.call('HGET', KEYS[2], t[i])
+end
+return out`,
+);
+
+/**
+ * KEYS: one last-report hash per update. ARGV: dominio, epochMs, subMsTicks per update.
+ * Writes each instant only when later than the stored one (a corrupt stored value is replaced).
+ */
+export const LAST_REPORT_RECORD = new LuaScript(
+  'last-report-record',
+  `for i = 1, #KEYS do
+  local d, ms, tk = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
+  local later = true
+  local cur = redis.call('HGET', KEYS[i], d)
+  if cur then
+    local sep = string.find(cur, ':', 1, true)
+    if sep then
+      local cms, ctk = tonumber(string.sub(cur, 1, sep - 1)), tonumber(string.sub(cur, sep + 1))
+      if cms and ctk then
+        local nms, ntk = tonumber(ms), tonumber(tk)
+        later = nms > cms or (nms == cms and ntk > ctk)
+      end
+    end
+  end
+  if later then redis.call('HSET', KEYS[i], d, ms .. ':' .. tk) end
+end
+return #KEYS`,
+);
+
+/** Updates per script call: keeps each script run short; the calls are pipelined. */
+const RECORD_CHUNK = 500;
+
+/** .NET ordinal order: UTF-16 code units, which is what JavaScript's < compares. */
+function ordinal(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function isLater(a: EventInstant, b: EventInstant): boolean {
+  return a.epochMs > b.epochMs || (a.epochMs === b.epochMs && a.subMsTicks > b.subMsTicks);
+}
+
+function decodeInstant(text: string, what: string): EventInstant {
+  const m = /^(-?\d+):(\d+)$/.exec(text);
+  if (m === null) throw new RedisDataError(`Malformed last report ${JSON.stringify(text)} for ${what}.`);
+  return { epochMs: parseNumber(m[1], what), subMsTicks: parseNumber(m[2], what) };
+}
+
+function decodeVehicle(dominio: string, json: string, lastReport: unknown, what: string): TripVehicle {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new RedisDataError(`Trip vehicle ${dominio} of ${what} is not JSON.`);
+  }
+  const { nroSerie, registeredAt } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (typeof nroSerie !== 'string' || typeof registeredAt !== 'number') {
+    throw new RedisDataError(`Trip vehicle ${dominio} of ${what} is malformed.`);
+  }
+  return {
+    dominio,
+    nroSerie,
+    registeredAt,
+    lastReport: lastReport === null ? null : decodeInstant(asString(lastReport, what), `${what} ${dominio}`),
+  };
+}
+
+export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard): TripStore {
+  return {
+    addVehicle(systemUser, dominio, nroSerie, now) {
+      return guard('trips.addVehicle', async () => {
+        // Re-registering restarts the registration: new NroSerie, FechaRegistracion = now. One HSET: atomic.
+        await redis.hset(keys.trip(systemUser), dominio, JSON.stringify({ nroSerie, registeredAt: now }));
+      });
+    },
+
+    removeVehicle(systemUser, dominio) {
+      return guard('trips.removeVehicle', async () => (await redis.hdel(keys.trip(systemUser), dominio)) > 0);
+    },
+
+    listVehicles(systemUser) {
+      return guard('trips.listVehicles', async () => {
+        const flat = asArray(await TRIP_LIST.run(redis, [keys.trip(systemUser), keys.lastReports(systemUser)], []), 'trip list');
+        if (flat.length % 3 !== 0) throw new RedisDataError('trip-list returned a partial triplet.');
+        const out: TripVehicle[] = [];
+        for (let i = 0; i < flat.length; i += 3) {
+          const dominio = asString(flat[i], 'trip dominio');
+          out.push(decodeVehicle(dominio, asString(flat[i + 1], 'trip vehicle'), flat[i + 2] ?? null, `trip of ${systemUser}`));
+        }
+        return out.sort((a, b) => ordinal(a.dominio, b.dominio));
+      });
+    },
+
+    isRegistered(systemUser, dominio) {
+      return guard('trips.isRegistered', async () => (await redis.hexists(keys.trip(systemUser), dominio)) === 1);
+    },
+  };
+}
+
+function validInstant(at: EventInstant): boolean {
+  return Number.isSafeInteger(at.epochMs) && Number.isInteger(at.subMsTicks) && at.subMsTicks >= 0 && at.subMsTicks <= 9999;
+}
+
+export function createRedisLastReportSink(redis: Redis, keys: RedisKeys, guard: Guard): LastReportSink {
+  return {
+    record(updates: readonly LastReportUpdate[]) {
+      return guard('lastReports.record', async () => {
+        // The latest instant per provider and Dominio first, so a burst from one vehicle is one write.
+        const latest = new Map<string, LastReportUpdate>();
+        for (const u of updates) {
+          if (!validInstant(u.at)) throw new RangeError(`Invalid last report instant for ${u.systemUser}/${u.dominio}.`);
+          // The length prefix makes the pair unambiguous whatever characters either part holds.
+          const id = `${u.systemUser.length}:${u.systemUser}${u.dominio}`;
+          const current = latest.get(id);
+          if (current === undefined || isLater(u.at, current.at)) latest.set(id, u);
+        }
+        const all = [...latest.values()];
+        const calls: Promise<unknown>[] = [];
+        for (let i = 0; i < all.length; i += RECORD_CHUNK) {
+          const chunk = all.slice(i, i + RECORD_CHUNK);
+          const chunkKeys = chunk.map((u) => keys.lastReports(u.systemUser));
+          const args = chunk.flatMap((u) => [u.dominio, decimal(u.at.epochMs), decimal(u.at.subMsTicks)]);
+          // Issued together: ioredis writes them back to back, one round trip in all.
+          calls.push(LAST_REPORT_RECORD.run(redis, chunkKeys, args));
+        }
+        await Promise.all(calls);
+      });
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+
+export interface Running {
+  /** Graceful stop: stop accepting, finish in-flight work, flush, commit, disconnect. */
+  close(): Promise<void>;
+}
+
+/**
+ * The shape every entry point shares: configuration from the environment (a clear message and
+ * exit 2 when it is wrong), structured logs, and SIGTERM/SIGINT draining before exit.
+ */
+export function runProcess(name: string, start: (config: Config, logger: Logger) => Promise<Running>): void {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Configuration error: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel, name);
+  start(config, logger).then(
+    (running) => {
+      let stopping = false;
+      const stop = (signal: string): void => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'shutting down: draining in-flight work');
+        running.close().then(
+          () => {
+            logger.info('stopped');
+            process.exit(0);
+          },
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    },
+    (err: unknown) => {
+      logger.fatal({ err }, `${name} failed to start`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,793 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Provider } from '../shared/backends/types.js';
+import {
+  MAX_FAILURES_KEPT,
+  openRedisStores,
+  RedisDataError,
+  RedisUnavailableError,
+  type RedisStores,
+  type RedisStoresOptions,
+} from '../shared/backends/redis/index.js';
+import { services, uniqueName } from './helpers/services.js';
+
+const MINUTE = 60_000;
+const DAY = 24 * 3_600_000;
+const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
+const REPO = path.resolve(import.meta.dirname, '..');
+
+/** Every key of this file starts with it, so parallel files and runs never collide. */
+const FILE_PREFIX = uniqueName('redis-backends-test');
+let testSerial = 0;
+
+let redisUrl = '';
+/** A plain client for inspecting and cleaning up keys. */
+let admin: Redis;
+
+beforeAll(async () => {
+  // Throws a clear error when the services were not started: the suite fails, it never skips.
+  redisUrl = services().redisUrl;
+  admin = new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  admin.on('error', () => {});
+  expect(await admin.ping()).toBe('PONG');
+});
+
+afterAll(async () => {
+  if (admin === undefined) return;
+  await deleteByPrefix(`${FILE_PREFIX}:`);
+  expect(await keysWithPrefix(`${FILE_PREFIX}:`)).toEqual([]);
+  await admin.quit();
+});
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function keysWithPrefix(prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== '0');
+  return found;
+}
+
+async function deleteByPrefix(prefix: string): Promise<void> {
+  const found = await keysWithPrefix(prefix);
+  for (let i = 0; i < found.length; i += 500) await admin.del(...found.slice(i, i + 500));
+}
+
+/** A fresh key prefix for one test, whose keys are deleted after it. */
+function freshPrefix(): string {
+  const prefix = `${FILE_PREFIX}:${++testSerial}:`;
+  cleanups.unshift(() => deleteByPrefix(prefix)); // runs last, after the stores are closed
+  return prefix;
+}
+
+/** A controllable clock shared by the stores and the test. */
+function clock(start = T0) {
+  const c = { t: start, now: () => c.t };
+  return c;
+}
+
+const quietLogger = { warn: () => {} };
+
+async function open(keyPrefix: string, extra: Partial<RedisStoresOptions> = {}): Promise<RedisStores> {
+  const stores = await openRedisStores({ url: redisUrl, keyPrefix, logger: quietLogger, ...extra });
+  cleanups.push(() => stores.close());
+  return stores;
+}
+
+function provider(systemUser: string, at = T0): Provider {
+  return {
+    systemUser,
+    passwordHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
+    enabled: true,
+    timeZone: null,
+    requireRegisteredVehicles: false,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+describe('openRedisStores', () => {
+  it('answers healthy until closed; close is idempotent', async () => {
+    const s = await open(freshPrefix());
+    expect(await s.healthy()).toBe(true);
+    await s.close();
+    await s.close();
+    expect(await s.healthy()).toBe(false);
+  });
+
+  it('fails fast with a clear error when Redis cannot be reached', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const err: unknown = await openRedisStores({ url: `redis://127.0.0.1:${port}`, logger: quietLogger }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RedisUnavailableError);
+    expect((err as Error).message).toMatch(new RegExp(`Redis at redis://127\\.0\\.0\\.1:${port} is unavailable`));
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe('ProviderStore', () => {
+  it('creates, refuses duplicates (case-sensitively), gets, updates and lists', async () => {
+    const b = await open(freshPrefix());
+    const acme = provider('Acme');
+    expect(await b.providers.create(acme)).toEqual(acme);
+    expect(await b.providers.create({ ...acme, passwordHash: 'other' })).toBeNull();
+    // SystemUser is case-sensitive: a different user.
+    expect(await b.providers.create(provider('acme'))).not.toBeNull();
+    expect(await b.providers.get('Acme')).toEqual(acme);
+    expect(await b.providers.get('ACME')).toBeNull();
+
+    const updated = await b.providers.update(
+      'Acme',
+      { enabled: false, timeZone: 'America/Argentina/Buenos_Aires', requireRegisteredVehicles: true },
+      T0 + 5,
+    );
+    expect(updated).toEqual({
+      ...acme,
+      enabled: false,
+      timeZone: 'America/Argentina/Buenos_Aires',
+      requireRegisteredVehicles: true,
+      updatedAt: T0 + 5,
+    });
+    expect(await b.providers.get('Acme')).toEqual(updated);
+
+    // Fields left out (or undefined) stay; a null time zone goes back to the service's.
+    const again = await b.providers.update('Acme', { passwordHash: 'new', timeZone: null, enabled: undefined }, T0 + 9);
+    expect(again).toMatchObject({ passwordHash: 'new', timeZone: null, enabled: false, updatedAt: T0 + 9, createdAt: T0 });
+    expect(await b.providers.update('nobody', { enabled: true }, T0)).toBeNull();
+    expect(await b.providers.get('nobody')).toBeNull();
+
+    expect((await b.providers.list()).map((p) => p.systemUser)).toEqual(['Acme', 'acme']);
+  });
+
+  it('stores explicit fields: booleans as 1/0, numbers as decimal text, a null time zone as no field', async () => {
+    const prefix = freshPrefix();
+    const b = await open(prefix);
+    await b.providers.create({ ...provider('x:y'), requireRegisteredVehicles: true });
+    expect(await admin.hgetall(`${prefix}provider:x:y`)).toEqual({
+      systemUser: 'x:y',
+      passwordHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
+      enabled: '1',
+      requireRegisteredVehicles: '1',
+      createdAt: String(T0),
+      updatedAt: String(T0),
+    });
+    expect(await admin.smembers(`${prefix}providers`)).toEqual(['x:y']);
+    await b.providers.update('x:y', { enabled: false, timeZone: 'UTC' }, T0 + 1);
+    expect(await admin.hmget(`${prefix}provider:x:y`, 'enabled', 'timeZone')).toEqual(['0', 'UTC']);
+
+    // Data this module did not write fails loudly.
+    await admin.hset(`${prefix}provider:x:y`, 'enabled', 'yes');
+    await expect(b.providers.get('x:y')).rejects.toBeInstanceOf(RedisDataError);
+  });
+
+  it('is shared by gateways: one of two racing creates wins; the other sees it', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    for (let i = 0; i < 20; i++) {
+      const name = `race-${i}`;
+      const results = await Promise.all([a.providers.create(provider(name)), b.providers.create(provider(name, T0 + 1))]);
+      expect(results.filter((r) => r !== null)).toHaveLength(1);
+    }
+    expect(await b.providers.get('race-0')).not.toBeNull();
+    expect(await a.providers.list()).toHaveLength(20);
+    await a.providers.update('race-0', { enabled: false }, T0 + 2);
+    expect((await b.providers.get('race-0'))?.enabled).toBe(false); // nothing cached
+  });
+});
+
+describe('LockoutStore', () => {
+  it('counts failures inside a sliding window', async () => {
+    const b = await open(freshPrefix());
+    expect(await b.lockouts.recordFailure('u', T0, 15 * MINUTE)).toBe(1);
+    expect(await b.lockouts.recordFailure('u', T0 + MINUTE, 15 * MINUTE)).toBe(2);
+    expect(await b.lockouts.recordFailure('u', T0 + 10 * MINUTE, 15 * MINUTE)).toBe(3);
+    // The first failure is exactly 15 minutes old: out of the window.
+    expect(await b.lockouts.recordFailure('u', T0 + 15 * MINUTE, 15 * MINUTE)).toBe(3);
+    expect(await b.lockouts.recordFailure('u', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
+    // Users are counted separately.
+    expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
+    // Two failures in the same millisecond count twice.
+    expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(2);
+  });
+
+  it('locks until a time, then forgets the lock; clear resets everything', async () => {
+    const c = clock();
+    const prefix = freshPrefix();
+    const b = await open(prefix, { now: c.now });
+    expect(await b.lockouts.lockedUntil('u', T0)).toBeNull();
+    await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
+    await b.lockouts.lock('u', T0 + 15 * MINUTE);
+    expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBe(T0 + 15 * MINUTE);
+    expect(await b.lockouts.lockedUntil('u', T0 + 15 * MINUTE)).toBeNull();
+    // Forgotten, not just hidden: an earlier clock does not bring it back.
+    expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBeNull();
+
+    await b.lockouts.lock('u', T0 + 30 * MINUTE);
+    await b.lockouts.clear('u');
+    expect(await b.lockouts.lockedUntil('u', T0 + 16 * MINUTE)).toBeNull();
+    expect(await b.lockouts.recordFailure('u', T0 + 16 * MINUTE, 15 * MINUTE)).toBe(1);
+  });
+
+  it('lets Redis expire the keys after the window and the lock (plus slack)', async () => {
+    const c = clock();
+    const prefix = freshPrefix();
+    const b = await open(prefix, { now: c.now });
+    await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
+    const failuresTtl = await admin.pttl(`${prefix}lockout:failures:u`);
+    expect(failuresTtl).toBeGreaterThan(15 * MINUTE - 5000);
+    expect(failuresTtl).toBeLessThanOrEqual(16 * MINUTE);
+    await b.lockouts.lock('u', T0 + 15 * MINUTE);
+    const lockTtl = await admin.pttl(`${prefix}lockout:lock:u`);
+    expect(lockTtl).toBeGreaterThan(15 * MINUTE - 5000);
+    expect(lockTtl).toBeLessThanOrEqual(16 * MINUTE);
+  });
+
+  it('counts atomically across gateways and caps what it keeps', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const counts = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).lockouts.recordFailure('shared', T0 + i, 15 * MINUTE)),
+    );
+    // Each failure saw a distinct count: no two read-modify-writes interleaved.
+    expect([...counts].sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+
+    const flood = await Promise.all(
+      Array.from({ length: MAX_FAILURES_KEPT + 50 }, () => a.lockouts.recordFailure('flood', T0, 15 * MINUTE)),
+    );
+    expect(Math.max(...flood)).toBe(MAX_FAILURES_KEPT);
+    expect(await admin.zcard(`${prefix}lockout:failures:flood`)).toBe(MAX_FAILURES_KEPT);
+  });
+});
+
+describe('SessionStore', () => {
+  it('slides expiry on touch and drops expired sessions', async () => {
+    const b = await open(freshPrefix());
+    const ttl = 20 * MINUTE;
+    expect(await b.sessions.create('s1', 'acme', T0, ttl)).toEqual({ id: 's1', systemUser: 'acme', expiresAt: T0 + ttl });
+    expect(await b.sessions.touch('s1', T0 + 19 * MINUTE, ttl)).toEqual({
+      id: 's1',
+      systemUser: 'acme',
+      expiresAt: T0 + 39 * MINUTE,
+    });
+    // Still alive 30 minutes after creation because the touch slid it.
+    expect(await b.sessions.touch('s1', T0 + 30 * MINUTE, ttl)).not.toBeNull();
+    // Expired exactly at expiresAt.
+    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE, ttl)).toBeNull();
+    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE - 1, ttl)).toBeNull(); // deleted, not revived
+    expect(await b.sessions.touch('unknown', T0, ttl)).toBeNull();
+  });
+
+  it('destroy is true only for a live session', async () => {
+    const b = await open(freshPrefix());
+    await b.sessions.create('live', 'acme', T0, MINUTE);
+    await b.sessions.create('dead', 'acme', T0, MINUTE);
+    expect(await b.sessions.destroy('live', T0 + 1)).toBe(true);
+    expect(await b.sessions.destroy('live', T0 + 1)).toBe(false);
+    expect(await b.sessions.touch('live', T0 + 2, MINUTE)).toBeNull();
+    expect(await b.sessions.destroy('dead', T0 + MINUTE)).toBe(false);
+    expect(await b.sessions.destroy('never', T0)).toBe(false);
+  });
+
+  it('a returned session is a copy', async () => {
+    const b = await open(freshPrefix());
+    const s = await b.sessions.create('s', 'acme', T0, MINUTE);
+    s.expiresAt = T0 + 100 * MINUTE;
+    expect(await b.sessions.touch('s', T0 + 2 * MINUTE, MINUTE)).toBeNull();
+  });
+
+  it('is shared by gateways, keeps odd SystemUsers intact and gives the key a real expiry', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const user = 'ñandú "quoted" \\ / \u{1F69A}';
+    await a.sessions.create('abc', user, T0, 20 * MINUTE);
+    expect(await b.sessions.touch('abc', T0 + MINUTE, 20 * MINUTE)).toEqual({ id: 'abc', systemUser: user, expiresAt: T0 + 21 * MINUTE });
+    expect(await a.sessions.touch('abc', T0 + 2 * MINUTE, 20 * MINUTE)).toEqual({ id: 'abc', systemUser: user, expiresAt: T0 + 22 * MINUTE });
+    const ttl = await admin.pttl(`${prefix}session:abc`);
+    expect(ttl).toBeGreaterThan(20 * MINUTE - 5000);
+    expect(ttl).toBeLessThanOrEqual(20 * MINUTE);
+    expect(await b.sessions.destroy('abc', T0 + 3 * MINUTE)).toBe(true);
+    expect(await admin.exists(`${prefix}session:abc`)).toBe(0);
+
+    // Redis frees abandoned sessions by itself.
+    await a.sessions.create('short', 'acme', Date.now(), 100);
+    await sleep(250);
+    expect(await admin.exists(`${prefix}session:short`)).toBe(0);
+  });
+});
+
+describe('CommandStore', () => {
+  it('runs the whole lifecycle', async () => {
+    const b = await open(freshPrefix());
+    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'AB123CD', equipo: 'E1', now: T0, expiresAt: T0 + DAY });
+    const c2 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CD', unidad: 'AB123CD', equipo: 'E1', now: T0 + 1, expiresAt: T0 + DAY });
+    const other = await b.commands.enqueue({ systemUser: 'other', cmd: 'CC', unidad: 'ZZ', equipo: 'E9', now: T0 + 2, expiresAt: T0 + DAY });
+    expect(c1).toMatchObject({
+      systemUser: 'acme',
+      cmd: 'CC',
+      unidad: 'AB123CD',
+      equipo: 'E1',
+      state: 'pending',
+      createdAt: T0,
+      expiresAt: T0 + DAY,
+      deliveries: 0,
+      lastDeliveredAt: null,
+      finishedAt: null,
+      history: [{ at: T0, kind: 'queued', message: '' }],
+    });
+    expect(c1.numero).toBeGreaterThan(0);
+    expect(Number.isInteger(c1.numero)).toBe(true);
+    expect(c2.numero).toBeGreaterThan(c1.numero);
+    expect(other.numero).toBeGreaterThan(c2.numero); // one sequence across providers
+
+    // The same (oldest) command on every poll until finished; each delivery counted and timed.
+    const d1 = await b.commands.deliverNext('acme', T0 + 10);
+    const d2 = await b.commands.deliverNext('acme', T0 + 20);
+    expect(d1?.numero).toBe(c1.numero);
+    expect(d2?.numero).toBe(c1.numero);
+    expect(d2).toMatchObject({ deliveries: 2, lastDeliveredAt: T0 + 20, state: 'pending' });
+
+    // EstadoComando: in process, MSG in history; not for another provider or an unknown NUMERO.
+    expect(await b.commands.appendStatus('acme', c1.numero, 'received by device', T0 + 30)).toBe(true);
+    expect(await b.commands.appendStatus('other', c1.numero, 'nope', T0 + 30)).toBe(false);
+    expect(await b.commands.appendStatus('acme', 999_999, 'nope', T0 + 30)).toBe(false);
+    expect(await b.commands.appendStatus('acme', -1, 'nope', T0 + 30)).toBe(false);
+    expect(await b.commands.appendStatus('acme', 1.5, 'nope', T0 + 30)).toBe(false);
+    expect((await b.commands.deliverNext('acme', T0 + 40))?.state).toBe('in_process');
+
+    // ComandoProcesado: another provider is rejected and changes nothing.
+    expect(await b.commands.finish('other', c1.numero, true, T0 + 45)).toBe('rejected');
+    expect(await b.commands.finish('acme', c1.numero, true, T0 + 50)).toBe('finished');
+    expect(await b.commands.finish('acme', c1.numero, true, T0 + 60)).toBe('already-same'); // retried
+    expect(await b.commands.finish('acme', c1.numero, false, T0 + 60)).toBe('rejected'); // other outcome
+    expect(await b.commands.finish('acme', 999_999, true, T0 + 60)).toBe('rejected');
+    expect(await b.commands.finish('acme', 0, true, T0 + 60)).toBe('rejected');
+    expect(await b.commands.appendStatus('acme', c1.numero, 'late', T0 + 70)).toBe(false); // finished
+
+    // The next poll moves on to the second command.
+    expect((await b.commands.deliverNext('acme', T0 + 80))?.numero).toBe(c2.numero);
+    expect(await b.commands.finish('acme', c2.numero, false, T0 + 90)).toBe('finished');
+    expect(await b.commands.finish('acme', c2.numero, false, T0 + 91)).toBe('already-same');
+    expect(await b.commands.finish('acme', c2.numero, true, T0 + 92)).toBe('rejected');
+    expect(await b.commands.deliverNext('acme', T0 + 100)).toBeNull();
+
+    const list = await b.commands.list('acme', T0 + 200);
+    expect(list.map((c) => [c.numero, c.state])).toEqual([
+      [c1.numero, 'succeeded'],
+      [c2.numero, 'failed'],
+    ]);
+    expect(list[0]).toMatchObject({ deliveries: 3, lastDeliveredAt: T0 + 40, finishedAt: T0 + 50 });
+    expect(list[0]?.history).toEqual([
+      { at: T0, kind: 'queued', message: '' },
+      { at: T0 + 10, kind: 'delivered', message: '' },
+      { at: T0 + 30, kind: 'status', message: 'received by device' },
+      { at: T0 + 50, kind: 'finished', message: 'succeeded' },
+    ]);
+    expect((await b.commands.list('other', T0)).map((c) => c.numero)).toEqual([other.numero]);
+    expect(await b.commands.list('nobody', T0)).toEqual([]);
+    // The other provider's command was never touched by acme's calls.
+    expect((await b.commands.deliverNext('other', T0 + 300))?.numero).toBe(other.numero);
+  });
+
+  it('skips expired commands and refuses to change them', async () => {
+    const b = await open(freshPrefix());
+    const old = await b.commands.enqueue({ systemUser: 'acme', cmd: 'A', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + 100 });
+    const fresh = await b.commands.enqueue({ systemUser: 'acme', cmd: 'B', unidad: 'U', equipo: 'E', now: T0 + 1, expiresAt: T0 + DAY });
+    const stale = await b.commands.enqueue({ systemUser: 'acme', cmd: 'C', unidad: 'U', equipo: 'E', now: T0 + 2, expiresAt: T0 + 200 });
+
+    expect((await b.commands.deliverNext('acme', T0 + 50))?.numero).toBe(old.numero);
+    // Listed as expired before anything stored it.
+    expect((await b.commands.list('acme', T0 + 100)).map((c) => c.state)).toEqual(['expired', 'pending', 'pending']);
+    expect(await b.commands.appendStatus('acme', old.numero, 'too late', T0 + 100)).toBe(false);
+    expect(await b.commands.finish('acme', old.numero, true, T0 + 100)).toBe('rejected');
+
+    expect((await b.commands.deliverNext('acme', T0 + 100))?.numero).toBe(fresh.numero);
+    expect(await b.commands.finish('acme', fresh.numero, true, T0 + 150)).toBe('finished');
+    expect(await b.commands.deliverNext('acme', T0 + 300)).toBeNull(); // `stale` expired at T0 + 200
+
+    const list = await b.commands.list('acme', T0 + 300);
+    expect(list.map((c) => c.state)).toEqual(['expired', 'succeeded', 'expired']);
+    expect(list[2]?.numero).toBe(stale.numero);
+    // Stored as expired: an earlier clock does not revive it.
+    expect(await b.commands.finish('acme', stale.numero, true, T0 + 150)).toBe('rejected');
+    expect((await b.commands.list('acme', T0)).map((c) => c.state)).toEqual(['expired', 'succeeded', 'expired']);
+  });
+
+  it('stores the expiry of every overdue command at a poll, not only those ahead of the delivered one', async () => {
+    const b = await open(freshPrefix());
+    const first = await b.commands.enqueue({ systemUser: 'acme', cmd: 'A', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+    const later = await b.commands.enqueue({ systemUser: 'acme', cmd: 'B', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + 100 });
+    expect((await b.commands.deliverNext('acme', T0 + 500))?.numero).toBe(first.numero);
+    // `later` was stored expired by that poll, so an earlier clock cannot finish it.
+    expect(await b.commands.finish('acme', later.numero, true, T0 + 50)).toBe('rejected');
+    expect(await b.commands.appendStatus('acme', later.numero, 'x', T0 + 50)).toBe(false);
+  });
+
+  it('keeps commands for every gateway and never reuses a NUMERO', async () => {
+    const prefix = freshPrefix();
+    const b = await open(prefix);
+    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+    await b.commands.deliverNext('acme', T0 + 1);
+    await b.close();
+    const again = await open(prefix);
+    const d = await again.commands.deliverNext('acme', T0 + 2);
+    expect(d).toMatchObject({ numero: c1.numero, deliveries: 2 });
+    const c2 = await again.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0 + 3, expiresAt: T0 + DAY });
+    expect(c2.numero).toBeGreaterThan(c1.numero);
+  });
+
+  it('never applies a call twice when its reply is lost with the connection', async () => {
+    const prefix = freshPrefix();
+    const s = await open(prefix, { commandTimeoutMs: 500 });
+    // Written to the socket, then the connection is cut before the reply can arrive.
+    const pending = s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+    s.redis.stream.destroy();
+    const outcome = await pending.then(
+      () => 'ok',
+      (e: unknown) => e,
+    );
+    if (outcome !== 'ok') expect(outcome).toBeInstanceOf(RedisUnavailableError);
+    // Queued at most once (ioredis would resend the script after reconnecting unless told not to).
+    expect((await s.commands.list('acme', T0)).length).toBeLessThanOrEqual(1);
+    expect(await s.healthy()).toBe(true);
+  });
+
+  it('two gateways racing ComandoProcesado: exactly one finishes it', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    for (let i = 0; i < 25; i++) {
+      const c = await a.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+      // Same outcome (a retried call on another gateway): one 'finished', one 'already-same'.
+      const same = await Promise.all([a.commands.finish('acme', c.numero, true, T0 + 1), b.commands.finish('acme', c.numero, true, T0 + 1)]);
+      expect([...same].sort()).toEqual(['already-same', 'finished']);
+
+      // Opposite outcomes: one wins, the other is rejected, and the stored state is the winner's.
+      const d = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+      const opposite = await Promise.all([a.commands.finish('acme', d.numero, true, T0 + 2), b.commands.finish('acme', d.numero, false, T0 + 2)]);
+      expect([...opposite].sort()).toEqual(['finished', 'rejected']);
+      const stored = (await a.commands.list('acme', T0 + 3)).find((x) => x.numero === d.numero);
+      expect(stored?.state).toBe(opposite[0] === 'finished' ? 'succeeded' : 'failed');
+      expect(stored?.history.filter((h) => h.kind === 'finished')).toHaveLength(1);
+    }
+    expect(await a.commands.deliverNext('acme', T0 + 10)).toBeNull();
+
+    // Concurrent polls from both gateways count every delivery.
+    const c = await a.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).commands.deliverNext('acme', T0 + 20)));
+    expect((await b.commands.deliverNext('acme', T0 + 21))).toMatchObject({ numero: c.numero, deliveries: 41 });
+  });
+});
+
+describe('TripStore and LastReportSink', () => {
+  it('lists vehicles in ordinal order, re-registers, removes', async () => {
+    const b = await open(freshPrefix());
+    await b.trips.addVehicle('acme', 'BB222', 'S2', T0);
+    await b.trips.addVehicle('acme', 'aa111', 'S3', T0 + 1);
+    await b.trips.addVehicle('acme', 'AA111', 'S1', T0 + 2);
+    await b.trips.addVehicle('other', 'CC333', 'S9', T0);
+
+    let list = await b.trips.listVehicles('acme');
+    // Ordinal: upper case before lower case.
+    expect(list.map((v) => v.dominio)).toEqual(['AA111', 'BB222', 'aa111']);
+    expect(list[0]).toEqual({ dominio: 'AA111', nroSerie: 'S1', registeredAt: T0 + 2, lastReport: null });
+
+    await b.trips.addVehicle('acme', 'BB222', 'S2-new', T0 + 100);
+    list = await b.trips.listVehicles('acme');
+    expect(list[1]).toEqual({ dominio: 'BB222', nroSerie: 'S2-new', registeredAt: T0 + 100, lastReport: null });
+
+    expect(await b.trips.isRegistered('acme', 'BB222')).toBe(true);
+    expect(await b.trips.isRegistered('acme', 'bb222')).toBe(false);
+    expect(await b.trips.isRegistered('acme', 'CC333')).toBe(false);
+    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(true);
+    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(false);
+    expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['AA111', 'aa111']);
+    expect(await b.trips.listVehicles('nobody')).toEqual([]);
+  });
+
+  it('sorts by UTF-16 code units, not by UTF-8 bytes', async () => {
+    const b = await open(freshPrefix());
+    // U+FFFF is one code unit 0xFFFF; U+1F69A is the surrogate pair 0xD83D 0xDE9A, which sorts first
+    // (UTF-8 byte order would put it last).
+    for (const d of ['\uFFFF1', '\u{1F69A}2', 'Z3', 'é4']) await b.trips.addVehicle('acme', d, 'S', T0);
+    expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['Z3', 'é4', '\u{1F69A}2', '\uFFFF1']);
+  });
+
+  it('fills lastReport from recorded reports, moving only forward', async () => {
+    const b = await open(freshPrefix());
+    await b.trips.addVehicle('acme', 'AA111', 'S1', T0);
+    await b.trips.addVehicle('acme', 'BB222', 'S2', T0);
+    const last = async () => (await b.trips.listVehicles('acme')).map((v) => v.lastReport);
+
+    const t = 1_714_550_000_000;
+    await b.lastReports.record([
+      { systemUser: 'acme', dominio: 'AA111', at: { epochMs: t, subMsTicks: 5 } },
+      { systemUser: 'acme', dominio: 'AA111', at: { epochMs: t + 1000, subMsTicks: 0 } },
+      { systemUser: 'acme', dominio: 'AA111', at: { epochMs: t - 1000, subMsTicks: 0 } },
+      // Another provider's events for the same Dominio do not count.
+      { systemUser: 'other', dominio: 'BB222', at: { epochMs: t, subMsTicks: 0 } },
+    ]);
+    expect(await last()).toEqual([{ epochMs: t + 1000, subMsTicks: 0 }, null]);
+
+    // An older event arriving later does not move it back; sub-millisecond ticks count.
+    await b.lastReports.record([{ systemUser: 'acme', dominio: 'AA111', at: { epochMs: t + 500, subMsTicks: 0 } }]);
+    expect((await last())[0]).toEqual({ epochMs: t + 1000, subMsTicks: 0 });
+    await b.lastReports.record([{ systemUser: 'acme', dominio: 'AA111', at: { epochMs: t + 1000, subMsTicks: 7 } }]);
+    expect((await last())[0]).toEqual({ epochMs: t + 1000, subMsTicks: 7 });
+    await b.lastReports.record([{ systemUser: 'acme', dominio: 'AA111', at: { epochMs: t + 1000, subMsTicks: 6 } }]);
+    expect((await last())[0]).toEqual({ epochMs: t + 1000, subMsTicks: 7 });
+
+    // Reported before being registered: still the latest event from that provider for that Dominio.
+    await b.lastReports.record([{ systemUser: 'acme', dominio: 'CC333', at: { epochMs: t, subMsTicks: 1 } }]);
+    await b.trips.addVehicle('acme', 'CC333', 'S3', T0 + 5);
+    expect((await last())[2]).toEqual({ epochMs: t, subMsTicks: 1 });
+
+    await b.lastReports.record([]);
+    await expect(
+      b.lastReports.record([{ systemUser: 'acme', dominio: 'AA111', at: { epochMs: t, subMsTicks: 10_000 } }]),
+    ).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it('moves last reports forward only, under concurrent writers and large batches', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const t = 1_714_550_000_000;
+    const dominios = Array.from({ length: 1200 }, (_, i) => `D${String(i).padStart(4, '0')}`);
+    for (const d of dominios.slice(0, 3)) await a.trips.addVehicle('acme', d, 'S', T0);
+    const batches = Array.from({ length: 20 }, (_, k) =>
+      dominios.map((dominio) => ({ systemUser: 'acme', dominio, at: { epochMs: t + ((k * 7919) % 20) * 1000, subMsTicks: k } })),
+    );
+    await Promise.all(batches.map((batch, k) => (k % 2 ? a : b).lastReports.record(batch)));
+    // The maximum of all batches: epochMs offset 19 s, from k with (k * 7919) % 20 === 19.
+    const winner = batches.findIndex((_, k) => (k * 7919) % 20 === 19);
+    const expected = { epochMs: t + 19_000, subMsTicks: winner };
+    expect((await b.trips.listVehicles('acme')).map((v) => v.lastReport)).toEqual([expected, expected, expected]);
+    expect(await admin.hlen(`${prefix}lastreport:acme`)).toBe(1200);
+    expect(await admin.hget(`${prefix}lastreport:acme`, 'D1199')).toBe(`${t + 19_000}:${winner}`);
+  });
+});
+
+describe('IdAllocator', () => {
+  it('gives unique positive ids to two gateways allocating concurrently, taking only the blocks needed', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const calls = Array.from({ length: 5000 }, () => [a.ids.allocate(1), b.ids.allocate(1)]).flat();
+    const ids = (await Promise.all(calls)).flat();
+    expect(ids).toHaveLength(10_000);
+    expect(new Set(ids).size).toBe(10_000);
+    for (const id of ids) {
+      expect(typeof id).toBe('bigint');
+      expect(id > 0n).toBe(true);
+    }
+    // Five blocks of 1000 each, no more: the counter says 10,000 were handed out.
+    expect(await admin.get(`${prefix}event:id-seq`)).toBe('10000');
+    expect(a.ids.blocksTaken).toBe(5);
+    expect(b.ids.blocksTaken).toBe(5);
+    // Within one allocator, ids increase in call order.
+    const fromA = (await Promise.all(Array.from({ length: 50 }, (_, i) => a.ids.allocate(i % 3)))).flat();
+    for (let i = 1; i < fromA.length; i++) expect(fromA[i]! > fromA[i - 1]!).toBe(true);
+  });
+
+  it('refills from the counter when a block runs out', async () => {
+    const prefix = freshPrefix();
+    const s = await open(prefix, { idBlockSize: 10 });
+    const ids = s.ids;
+    expect(await s.ids.allocate(0)).toEqual([]);
+    expect(ids.blocksTaken).toBe(0);
+    expect(await s.ids.allocate(25)).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
+    expect(ids.blocksTaken).toBe(3); // one INCRBY of 30
+    expect(await s.ids.allocate(5)).toEqual([26n, 27n, 28n, 29n, 30n]);
+    expect(ids.blocksTaken).toBe(3);
+    expect(await s.ids.allocate(1)).toEqual([31n]);
+    expect(ids.blocksTaken).toBe(4);
+    expect(await admin.get(`${prefix}event:id-seq`)).toBe('40');
+
+    // Another gateway takes the next block; this one continues its own first.
+    const other = await open(prefix, { idBlockSize: 10 });
+    expect(await other.ids.allocate(2)).toEqual([41n, 42n]);
+    expect(await s.ids.allocate(10)).toEqual([32n, 33n, 34n, 35n, 36n, 37n, 38n, 39n, 40n, 51n]);
+
+    // Many small concurrent calls share one refill.
+    const fresh = await open(freshPrefix(), { idBlockSize: 10 });
+    const many = (await Promise.all(Array.from({ length: 25 }, () => fresh.ids.allocate(1)))).flat();
+    expect(many).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
+    expect(fresh.ids.blocksTaken).toBe(3);
+
+    await expect(s.ids.allocate(-1)).rejects.toBeInstanceOf(RangeError);
+    await expect(s.ids.allocate(1.5)).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it('keeps ids exact beyond 2^53', async () => {
+    const prefix = freshPrefix();
+    const big = 2n ** 60n;
+    await admin.set(`${prefix}event:id-seq`, big.toString());
+    const s = await open(prefix, { idBlockSize: 3 });
+    expect(await s.ids.allocate(4)).toEqual([big + 1n, big + 2n, big + 3n, big + 4n]);
+  });
+
+  it('raises the counter to a floor, never lowers it', async () => {
+    const prefix = freshPrefix();
+    const s = await open(prefix, { idBlockSize: 5 });
+    expect(await s.ids.raiseFloor(99n)).toBe(true);
+    expect(await s.ids.raiseFloor(98n)).toBe(false);
+    expect(await s.ids.raiseFloor(99n)).toBe(false);
+    expect(await s.ids.allocate(1)).toEqual([100n]);
+    const big = 2n ** 63n - 2n ** 20n; // beyond doubles' exact range, and within INCRBY's
+    expect(await s.ids.raiseFloor(big)).toBe(true);
+    expect(await s.ids.raiseFloor(big - 1n)).toBe(false);
+    expect(await admin.get(`${prefix}event:id-seq`)).toBe(big.toString());
+    const other = await open(prefix, { idBlockSize: 5 });
+    expect(await other.ids.allocate(2)).toEqual([big + 1n, big + 2n]);
+  });
+});
+
+describe('DedupeIndex', () => {
+  it('claims, returns the first id for a resend, releases, and is shared by gateways', async () => {
+    const prefix = freshPrefix();
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const W = 10 * MINUTE;
+    expect(await a.dedupe.claim([], W)).toEqual([]);
+    expect(await a.dedupe.claim([{ key: 'k1', id: 1n }, { key: 'k2', id: 2n }], W)).toEqual([null, null]);
+    // A resend on another gateway, and a duplicate inside one call.
+    expect(await b.dedupe.claim([{ key: 'k1', id: 10n }, { key: 'k3', id: 11n }, { key: 'k3', id: 12n }], W)).toEqual([1n, null, 11n]);
+    const ttl = await admin.pttl(`${prefix}dedupe:k1`);
+    expect(ttl).toBeGreaterThan(W - 5000);
+    expect(ttl).toBeLessThanOrEqual(W);
+    expect(await admin.get(`${prefix}dedupe:k1`)).toBe('1');
+
+    // Events that could not be stored: forget their claims so a retry is stored.
+    await a.dedupe.release(['k1', 'k3', 'never-claimed']);
+    await a.dedupe.release([]);
+    expect(await b.dedupe.claim([{ key: 'k1', id: 20n }, { key: 'k2', id: 21n }, { key: 'k3', id: 22n }], W)).toEqual([null, 2n, null]);
+
+    // Compare-and-delete: only claims still holding our id go.
+    await a.dedupe.releaseClaims([{ key: 'k1', id: 999n }, { key: 'k2', id: 2n }]);
+    expect(await a.dedupe.claim([{ key: 'k1', id: 30n }, { key: 'k2', id: 31n }], W)).toEqual([20n, null]);
+
+    // Claiming again with the id a key already holds is our own claim, not a resend.
+    expect(await a.dedupe.claim([{ key: 'k1', id: 20n }], W)).toEqual([null]);
+
+    // Ids beyond 2^53 come back exact.
+    const big = 2n ** 62n + 7n;
+    expect(await a.dedupe.claim([{ key: 'big', id: big }], W)).toEqual([null]);
+    expect(await b.dedupe.claim([{ key: 'big', id: 1n }], W)).toEqual([big]);
+  });
+
+  it('forgets a claim after the window', async () => {
+    const b = await open(freshPrefix());
+    expect(await b.dedupe.claim([{ key: 'w', id: 5n }], 300)).toEqual([null]);
+    expect(await b.dedupe.claim([{ key: 'w', id: 6n }], 300)).toEqual([5n]);
+    await sleep(400);
+    expect(await b.dedupe.claim([{ key: 'w', id: 7n }], 300)).toEqual([null]);
+  });
+
+  it('claims thousands of keys in one call', async () => {
+    const b = await open(freshPrefix());
+    const entries = Array.from({ length: 5000 }, (_, i) => ({ key: `bulk-${i}`, id: BigInt(i + 1) }));
+    expect((await b.dedupe.claim(entries, MINUTE)).every((r) => r === null)).toBe(true);
+    const again = await b.dedupe.claim(entries.map((e) => ({ ...e, id: e.id + 10_000n })), MINUTE);
+    expect(again).toEqual(entries.map((e) => e.id));
+    await b.dedupe.release(entries.map((e) => e.key));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Fault injection, last in the file. It runs against a private Redis started with the same
+// scripts (own SERVICES_DIR, env file and port), so stopping it cannot break other test files that
+// use the shared Redis while this one runs.
+
+const execFileAsync = promisify(execFile);
+
+async function servicesScript(script: 'up.sh' | 'down.sh', env: Record<string, string>): Promise<void> {
+  await execFileAsync('bash', [path.join(REPO, 'scripts', 'services', script), 'redis'], {
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function rejection(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = Date.now();
+  try {
+    await promise;
+  } catch (error) {
+    return { error, ms: Date.now() - started };
+  }
+  throw new Error('expected the call to reject');
+}
+
+describe('Redis down', () => {
+  it('rejects calls within seconds with a clear error, keeps the process up, and recovers', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'redis-fault-'));
+    const port = await freePort();
+    const env = {
+      SERVICES_DIR: path.join(dir, 'services'),
+      SERVICES_ENV_FILE: path.join(dir, 'services.env'),
+      SERVICES_REDIS_PORT: String(port),
+    };
+    try {
+      await servicesScript('up.sh', env);
+      const warnings: string[] = [];
+      const s = await openRedisStores({
+        url: `redis://127.0.0.1:${port}`,
+        keyPrefix: `${FILE_PREFIX}:fault:`,
+        logger: { warn: (_obj, msg) => warnings.push(msg) },
+      });
+      try {
+        await s.sessions.create('s1', 'acme', T0, MINUTE);
+        const queued = await s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+        expect(await s.healthy()).toBe(true);
+
+        await servicesScript('down.sh', env);
+
+        const touch = await rejection(s.sessions.touch('s1', T0 + 1, MINUTE));
+        expect(touch.error).toBeInstanceOf(RedisUnavailableError);
+        expect((touch.error as Error).message).toMatch(new RegExp(`^Redis at redis://127\\.0\\.0\\.1:${port} is unavailable \\(sessions\\.touch\\)`));
+        expect(touch.ms).toBeLessThan(3000);
+        // Every kind of call fails the same way, concurrently, without hanging.
+        const all = await Promise.all([
+          rejection(s.commands.finish('acme', queued.numero, true, T0 + 2)),
+          rejection(s.providers.get('acme')),
+          rejection(s.ids.allocate(1)),
+          rejection(s.dedupe.claim([{ key: 'k', id: 1n }], MINUTE)),
+          rejection(s.lastReports.record([{ systemUser: 'acme', dominio: 'D', at: { epochMs: T0, subMsTicks: 0 } }])),
+        ]);
+        for (const r of all) {
+          expect(r.error).toBeInstanceOf(RedisUnavailableError);
+          expect(r.ms).toBeLessThan(3000);
+        }
+        expect(await s.healthy()).toBe(false);
+        expect(warnings).toContain('Redis connection lost; calls fail until it is back');
+
+        await servicesScript('up.sh', env);
+        const deadline = Date.now() + 15_000;
+        while (!(await s.healthy())) {
+          if (Date.now() > deadline) throw new Error('the client did not reconnect within 15 s');
+          await sleep(100);
+        }
+        expect(warnings).toContain('Redis connection restored');
+        // A new, empty Redis (the test one keeps nothing): its script cache is empty too, so this
+        // also exercises the EVALSHA → EVAL fallback.
+        const c = await s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+        expect(c.numero).toBe(1);
+        expect((await s.commands.deliverNext('acme', T0 + 1))?.numero).toBe(1);
+        expect(await s.ids.allocate(2)).toHaveLength(2);
+        expect(await s.dedupe.claim([{ key: 'k', id: 1n }], MINUTE)).toEqual([null]);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await servicesScript('down.sh', env).catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

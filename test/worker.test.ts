@@ -1,0 +1,913 @@
+/**
+ * The Kafka → ClickHouse worker and the ClickHouse event store, against the real services
+ * (`npm run services:up`: Kafka and ClickHouse 18.16). Each suite uses its own topics, consumer
+ * groups and database, dropped at the end. Fault tests (ClickHouse stopped and restarted) run last.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { services, uniqueName } from './helpers/services.js';
+import { encodeEvent, messageKey } from '../shared/events/wire.js';
+import type { EventInstant, EventRecord, LastReportSink, LastReportUpdate, StoredEvent } from '../shared/backends/types.js';
+import {
+  ClickHouseEventStore,
+  ClickHouseEventWriter,
+  MIGRATIONS,
+  appliedVersions,
+  createClickHouseClient,
+  migrate,
+  quoteIdentifier,
+  quoteString,
+  splitByPartition,
+  sqlFloat,
+  sqlUInt,
+  toRow,
+  wellFormed,
+  type ClickHouseClient,
+} from '../shared/backends/clickhouse/index.js';
+import { startWorker, workerOptionsFromConfig, type Worker, type WorkerOptions } from '../worker/run.js';
+import { backoffDelay } from '../worker/backoff.js';
+import { latestReports, offsetsToCommit, type BufferedMessage } from '../worker/batch.js';
+import { recordProblem } from '../worker/validate.js';
+import { loadConfig } from '../shared/config.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const svc = services();
+const CH = { url: svc.clickhouseUrl, username: 'default', password: '' };
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(100);
+  }
+}
+
+let eventSeq = 0;
+function makeEvent(over: Partial<EventRecord> = {}): EventRecord {
+  eventSeq++;
+  const epochMs = Date.UTC(2025, 0, 1) + eventSeq * 1000;
+  return {
+    systemUser: 'prov1',
+    dominio: `AB${eventSeq % 5}`,
+    nroSerie: `NS${eventSeq}`,
+    codigo: '1',
+    latitud: -34.6 + eventSeq / 1e6,
+    longitud: -58.4,
+    altitud: 25,
+    velocidad: 60,
+    rumbo: 90,
+    validPosition: true,
+    valido: null,
+    eventTimeText: new Date(epochMs).toISOString(),
+    eventTime: { epochMs, subMsTicks: eventSeq % 10_000 },
+    receptionTimeText: new Date(epochMs + 500).toISOString(),
+    receptionTime: { epochMs: epochMs + 500, subMsTicks: 0 },
+    receivedAt: epochMs + 1_000,
+    crudo: null,
+    sensors: [],
+    operation: 'LoginYInsertarEvento',
+    dedupeKey: `dk${eventSeq}`,
+    ...over,
+  };
+}
+
+interface Logged {
+  level: string;
+  fields: Record<string, unknown>;
+  message: string;
+}
+function testLogger(lines: Logged[]): WorkerOptions['logger'] {
+  const at = (level: string) => (fields: Record<string, unknown>, message: string) => {
+    lines.push({ level, fields, message });
+    if (process.env.TEST_LOG_LEVEL === 'info') console.log(level, message, JSON.stringify(fields));
+  };
+  return { info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** Forward-only, like the real store: keeps the max per vehicle and every call. */
+class RecordingSink implements LastReportSink {
+  readonly calls: LastReportUpdate[][] = [];
+  readonly latest = new Map<string, EventInstant>();
+  async record(updates: readonly LastReportUpdate[]): Promise<void> {
+    this.calls.push([...updates]);
+    for (const u of updates) {
+      const key = `${u.systemUser}|${u.dominio}`;
+      const seen = this.latest.get(key);
+      if (!seen || u.at.epochMs > seen.epochMs || (u.at.epochMs === seen.epochMs && u.at.subMsTicks > seen.subMsTicks)) this.latest.set(key, u.at);
+    }
+  }
+}
+
+class RecordingMetrics {
+  batchSizes: number[] = [];
+  insertSeconds: number[] = [];
+  poisons = 0;
+  lags = new Map<number, number>();
+  readonly sink: NonNullable<WorkerOptions['metrics']> = {
+    batchSize: (n) => this.batchSizes.push(n),
+    insertSeconds: (s) => this.insertSeconds.push(s),
+    lag: (p, l) => this.lags.set(p, l),
+    poison: () => this.poisons++,
+  };
+}
+
+const kafka = new Kafka({ clientId: uniqueName('worker-test'), brokers: svc.kafkaBrokers, logLevel: logLevel.NOTHING });
+let admin: Admin;
+let producer: Producer;
+let ch: ClickHouseClient;
+const topics: string[] = [];
+const databases: string[] = [];
+const workers: Worker[] = [];
+
+async function newTopic(partitions = 4): Promise<string> {
+  const topic = uniqueName('worker_events');
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+  topics.push(topic);
+  return topic;
+}
+
+function newDatabase(): string {
+  const db = uniqueName('wk');
+  databases.push(db);
+  return db;
+}
+
+async function produce(topic: string, events: readonly { id: bigint; event: EventRecord }[]): Promise<void> {
+  for (let i = 0; i < events.length; i += 2000) {
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: events.slice(i, i + 2000).map(({ id, event }) => ({ key: messageKey(event), value: encodeEvent(id, event) })),
+    });
+  }
+}
+
+async function produceRaw(topic: string, values: (Buffer | null)[]): Promise<void> {
+  await producer.send({ topic, acks: -1, messages: values.map((value) => ({ key: 'x|y', value })) });
+}
+
+async function committed(groupId: string, topic: string): Promise<Map<number, bigint>> {
+  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return new Map((t?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+}
+
+const sumCommitted = (m: Map<number, bigint>): number => [...m.values()].reduce((a, o) => a + (o > 0n ? Number(o) : 0), 0);
+
+async function highWatermarks(topic: string): Promise<number> {
+  const offsets = await admin.fetchTopicOffsets(topic);
+  return offsets.reduce((a, p) => a + Number(p.high), 0);
+}
+
+async function counts(db: string): Promise<{ rows: number; ids: number; raw: number }> {
+  const r = await ch.query({
+    query: `SELECT (SELECT count() FROM ${quoteIdentifier(db)}.events FINAL) AS rows,
+                   (SELECT uniqExact(id) FROM ${quoteIdentifier(db)}.events FINAL) AS ids,
+                   (SELECT count() FROM ${quoteIdentifier(db)}.events) AS raw`,
+    format: 'JSONEachRow',
+  });
+  const [row] = await r.json<{ rows: string; ids: string; raw: string }>();
+  return { rows: Number(row!.rows), ids: Number(row!.ids), raw: Number(row!.raw) };
+}
+
+interface StartOpts extends Partial<WorkerOptions> {
+  topic: string;
+  groupId: string;
+  database: string;
+}
+async function start(o: StartOpts, log: Logged[] = []): Promise<Worker> {
+  const { database, ...rest } = o;
+  const w = await startWorker({
+    brokers: svc.kafkaBrokers,
+    clientId: uniqueName('worker'),
+    clickhouse: { ...CH, database },
+    batchRows: 5000,
+    batchMs: 200,
+    lastReports: new RecordingSink(),
+    logger: testLogger(log),
+    lagIntervalMs: 300,
+    backoff: { initialMs: 50, maxMs: 1_000 },
+    drainTimeoutMs: 10_000,
+    ...rest,
+  });
+  workers.push(w);
+  return w;
+}
+
+function ids(n: number, base: bigint): bigint[] {
+  return Array.from({ length: n }, (_, i) => base + BigInt(i));
+}
+
+beforeAll(async () => {
+  admin = kafka.admin();
+  await admin.connect();
+  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  await producer.connect();
+  ch = createClickHouseClient({ ...CH, database: 'default' });
+}, 60_000);
+
+afterAll(async () => {
+  ensureClickHouseUp();
+  await Promise.allSettled(workers.map((w) => w.abort()));
+  for (const db of databases) await ch.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(db)}` }).catch(() => undefined);
+  await admin.deleteTopics({ topics }).catch(() => undefined);
+  await producer.disconnect();
+  await admin.disconnect();
+  await ch.close();
+}, 120_000);
+
+function ensureClickHouseUp(): void {
+  execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), 'clickhouse'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+}
+
+// ---- pure pieces --------------------------------------------------------------------------------
+
+describe('SQL literals', () => {
+  const hostile = [
+    "'",
+    '\\',
+    "\\'",
+    "x' OR 1=1 --",
+    "'; DROP DATABASE default; --",
+    'a\nb\rc\td\0e\u0001\u001f\u007f',
+    'ñandú 🚗 中文',
+    '\\x41\\n',
+    '`backtick` "dq"',
+    'trailing\\',
+    '{p:String} ? $1',
+    "\\\\''\\",
+  ];
+
+  it('escapes backslash and quote (and control characters)', () => {
+    expect(quoteString("o'brien")).toBe("'o\\'brien'");
+    expect(quoteString('a\\b')).toBe("'a\\\\b'");
+    expect(quoteString("\\'")).toBe("'\\\\\\''");
+    expect(quoteString('x\ny\0')).toBe("'x\\ny\\0'");
+    expect(quoteString('\u0001')).toBe("'\\x01'");
+    expect(quoteString('lone \ud800 surrogate')).toBe("'lone \ufffd surrogate'");
+    expect(wellFormed('ok 🚗 \udc00')).toBe('ok 🚗 \ufffd');
+    for (const h of hostile) {
+      const q = quoteString(h);
+      // Inside the quotes, every quote is escaped: nothing can close the literal early.
+      expect(q.slice(1, -1).replace(/\\./gs, '')).not.toMatch(/['\\]/);
+    }
+  });
+
+  it('refuses bad identifiers and numbers', () => {
+    expect(quoteIdentifier('gateway_1')).toBe('`gateway_1`');
+    for (const bad of ['', 'a-b', 'a;b', 'db`x', '1abc', 'a b', 'ñ']) expect(() => quoteIdentifier(bad)).toThrow();
+    expect(sqlUInt(5)).toBe('5');
+    expect(sqlUInt(18446744073709551615n)).toBe('18446744073709551615');
+    for (const bad of [-1, 1.5, NaN, Infinity]) expect(() => sqlUInt(bad)).toThrow();
+    expect(() => sqlUInt(-1n)).toThrow();
+    expect(sqlFloat(-34.5)).toBe('-34.5');
+    expect(() => sqlFloat(NaN)).toThrow();
+  });
+
+  it('round-trips hostile strings through ClickHouse unchanged', async () => {
+    for (const h of [...hostile, 'lone \udc00']) {
+      const r = await ch.query({ query: `SELECT ${quoteString(h)} AS s`, format: 'JSONEachRow' });
+      const [row] = await r.json<{ s: string }>();
+      expect(row!.s).toBe(wellFormed(h));
+    }
+  });
+});
+
+describe('worker pieces', () => {
+  const msg = (partition: number, offset: number, event: EventRecord | null, id = 1n): BufferedMessage => ({
+    partition,
+    offset: BigInt(offset),
+    arrivedAt: 0,
+    decoded: event === null ? null : { id, event },
+  });
+
+  it('commits the next offset per partition, poison included', () => {
+    const e = makeEvent();
+    const m = offsetsToCommit([msg(0, 5, e), msg(1, 9, null), msg(0, 6, e), msg(2, 0, e)]);
+    expect([...m]).toEqual([
+      [0, 7n],
+      [1, 10n],
+      [2, 1n],
+    ]);
+  });
+
+  it('reports the latest event time per provider and Dominio', () => {
+    const at = (epochMs: number, subMsTicks = 0): EventInstant => ({ epochMs, subMsTicks });
+    const updates = latestReports([
+      msg(0, 1, makeEvent({ systemUser: 'p', dominio: 'A', eventTime: at(1000, 5) })),
+      msg(0, 2, makeEvent({ systemUser: 'p', dominio: 'A', eventTime: at(1000, 7) })),
+      msg(0, 3, makeEvent({ systemUser: 'p', dominio: 'A', eventTime: at(900) })),
+      msg(1, 1, makeEvent({ systemUser: 'q', dominio: 'A', eventTime: at(5) })),
+      msg(1, 2, null),
+    ]);
+    expect(updates).toEqual([
+      { systemUser: 'p', dominio: 'A', at: at(1000, 7) },
+      { systemUser: 'q', dominio: 'A', at: at(5) },
+    ]);
+  });
+
+  it('backs off exponentially up to the cap', () => {
+    const mid = () => 0.5;
+    expect([0, 1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, { initialMs: 100, maxMs: 5000 }, mid))).toEqual([
+      100, 200, 400, 800, 1600, 3200, 5000, 5000,
+    ]);
+  });
+
+  it('finds records a row cannot hold', () => {
+    expect(recordProblem(makeEvent())).toBeNull();
+    const bad = (patch: Record<string, unknown>) => recordProblem({ ...makeEvent(), ...patch } as unknown as EventRecord);
+    expect(bad({ rumbo: 'x' })).toMatch(/rumbo/);
+    expect(bad({ validPosition: 1 })).toMatch(/validPosition/);
+    expect(bad({ eventTime: { epochMs: 1.5, subMsTicks: 0 } })).toMatch(/eventTime/);
+    expect(bad({ eventTime: { epochMs: 1, subMsTicks: 10_000 } })).toMatch(/eventTime/);
+    expect(bad({ sensors: [{ clave: 1, valor: 'x' }] })).toMatch(/sensor/);
+    expect(bad({ crudo: 5 })).toMatch(/crudo/);
+  });
+
+  it('splits an insert spanning more months than one block may hold', () => {
+    const rows = Array.from({ length: 250 }, (_, i) => {
+      const ms = Date.UTC(2000, i, 15);
+      return { row: toRow(BigInt(i + 1), makeEvent({ eventTime: { epochMs: ms, subMsTicks: 0 } }), 0), eventTimeMs: ms };
+    });
+    const groups = splitByPartition(rows);
+    expect(groups.map((g) => g.length)).toEqual([100, 100, 50]);
+    expect(splitByPartition(rows.slice(0, 100))).toHaveLength(1);
+    expect(splitByPartition([])).toEqual([]);
+  });
+
+  it('builds options from the service configuration', () => {
+    const config = loadConfig({ KAFKA_BROKERS: 'a:1,b:2', CLICKHOUSE_URL: 'http://ch:8123/', WORKER_BATCH_ROWS: '10' });
+    const o = workerOptionsFromConfig(config, { lastReports: new RecordingSink(), logger: testLogger([]) });
+    expect(o).toMatchObject({
+      brokers: ['a:1', 'b:2'],
+      topic: 'gateway.events',
+      groupId: 'gateway-worker',
+      batchRows: 10,
+      batchMs: 500,
+      clickhouse: { url: 'http://ch:8123', database: 'gateway', username: 'default', password: '' },
+    });
+    expect(() => workerOptionsFromConfig(loadConfig({}), { lastReports: new RecordingSink(), logger: testLogger([]) })).toThrow(/KAFKA_BROKERS/);
+  });
+});
+
+// ---- ClickHouse schema and store ---------------------------------------------------------------
+
+describe('ClickHouse schema and event store', () => {
+  const db = newDatabase();
+  let client: ClickHouseClient;
+  let store: ClickHouseEventStore;
+  let writer: ClickHouseEventWriter;
+
+  beforeAll(() => {
+    client = createClickHouseClient({ ...CH, database: db });
+    store = new ClickHouseEventStore(client, db);
+    writer = new ClickHouseEventWriter(client, db);
+  });
+  afterAll(() => client.close());
+
+  it('applies the migrations once (idempotent)', async () => {
+    const first = await migrate(client, db);
+    expect(first.applied).toEqual(MIGRATIONS.map((m) => m.version));
+    const second = await migrate(client, db);
+    expect(second).toEqual({ applied: [], current: first.current });
+    expect(await appliedVersions(client, db)).toEqual(MIGRATIONS.map((m) => m.version));
+    const r = await client.query({ query: `SELECT count() AS n FROM ${quoteIdentifier(db)}.schema_migrations FINAL`, format: 'JSONEachRow' });
+    expect(Number((await r.json<{ n: string }>())[0]!.n)).toBe(MIGRATIONS.length);
+    const t = await client.query({ query: `SELECT name FROM system.tables WHERE database = ${quoteString(db)} ORDER BY name`, format: 'JSONEachRow' });
+    expect((await t.json<{ name: string }>()).map((x) => x.name)).toEqual(['events', 'latest_positions', 'latest_positions_mv', 'schema_migrations']);
+  });
+
+  const stored = (id: bigint, over: Partial<EventRecord>) => ({ id, event: makeEvent(over) });
+  const rowsOf = (list: { id: bigint; event: EventRecord }[]) =>
+    list.map(({ id, event }) => ({ row: toRow(id, event, Date.now()), eventTimeMs: event.eventTime.epochMs }));
+
+  it('returns the latest events by id, filtered, once per id', async () => {
+    const list = [
+      stored(10n, { systemUser: 'p1', dominio: 'A' }),
+      stored(11n, { systemUser: 'p1', dominio: 'B' }),
+      stored(12n, { systemUser: 'p2', dominio: 'A' }),
+      stored(13n, { systemUser: 'p1', dominio: 'A' }),
+      stored(14n, { systemUser: "p'3\\", dominio: 'A' }),
+      // 2^53 + 1: must not be rounded.
+      stored(9007199254740993n, { systemUser: 'p2', dominio: 'B' }),
+    ];
+    await writer.insert(rowsOf(list));
+    // A replayed copy of two events (as after a worker crash): stored twice, read once.
+    await writer.insert(rowsOf([list[0]!, list[3]!]));
+    const idsOf = (events: StoredEvent[]) => events.map((e) => e.id);
+    expect(idsOf(await store.recent({ limit: 100 }))).toEqual([9007199254740993n, 14n, 13n, 12n, 11n, 10n]);
+    expect(idsOf(await store.recent({ limit: 3 }))).toEqual([9007199254740993n, 14n, 13n]);
+    expect(idsOf(await store.recent({ limit: Infinity }))).toEqual([9007199254740993n, 14n, 13n, 12n, 11n, 10n]);
+    expect(idsOf(await store.recent({ provider: 'p1', limit: 10 }))).toEqual([13n, 11n, 10n]);
+    expect(idsOf(await store.recent({ provider: 'p1', limit: 1 }))).toEqual([13n]);
+    expect(idsOf(await store.recent({ dominio: 'A', limit: 10 }))).toEqual([14n, 13n, 12n, 10n]);
+    expect(idsOf(await store.recent({ provider: 'p1', dominio: 'A', limit: 10 }))).toEqual([13n, 10n]);
+    expect(idsOf(await store.recent({ provider: 'p1', dominio: 'A', limit: Infinity }))).toEqual([13n, 10n]);
+    expect(idsOf(await store.recent({ provider: "p'3\\", limit: 10 }))).toEqual([14n]);
+    expect(await store.recent({ limit: 0 })).toEqual([]);
+    expect(await store.recent({ provider: "p1' OR 1=1 --", limit: 10 })).toEqual([]);
+    expect(await store.recent({ provider: 'nobody', limit: 10 })).toEqual([]);
+    const [first] = await store.recent({ provider: 'p1', dominio: 'A', limit: 1 });
+    const { storedAt, ...rest } = first!;
+    expect(rest).toEqual({ ...list[3]!.event, id: 13n });
+    expect(Math.abs(storedAt - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('stores a batch whose event times span more than 100 months', async () => {
+    const list = Array.from({ length: 150 }, (_, i) =>
+      stored(BigInt(1000 + i), { systemUser: 'months', eventTime: { epochMs: Date.UTC(2010, i, 3), subMsTicks: 0 } }),
+    );
+    await writer.insert(rowsOf(list));
+    expect((await store.recent({ provider: 'months', limit: 1000 })).length).toBe(150);
+  });
+
+  it('keeps instants outside the DateTime range exactly (clamping only the DateTime columns)', async () => {
+    const minValue = -62135596800000; // 0001-01-01T00:00:00Z, .NET DateTime.MinValue
+    const far = Date.UTC(2200, 0, 1);
+    await writer.insert(
+      rowsOf([
+        stored(2001n, { systemUser: 'range', eventTime: { epochMs: minValue, subMsTicks: 0 } }),
+        stored(2002n, { systemUser: 'range', eventTime: { epochMs: far, subMsTicks: 9999 } }),
+      ]),
+    );
+    const got = await store.recent({ provider: 'range', limit: 10 });
+    expect(got.map((e) => e.eventTime)).toEqual([
+      { epochMs: far, subMsTicks: 9999 },
+      { epochMs: minValue, subMsTicks: 0 },
+    ]);
+    const r = await client.query({
+      query: `SELECT toString(id) AS i, toString(event_time) AS t FROM ${quoteIdentifier(db)}.events WHERE system_user = 'range' ORDER BY id`,
+      format: 'JSONEachRow',
+    });
+    // 18.16 prints the zero DateTime as 0000-00-00 00:00:00, current releases as 1970-01-01 00:00:00.
+    const rows = await r.json<{ i: string; t: string }>();
+    expect(rows[1]).toEqual({ i: '2002', t: '2105-12-31 23:59:59' });
+    expect(['1970-01-01 00:00:00', '0000-00-00 00:00:00']).toContain(rows[0]!.t);
+  });
+});
+
+describe('docs/analytics.md example queries', () => {
+  const db = newDatabase();
+  let client: ClickHouseClient;
+
+  beforeAll(async () => {
+    client = createClickHouseClient({ ...CH, database: db });
+    await migrate(client, db);
+    const writer = new ClickHouseEventWriter(client, db);
+    const at = (h: number, m: number) => Date.UTC(2025, 0, 1, h, m);
+    const ev = (id: bigint, over: Partial<EventRecord>) => {
+      const event = makeEvent({ systemUser: 'acme', dominio: 'AB123CD', ...over });
+      return { row: toRow(id, event, Date.now()), eventTimeMs: event.eventTime.epochMs };
+    };
+    const t = (ms: number, ticks = 0): Partial<EventRecord> => ({ eventTime: { epochMs: ms, subMsTicks: ticks }, receivedAt: ms + 2_500 });
+    const sensors = (temp: string) => [
+      { clave: 'temp', valor: temp },
+      { clave: 'ign', valor: '1' },
+    ];
+    const rows = [
+      ev(1n, { ...t(at(10, 0)), sensors: sensors('20.5'), dedupeKey: 'same' }),
+      ev(2n, { ...t(at(10, 5), 17), latitud: 95, longitud: 30, validPosition: false, sensors: sensors('21') }),
+      ev(3n, { ...t(at(11, 0)), valido: false, validPosition: false }),
+      ev(4n, { ...t(at(12, 0)), dedupeKey: 'same' }),
+      ev(5n, { ...t(at(10, 30)), dominio: 'ZZ999' }),
+      ev(6n, { ...t(at(10, 30)), systemUser: 'other', dominio: 'X1' }),
+    ];
+    await writer.insert(rows);
+    // An unmerged replayed copy, so the duplicates queries have something to show.
+    await client.command({ query: `SYSTEM STOP MERGES ${quoteIdentifier(db)}.events` });
+    await writer.insert([rows[1]!]);
+  });
+  afterAll(() => client.close());
+
+  it('run on ClickHouse and return rows', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync(path.join(ROOT, 'docs/analytics.md'), 'utf8');
+    const blocks = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(8);
+    const results: Record<string, unknown>[][] = [];
+    for (const sql of blocks) {
+      const query = sql.replaceAll('gateway.', `${quoteIdentifier(db)}.`);
+      const r = await client.query({ query, format: 'JSONEachRow' }).catch((err: unknown) => {
+        throw new Error(`${String(err)}\n${query}`);
+      });
+      const rows = await r.json<Record<string, unknown>>();
+      expect(rows.length, query).toBeGreaterThan(0);
+      results.push(rows);
+    }
+    const [track, latest, , latestValid, perHour, invalid, temp, sensorKeys, delay, dupCount, dupIds, resent, folded] = results;
+    expect(track!.map((r) => r.id)).toEqual(['1', '2', '3', '4']);
+    expect(latest).toEqual([
+      expect.objectContaining({ dominio: 'AB123CD', id: '4' }),
+      expect.objectContaining({ dominio: 'ZZ999', id: '5' }),
+    ]);
+    expect(latestValid!.map((r) => r.dominio)).toEqual(['AB123CD', 'ZZ999']);
+    expect(perHour!.filter((r) => r.system_user === 'acme').map((r) => Number(r.events))).toEqual([3, 1, 1]);
+    expect(invalid).toEqual([{ system_user: 'acme', invalid: '2', out_of_range: '1', lat_lon_swapped: '1', device_said_invalid: '1' }]);
+    expect(temp!.map((r) => r.temp)).toEqual(['20.5', '21']);
+    expect(sensorKeys!.map((r) => r.clave).sort()).toEqual(['ign', 'temp']);
+    expect(delay!.find((r) => r.system_user === 'acme')).toMatchObject({ clock_ahead: '0', delay_seconds_p50_p90_p99: [2.5, 2.5, 2.5] });
+    expect(dupCount).toEqual([{ row_count: '7', ids: '6', unmerged_copies: '1' }]);
+    expect(dupIds).toEqual([{ id: '2', copies: '2' }]);
+    expect(resent).toEqual([expect.objectContaining({ dedupe_key: 'same', ids: '2' })]);
+    expect(folded!.map((r) => r.id)).toEqual(['3']);
+  });
+});
+
+// ---- the worker end to end ------------------------------------------------------------------------
+
+describe('worker: Kafka → ClickHouse', () => {
+  const db = newDatabase();
+  const groupId = uniqueName('wg');
+  let topic: string;
+  let worker: Worker;
+  const sink = new RecordingSink();
+  const metrics = new RecordingMetrics();
+  const log: Logged[] = [];
+  let store: ClickHouseEventStore;
+  let client: ClickHouseClient;
+  let produced = 0;
+  let poisonProduced = 0;
+  const timeBatch: { id: bigint; event: EventRecord }[] = [];
+
+  beforeAll(async () => {
+    topic = await newTopic(4);
+    worker = await start({ topic, groupId, database: db, lastReports: sink, metrics: metrics.sink }, log);
+    client = createClickHouseClient({ ...CH, database: db });
+    store = new ClickHouseEventStore(client, db);
+  }, 60_000);
+  afterAll(() => client.close());
+
+  it('stores every field of an event exactly', async () => {
+    const full = makeEvent({
+      systemUser: "prov'full\\",
+      dominio: 'AA123BB',
+      nroSerie: 'SN-1',
+      codigo: '42',
+      latitud: -34.603722,
+      longitud: -58.381592,
+      altitud: 25.5,
+      velocidad: 0.1 + 0.2,
+      rumbo: null,
+      validPosition: false,
+      valido: false,
+      eventTimeText: '2024-03-05T09:34:56.7891234-03:00',
+      eventTime: { epochMs: Date.UTC(2024, 2, 5, 12, 34, 56, 789), subMsTicks: 1234 },
+      receptionTimeText: '2024-03-05T09:35:00',
+      receptionTime: { epochMs: Date.UTC(2024, 2, 5, 12, 35, 0, 0), subMsTicks: 0 },
+      receivedAt: Date.UTC(2024, 2, 5, 12, 35, 1, 250),
+      crudo: '$GPRMC,123519,A,4807.038,N\n<raw & "crudo">',
+      sensors: [
+        { clave: 'temp', valor: '21.5' },
+        { clave: "o'k\\", valor: '' },
+        { clave: 'ñ', valor: '🚗' },
+      ],
+      operation: 'LoginYInsertarEvento2',
+      dedupeKey: 'dedupe-full',
+    });
+    const other = makeEvent({ rumbo: 271.25, valido: true, receptionTimeText: null, receptionTime: null, crudo: 'x', sensors: [] });
+    const fullId = 18446744073709551615n; // UInt64 max: the id survives as 64 bits
+    await produce(topic, [
+      { id: fullId, event: full },
+      { id: 9007199254740993n, event: other },
+    ]);
+    produced += 2;
+
+    const rows = await waitFor('the two rows', async () => {
+      const r = await client.query({
+        query: `SELECT *, toString(event_time) AS et, toString(received_at) AS ra, toString(reception_time) AS rt, toUInt32(stored_at) AS sa
+                FROM ${quoteIdentifier(db)}.events FINAL WHERE id IN (${fullId}, 9007199254740993) ORDER BY id DESC`,
+        format: 'JSONEachRow',
+      });
+      const got = await r.json<Record<string, unknown>>();
+      return got.length === 2 ? got : undefined;
+    });
+    const { stored_at, sa, ...row } = rows[0]!;
+    expect(row).toEqual({
+      id: '18446744073709551615',
+      system_user: "prov'full\\",
+      dominio: 'AA123BB',
+      nro_serie: 'SN-1',
+      codigo: '42',
+      latitud: -34.603722,
+      longitud: -58.381592,
+      altitud: 25.5,
+      velocidad: 0.30000000000000004,
+      rumbo: null,
+      valid_position: 0,
+      valido: 0,
+      event_time_text: '2024-03-05T09:34:56.7891234-03:00',
+      event_time: '2024-03-05 12:34:56',
+      event_time_ms: String(Date.UTC(2024, 2, 5, 12, 34, 56, 789)),
+      event_time_ticks: 1234,
+      reception_time_text: '2024-03-05T09:35:00',
+      reception_time: '2024-03-05 12:35:00',
+      reception_time_ms: String(Date.UTC(2024, 2, 5, 12, 35, 0, 0)),
+      reception_time_ticks: 0,
+      received_at: '2024-03-05 12:35:01',
+      received_at_ms: String(Date.UTC(2024, 2, 5, 12, 35, 1, 250)),
+      crudo: '$GPRMC,123519,A,4807.038,N\n<raw & "crudo">',
+      sensor_keys: ['temp', "o'k\\", 'ñ'],
+      sensor_values: ['21.5', '', '🚗'],
+      operation: 'LoginYInsertarEvento2',
+      dedupe_key: 'dedupe-full',
+      et: '2024-03-05 12:34:56',
+      ra: '2024-03-05 12:35:01',
+      rt: '2024-03-05 12:35:00',
+    });
+    // stored_at is set by the worker (an omitted DEFAULT now() column would be zero on 18.16).
+    expect(Math.abs(Number(sa) * 1000 - Date.now())).toBeLessThan(60_000);
+    expect(stored_at).not.toMatch(/^0000/);
+    expect(rows[1]).toMatchObject({ rumbo: 271.25, valido: 1, valid_position: 1, reception_time: null, reception_time_ms: null, reception_time_ticks: null, reception_time_text: null, crudo: 'x', sensor_keys: [], sensor_values: [] });
+
+    // The store reads back exactly what was sent.
+    const [back] = await store.recent({ provider: "prov'full\\", limit: 5 });
+    const { storedAt, ...event } = back!;
+    expect(event).toEqual({ ...full, id: fullId });
+    expect(storedAt).toBe(Number(sa) * 1000);
+    const [back2] = await store.recent({ provider: other.systemUser, dominio: other.dominio, limit: 1 });
+    const { storedAt: _s2, ...event2 } = back2!;
+    expect(event2).toEqual({ ...other, id: 9007199254740993n });
+  });
+
+  it('fills latest_positions with the latest event per vehicle', async () => {
+    const base = Date.UTC(2024, 5, 1);
+    const evs = [
+      { id: 501n, event: makeEvent({ systemUser: 'lp', dominio: 'V1', latitud: 1, eventTime: { epochMs: base + 3000, subMsTicks: 1 } }) },
+      { id: 502n, event: makeEvent({ systemUser: 'lp', dominio: 'V1', latitud: 2, eventTime: { epochMs: base + 3000, subMsTicks: 2 } }) },
+      { id: 503n, event: makeEvent({ systemUser: 'lp', dominio: 'V1', latitud: 3, eventTime: { epochMs: base + 1000, subMsTicks: 0 } }) },
+      { id: 504n, event: makeEvent({ systemUser: 'lp', dominio: 'V2', latitud: 4, eventTime: { epochMs: base, subMsTicks: 0 } }) },
+    ];
+    await produce(topic, evs);
+    produced += evs.length;
+    const rows = await waitFor('latest positions', async () => {
+      const r = await client.query({
+        query: `SELECT dominio, toString(id) AS id, latitud FROM ${quoteIdentifier(db)}.latest_positions FINAL WHERE system_user = 'lp' ORDER BY dominio`,
+        format: 'JSONEachRow',
+      });
+      const got = await r.json<{ dominio: string; id: string; latitud: number }>();
+      return got.length === 2 && got[0]!.id === '502' ? got : undefined;
+    });
+    expect(rows).toEqual([
+      { dominio: 'V1', id: '502', latitud: 2 },
+      { dominio: 'V2', id: '504', latitud: 4 },
+    ]);
+  });
+
+  it('tells the last-report sink the latest event time per vehicle', async () => {
+    const base = Date.UTC(2024, 6, 1);
+    const at = (s: number, t = 0): EventInstant => ({ epochMs: base + s * 1000, subMsTicks: t });
+    const evs = [
+      { id: 601n, event: makeEvent({ systemUser: 'lr', dominio: 'A', eventTime: at(5) }) },
+      { id: 602n, event: makeEvent({ systemUser: 'lr', dominio: 'A', eventTime: at(9, 3) }) },
+      { id: 603n, event: makeEvent({ systemUser: 'lr', dominio: 'A', eventTime: at(7) }) },
+      { id: 604n, event: makeEvent({ systemUser: 'lr', dominio: 'B', eventTime: at(1) }) },
+      { id: 605n, event: makeEvent({ systemUser: 'lr2', dominio: 'A', eventTime: at(2) }) },
+    ];
+    // One vehicle per key, so all of a vehicle's events are in one partition, in order.
+    await produce(topic, evs);
+    produced += evs.length;
+    await waitFor('last reports', () => sink.latest.get('lr2|A') !== undefined && sink.latest.get('lr|A')?.epochMs === base + 9000);
+    expect(sink.latest.get('lr|A')).toEqual(at(9, 3));
+    expect(sink.latest.get('lr|B')).toEqual(at(1));
+    expect(sink.latest.get('lr2|A')).toEqual(at(2));
+    // At most one update per vehicle per call.
+    for (const call of sink.calls) expect(new Set(call.map((u) => `${u.systemUser}|${u.dominio}`)).size).toBe(call.length);
+  });
+
+  it('batches by time when few events arrive', async () => {
+    const before = metrics.batchSizes.length;
+    const t0 = Date.now();
+    const evs = ids(7, 700n).map((id) => ({ id, event: makeEvent({ systemUser: 'bt' }) }));
+    timeBatch.push(...evs);
+    await produce(topic, evs);
+    produced += evs.length;
+    await waitFor('7 rows', async () => (await store.recent({ provider: 'bt', limit: 100 })).length === 7);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    const sizes = metrics.batchSizes.slice(before);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(7);
+    expect(Math.max(...sizes)).toBeLessThan(5000);
+    expect(metrics.insertSeconds.length).toBe(metrics.batchSizes.length);
+  });
+
+  it('skips poison messages, counts them and commits past them', async () => {
+    const good = ids(3, 800n).map((id) => ({ id, event: makeEvent({ systemUser: 'poison-neighbours' }) }));
+    const badRecord = { v: 1, id: '899', event: { ...makeEvent(), rumbo: 'north' } };
+    await produceRaw(topic, [
+      Buffer.from('not json at all'),
+      Buffer.from(JSON.stringify({ v: 99, id: '898', event: makeEvent() })),
+      Buffer.from(JSON.stringify(badRecord)),
+      null,
+    ]);
+    poisonProduced += 4;
+    await produce(topic, good);
+    produced += good.length;
+    await waitFor('good neighbours stored', async () => (await store.recent({ provider: 'poison-neighbours', limit: 10 })).length === 3);
+    expect(worker.stats.poison).toBe(4);
+    expect(metrics.poisons).toBe(4);
+    const warned = log.filter((l) => /poison/.test(l.message));
+    expect(warned).toHaveLength(4);
+    // Logged by position and reason only, never the payload.
+    for (const w of warned) expect(JSON.stringify(w.fields)).not.toMatch(/not json at all|north/);
+    const high = await highWatermarks(topic);
+    expect(high).toBe(produced + poisonProduced);
+    await waitFor('offsets committed past the poison', async () => sumCommitted(await committed(groupId, topic)) === high);
+    await waitFor('lag measured as 0', () => Object.values(worker.stats.lag).reduce((a, b) => a + b, 0) === 0 && Object.keys(worker.stats.lag).length === 4);
+    expect([...metrics.lags.values()].every((l) => l === 0)).toBe(true);
+  });
+
+  it('replays (offsets reset to the beginning) without duplicate rows', async () => {
+    const before = await counts(db);
+    expect(before.rows).toBe(before.ids);
+    await worker.stop();
+    await admin.resetOffsets({ groupId, topic, earliest: true });
+    expect(sumCommitted(await committed(groupId, topic))).toBe(0);
+    const replayed = new RecordingSink();
+    // Migrations run again at start: idempotent.
+    const again = await start({ topic, groupId, database: db, lastReports: replayed });
+    const high = await highWatermarks(topic);
+    await waitFor('replay committed', async () => sumCommitted(await committed(groupId, topic)) === high);
+    expect(again.stats.insertedRows).toBe(produced);
+    const after = await counts(db);
+    expect(after.ids).toBe(before.ids);
+    expect(after.rows).toBe(before.ids);
+    const recent = await store.recent({ limit: 100_000 });
+    expect(recent.length).toBe(before.ids);
+    expect(new Set(recent.map((e) => e.id)).size).toBe(recent.length);
+    // Re-producing identical messages (a producer retry) does not duplicate either.
+    await produce(topic, timeBatch);
+    produced += timeBatch.length;
+    await waitFor('re-produced stored', async () => sumCommitted(await committed(groupId, topic)) === (await highWatermarks(topic)));
+    expect((await store.recent({ provider: 'bt', limit: 100 })).length).toBe(7);
+    const final = await counts(db);
+    expect(final.rows).toBe(final.ids);
+    expect(final.ids).toBe(before.ids);
+    await again.stop();
+  });
+});
+
+describe('worker batching by rows and draining on stop', () => {
+  const db = newDatabase();
+  const groupId = uniqueName('wg');
+
+  it('inserts full batches of batchRows, and the remainder on stop()', async () => {
+    const topic = await newTopic(4);
+    const metrics = new RecordingMetrics();
+    const w = await start({ topic, groupId, database: db, batchRows: 100, batchMs: 600_000, metrics: metrics.sink });
+    await produce(
+      topic,
+      ids(250, 1n).map((id) => ({ id, event: makeEvent({ systemUser: 'rows' }) })),
+    );
+    await waitFor('two full batches', () => w.stats.insertedRows === 200);
+    await sleep(1_000);
+    expect(w.stats.insertedRows).toBe(200);
+    expect(w.stats.buffered).toBe(50);
+    expect(metrics.batchSizes).toEqual([100, 100]);
+    expect(sumCommitted(await committed(groupId, topic))).toBe(200);
+    await w.stop();
+    expect(metrics.batchSizes).toEqual([100, 100, 50]);
+    expect(sumCommitted(await committed(groupId, topic))).toBe(250);
+    expect(await counts(db)).toEqual({ rows: 250, ids: 250, raw: 250 });
+  });
+});
+
+describe('worker crashes', () => {
+  it('loses nothing and duplicates nothing when killed with a buffered batch', async () => {
+    const db = newDatabase();
+    const groupId = uniqueName('wg');
+    const topic = await newTopic(4);
+    const a = await start({ topic, groupId, database: db, batchRows: 10_000, batchMs: 600_000 });
+    await produce(
+      topic,
+      ids(300, 1n).map((id) => ({ id, event: makeEvent({ systemUser: 'crash1' }) })),
+    );
+    await waitFor('buffered', () => a.stats.buffered === 300);
+    await a.abort(); // no flush, no commit
+    expect(sumCommitted(await committed(groupId, topic))).toBe(0);
+    const b = await start({ topic, groupId, database: db });
+    await waitFor('replayed and committed', async () => sumCommitted(await committed(groupId, topic)) === 300);
+    expect(await counts(db)).toEqual({ rows: 300, ids: 300, raw: 300 });
+    await b.stop();
+  });
+
+  it('collapses rows inserted before a crash and inserted again after it', async () => {
+    const db = newDatabase();
+    const groupId = uniqueName('wg');
+    const topic = await newTopic(4);
+    // The sink never answers: rows are inserted, but the offsets are never committed.
+    const stuck: LastReportSink = { record: () => new Promise<void>(() => undefined) };
+    const a = await start({ topic, groupId, database: db, lastReports: stuck, lastReportTimeoutMs: 600_000 });
+    await produce(
+      topic,
+      ids(400, 5000n).map((id) => ({ id, event: makeEvent({ systemUser: 'crash2' }) })),
+    );
+    await waitFor('inserted by the first worker', () => a.stats.insertedRows >= 1);
+    const insertedByA = a.stats.insertedRows;
+    await a.abort();
+    expect(sumCommitted(await committed(groupId, topic))).toBe(0);
+    const sink = new RecordingSink();
+    const b = await start({ topic, groupId, database: db, lastReports: sink });
+    await waitFor('replayed and committed', async () => sumCommitted(await committed(groupId, topic)) === 400);
+    const c = await counts(db);
+    expect(c.ids).toBe(400);
+    expect(c.rows).toBe(400);
+    // The first worker's rows were inserted again (stored twice until a merge collapses them;
+    // FINAL / LIMIT 1 BY id hide the copies meanwhile).
+    expect(insertedByA).toBeGreaterThan(0);
+    expect(b.stats.insertedRows).toBe(400);
+    expect(c.raw).toBeGreaterThanOrEqual(400);
+    const store = new ClickHouseEventStore(ch, db);
+    const recent = await store.recent({ provider: 'crash2', limit: 1000 });
+    expect(recent.length).toBe(400);
+    expect(sink.calls.length).toBeGreaterThan(0);
+    await b.stop();
+  });
+});
+
+describe('throughput', () => {
+  it('stores 100,000 events and reports the insert rate', async () => {
+    const total = Number(process.env.WORKER_BENCH_EVENTS ?? 100_000);
+    const db = newDatabase();
+    const groupId = uniqueName('wg');
+    const topic = await newTopic(4);
+    const events = ids(total, 1n).map((id) => ({
+      id,
+      event: makeEvent({ systemUser: `bench${Number(id) % 20}`, sensors: [{ clave: 'ign', valor: '1' }], crudo: 'raw' }),
+    }));
+    const p0 = performance.now();
+    await produce(topic, events);
+    const produceSeconds = (performance.now() - p0) / 1000;
+    const metrics = new RecordingMetrics();
+    const t0 = performance.now();
+    const w = await start({ topic, groupId, database: db, batchRows: 5000, batchMs: 500, metrics: metrics.sink });
+    const joined = performance.now();
+    await waitFor('all stored', () => w.stats.insertedRows >= total, 120_000);
+    const seconds = (performance.now() - joined) / 1000;
+    const sizes = metrics.batchSizes;
+    const insertTotal = metrics.insertSeconds.reduce((a, b) => a + b, 0);
+    console.log(
+      `[worker throughput] ${total} events: produced in ${produceSeconds.toFixed(1)} s; worker start ${((joined - t0) / 1000).toFixed(1)} s; ` +
+        `stored in ${seconds.toFixed(1)} s = ${Math.round(total / seconds)} rows/s end to end; ` +
+        `${sizes.length} inserts, sizes min ${Math.min(...sizes)} / median ${[...sizes].sort((a, b) => a - b)[sizes.length >> 1]} / max ${Math.max(...sizes)}; ` +
+        `time inside inserts ${insertTotal.toFixed(1)} s = ${Math.round(total / insertTotal)} rows/s`,
+    );
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(5000);
+    await waitFor('committed', async () => sumCommitted(await committed(groupId, topic)) === total);
+    expect(await counts(db)).toMatchObject({ rows: total, ids: total });
+    await w.stop();
+  }, 180_000);
+});
+
+// ---- faults (last) -------------------------------------------------------------------------------
+
+describe('worker while ClickHouse is down', () => {
+  it('commits nothing and pauses while down, then catches up with no loss', async () => {
+    const db = newDatabase();
+    const groupId = uniqueName('wg');
+    const topic = await newTopic(4);
+    const log: Logged[] = [];
+    const metrics = new RecordingMetrics();
+    const w = await start(
+      { topic, groupId, database: db, batchRows: 200, batchMs: 100, maxBufferedRows: 400, metrics: metrics.sink },
+      log,
+    );
+    await produce(
+      topic,
+      ids(100, 1n).map((id) => ({ id, event: makeEvent({ systemUser: 'down' }) })),
+    );
+    await waitFor('first rows committed', async () => sumCommitted(await committed(groupId, topic)) === 100);
+    try {
+      execFileSync('bash', [path.join(ROOT, 'scripts/services/down.sh'), 'clickhouse'], { cwd: ROOT, stdio: 'pipe', timeout: 60_000 });
+      await produce(
+        topic,
+        ids(3000, 1000n).map((id) => ({ id, event: makeEvent({ systemUser: 'down' }) })),
+      );
+      await waitFor('insert retries', () => w.stats.insertRetries >= 3);
+      await waitFor('paused with a full buffer', () => w.stats.paused);
+      await sleep(1_000);
+      // Nothing committed past what was stored; lag shows the backlog; memory is bounded.
+      expect(sumCommitted(await committed(groupId, topic))).toBe(100);
+      await waitFor('lag grows', () => Object.values(w.stats.lag).reduce((a, b) => a + b, 0) === 3000);
+      expect(w.stats.buffered).toBeLessThanOrEqual(400);
+      expect(log.some((l) => /ClickHouse insert failed/.test(l.message))).toBe(true);
+    } finally {
+      ensureClickHouseUp();
+    }
+    await waitFor('caught up', async () => sumCommitted(await committed(groupId, topic)) === 3100, 60_000);
+    await waitFor('lag back to 0', () => Object.values(w.stats.lag).reduce((a, b) => a + b, 0) === 0);
+    expect(await counts(db)).toMatchObject({ rows: 3100, ids: 3100 });
+    expect(w.stats.paused).toBe(false);
+    await w.stop();
+  }, 180_000);
+});

@@ -1,0 +1,46 @@
+import type { EventInstant, EventRecord, LastReportUpdate } from '../shared/backends/types.js';
+
+/** One Kafka message held by the worker until its batch is stored and committed. */
+export interface BufferedMessage {
+  partition: number;
+  /** The message's offset in its partition. */
+  offset: bigint;
+  /** When the worker read it (epoch ms): the batch-time limit counts from the oldest. */
+  arrivedAt: number;
+  /** null for a poison message: nothing is stored for it, but its offset is committed. */
+  decoded: { id: bigint; event: EventRecord } | null;
+}
+
+/**
+ * The offsets to commit after `messages` are stored: per partition, the highest offset + 1 (Kafka
+ * commits "the next offset to read"). Messages of one partition arrive in offset order and batches
+ * are taken from the front of the buffer, so this covers exactly the stored messages.
+ */
+export function offsetsToCommit(messages: readonly BufferedMessage[]): Map<number, bigint> {
+  const out = new Map<number, bigint>();
+  for (const m of messages) {
+    const next = m.offset + 1n;
+    const seen = out.get(m.partition);
+    if (seen === undefined || next > seen) out.set(m.partition, next);
+  }
+  return out;
+}
+
+export function compareInstants(a: EventInstant, b: EventInstant): number {
+  return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : a.subMsTicks - b.subMsTicks;
+}
+
+/** The latest FechaHoraEvento per provider+Dominio among the stored events of a batch. */
+export function latestReports(messages: readonly BufferedMessage[]): LastReportUpdate[] {
+  const latest = new Map<string, LastReportUpdate>();
+  for (const m of messages) {
+    if (m.decoded === null) continue;
+    const { systemUser, dominio, eventTime } = m.decoded.event;
+    const key = `${systemUser.length}:${systemUser}|${dominio}`;
+    const seen = latest.get(key);
+    if (seen === undefined || compareInstants(eventTime, seen.at) > 0) {
+      latest.set(key, { systemUser, dominio, at: { epochMs: eventTime.epochMs, subMsTicks: eventTime.subMsTicks } });
+    }
+  }
+  return [...latest.values()];
+}

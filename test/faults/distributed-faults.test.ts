@@ -1,0 +1,102 @@
+/**
+ * Faults of the distributed mode at the protocol level: Kafka or Redis stops while gateways
+ * serve. Runs alone (the "faults" project): it stops the shared servers.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, type Cluster } from '../helpers/distributed.js';
+import { credentials, event, xmlParams } from '../helpers/harness.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const service = (action: 'up' | 'down', name: string) =>
+  execFileSync('bash', [path.join(ROOT, `scripts/services/${action}.sh`), name], { cwd: ROOT, stdio: 'pipe' });
+const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
+
+describe('distributed faults', () => {
+  let c: Cluster;
+  beforeAll(async () => {
+    c = await startCluster({ APPEND_TIMEOUT_MS: '3000' });
+    await c.gw1.provider('acme', 'secret-1');
+  }, 120_000);
+  afterAll(async () => {
+    service('up', 'kafka');
+    service('up', 'redis');
+    await c?.stop();
+  }, 120_000);
+
+  const insert = async (codigo: string) => {
+    const started = Date.now();
+    const r = await c.gw1.soap11('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ Codigo: codigo }) }));
+    return { code: idOf(r.text), ms: Date.now() - started };
+  };
+
+  it('Kafka down: -5 within the timeout, every acknowledged event is stored, service recovers', { timeout: 120_000 }, async () => {
+    const acked: number[] = [];
+    const before = await insert('k-before');
+    expect(before.code).toBeGreaterThan(0);
+    acked.push(before.code);
+
+    service('down', 'kafka');
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await insert(`k-down-${i}`);
+        if (r.code > 0) acked.push(r.code); // answered from an in-flight send just before the stop
+        else {
+          expect(r.code).toBe(-5);
+          expect(r.ms).toBeLessThan(3000 + 1500);
+        }
+      }
+      const last = await insert('k-down-last');
+      expect(last.code).toBe(-5);
+      // Other operations keep working: state is in Redis.
+      expect((await c.gw1.soap11('Login', xmlParams(credentials()))).text).toContain('>true<');
+    } finally {
+      service('up', 'kafka');
+    }
+
+    let recovered = -5;
+    for (let i = 0; i < 60 && recovered <= 0; i++) {
+      recovered = (await insert(`k-after-${i}`)).code;
+      if (recovered <= 0) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(recovered).toBeGreaterThan(0);
+    acked.push(recovered);
+    const rows = await c.waitForRows(acked, 60_000);
+    for (const id of acked) expect(rows.has(id), `acknowledged id ${id} stored`).toBe(true);
+  });
+
+  it('Redis down: clear answers (-5, Server fault saying so), recovery when it is back', { timeout: 120_000 }, async () => {
+    service('down', 'redis');
+    try {
+      const started = Date.now();
+      expect((await insert('r-down')).code).toBe(-5);
+      const login = await c.gw2.soap11('Login', xmlParams(credentials()));
+      expect(login.status).toBe(500);
+      expect(login.text).toContain('<faultcode>soap:Server</faultcode><faultstring>Server was unable to process request. ---&gt; The service is temporarily unavailable; retry later.</faultstring>');
+      const form = await c.gw2.post('LoginYObtenerComando', credentials());
+      expect(form.status).toBe(500);
+      expect(form.text).toBe('Server was unable to process request. ---> The service is temporarily unavailable; retry later.\r\n');
+      expect(Date.now() - started).toBeLessThan(15_000);
+      const ready = await fetch(`${c.gw1.app.admin.url}/readyz`);
+      expect(ready.status).toBe(503);
+    } finally {
+      service('up', 'redis');
+    }
+    // The test Redis keeps no data across a restart (production runs it with AOF): the operator
+    // recreates the provider, and the gateways recover without a restart.
+    let created = false;
+    for (let i = 0; i < 40 && !created; i++) {
+      try {
+        await c.gw1.provider('acme', 'secret-1');
+        created = true;
+      } catch {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    expect(created).toBe(true);
+    expect((await c.gw2.soap11('Login', xmlParams(credentials()))).text).toContain('>true<');
+    expect((await insert('r-after')).code).toBeGreaterThan(0);
+    expect((await fetch(`${c.gw1.app.admin.url}/readyz`)).status).toBe(200);
+  });
+});

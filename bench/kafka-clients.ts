@@ -23,6 +23,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
+import { ensureTopic } from '../shared/backends/kafka/client.js';
 import type { EventRecord } from '../shared/backends/types.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 
@@ -212,7 +213,7 @@ const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted
 let topicSerial = 0;
 async function freshTopic(): Promise<string> {
   const topic = `bench_clients_${process.pid}_${Date.now().toString(36)}_${topicSerial++}`;
-  await kafkajsAdmin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 4, replicationFactor: 1 }] });
+  await ensureTopic(kafkajsAdmin, { topic, partitions: 4, replicationFactor: 1 });
   return topic;
 }
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaClient } from '../shared/backends/kafka/client.js';
+import { createKafkaClient, ensureTopic } from '../shared/backends/kafka/client.js';
 import { openKafkaEventLog, type KafkaEventLog, type KafkaEventLogOptions } from '../shared/backends/kafka/event-log.js';
 import type { AppendOutcome, DedupeIndex, EventRecord, IdAllocator } from '../shared/backends/types.js';
 import { decodeEvent, messageKey } from '../shared/events/wire.js';
@@ -137,7 +137,7 @@ interface TopicMessage {
 }
 
 async function createTopic(admin: Admin, topic: string, partitions = 4): Promise<void> {
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] });
+  expect(await ensureTopic(admin, { topic, partitions, replicationFactor: 1 })).toBe(true);
 }
 
 /** Everything on the topic, read from the beginning up to the current high watermarks. */

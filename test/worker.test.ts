@@ -1,15 +1,12 @@
 /**
  * The Kafka → ClickHouse worker and the ClickHouse event store, against the real services
  * (`npm run services:up`: Kafka and ClickHouse 18.16). Each suite uses its own topics, consumer
- * groups and database, dropped at the end. Fault tests (ClickHouse stopped and restarted) run last.
+ * groups and database, dropped at the end. The ClickHouse-down test is in test/faults/worker-faults.test.ts.
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
-import { services, uniqueName } from './helpers/services.js';
-import { encodeEvent, messageKey } from '../shared/events/wire.js';
-import type { EventInstant, EventRecord, LastReportSink, LastReportUpdate, StoredEvent } from '../shared/backends/types.js';
+import { uniqueName } from './helpers/services.js';
+import type { EventInstant, EventRecord, LastReportSink, StoredEvent } from '../shared/backends/types.js';
 import {
   ClickHouseEventStore,
   ClickHouseEventWriter,
@@ -26,211 +23,15 @@ import {
   wellFormed,
   type ClickHouseClient,
 } from '../shared/backends/clickhouse/index.js';
-import { startWorker, workerOptionsFromConfig, type Worker, type WorkerOptions } from '../worker/run.js';
+import { workerOptionsFromConfig, type Worker } from '../worker/run.js';
 import { backoffDelay } from '../worker/backoff.js';
 import { latestReports, offsetsToCommit, type BufferedMessage } from '../worker/batch.js';
 import { recordProblem } from '../worker/validate.js';
 import { loadConfig } from '../shared/config.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const svc = services();
-const CH = { url: svc.clickhouseUrl, username: 'default', password: '' };
+import { ROOT, CH, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from './helpers/worker-fixture.js';
 
-// ---- helpers ----------------------------------------------------------------------------------
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(100);
-  }
-}
-
-let eventSeq = 0;
-function makeEvent(over: Partial<EventRecord> = {}): EventRecord {
-  eventSeq++;
-  const epochMs = Date.UTC(2025, 0, 1) + eventSeq * 1000;
-  return {
-    systemUser: 'prov1',
-    dominio: `AB${eventSeq % 5}`,
-    nroSerie: `NS${eventSeq}`,
-    codigo: '1',
-    latitud: -34.6 + eventSeq / 1e6,
-    longitud: -58.4,
-    altitud: 25,
-    velocidad: 60,
-    rumbo: 90,
-    validPosition: true,
-    valido: null,
-    eventTimeText: new Date(epochMs).toISOString(),
-    eventTime: { epochMs, subMsTicks: eventSeq % 10_000 },
-    receptionTimeText: new Date(epochMs + 500).toISOString(),
-    receptionTime: { epochMs: epochMs + 500, subMsTicks: 0 },
-    receivedAt: epochMs + 1_000,
-    crudo: null,
-    sensors: [],
-    operation: 'LoginYInsertarEvento',
-    dedupeKey: `dk${eventSeq}`,
-    ...over,
-  };
-}
-
-interface Logged {
-  level: string;
-  fields: Record<string, unknown>;
-  message: string;
-}
-function testLogger(lines: Logged[]): WorkerOptions['logger'] {
-  const at = (level: string) => (fields: Record<string, unknown>, message: string) => {
-    lines.push({ level, fields, message });
-    if (process.env.TEST_LOG_LEVEL === 'info') console.log(level, message, JSON.stringify(fields));
-  };
-  return { info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-/** Forward-only, like the real store: keeps the max per vehicle and every call. */
-class RecordingSink implements LastReportSink {
-  readonly calls: LastReportUpdate[][] = [];
-  readonly latest = new Map<string, EventInstant>();
-  async record(updates: readonly LastReportUpdate[]): Promise<void> {
-    this.calls.push([...updates]);
-    for (const u of updates) {
-      const key = `${u.systemUser}|${u.dominio}`;
-      const seen = this.latest.get(key);
-      if (!seen || u.at.epochMs > seen.epochMs || (u.at.epochMs === seen.epochMs && u.at.subMsTicks > seen.subMsTicks)) this.latest.set(key, u.at);
-    }
-  }
-}
-
-class RecordingMetrics {
-  batchSizes: number[] = [];
-  insertSeconds: number[] = [];
-  poisons = 0;
-  lags = new Map<number, number>();
-  readonly sink: NonNullable<WorkerOptions['metrics']> = {
-    batchSize: (n) => this.batchSizes.push(n),
-    insertSeconds: (s) => this.insertSeconds.push(s),
-    lag: (p, l) => this.lags.set(p, l),
-    poison: () => this.poisons++,
-  };
-}
-
-const kafka = new Kafka({ clientId: uniqueName('worker-test'), brokers: svc.kafkaBrokers, logLevel: logLevel.NOTHING });
-let admin: Admin;
-let producer: Producer;
-let ch: ClickHouseClient;
-const topics: string[] = [];
-const databases: string[] = [];
-const workers: Worker[] = [];
-
-async function newTopic(partitions = 4): Promise<string> {
-  const topic = uniqueName('worker_events');
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
-  topics.push(topic);
-  return topic;
-}
-
-function newDatabase(): string {
-  const db = uniqueName('wk');
-  databases.push(db);
-  return db;
-}
-
-async function produce(topic: string, events: readonly { id: bigint; event: EventRecord }[]): Promise<void> {
-  for (let i = 0; i < events.length; i += 2000) {
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: events.slice(i, i + 2000).map(({ id, event }) => ({ key: messageKey(event), value: encodeEvent(id, event) })),
-    });
-  }
-}
-
-async function produceRaw(topic: string, values: (Buffer | null)[]): Promise<void> {
-  await producer.send({ topic, acks: -1, messages: values.map((value) => ({ key: 'x|y', value })) });
-}
-
-async function committed(groupId: string, topic: string): Promise<Map<number, bigint>> {
-  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  return new Map((t?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
-}
-
-const sumCommitted = (m: Map<number, bigint>): number => [...m.values()].reduce((a, o) => a + (o > 0n ? Number(o) : 0), 0);
-
-async function highWatermarks(topic: string): Promise<number> {
-  const offsets = await admin.fetchTopicOffsets(topic);
-  return offsets.reduce((a, p) => a + Number(p.high), 0);
-}
-
-async function counts(db: string): Promise<{ rows: number; ids: number; raw: number }> {
-  const r = await ch.query({
-    query: `SELECT (SELECT count() FROM ${quoteIdentifier(db)}.events FINAL) AS rows,
-                   (SELECT uniqExact(id) FROM ${quoteIdentifier(db)}.events FINAL) AS ids,
-                   (SELECT count() FROM ${quoteIdentifier(db)}.events) AS raw`,
-    format: 'JSONEachRow',
-  });
-  const [row] = await r.json<{ rows: string; ids: string; raw: string }>();
-  return { rows: Number(row!.rows), ids: Number(row!.ids), raw: Number(row!.raw) };
-}
-
-interface StartOpts extends Partial<WorkerOptions> {
-  topic: string;
-  groupId: string;
-  database: string;
-}
-async function start(o: StartOpts, log: Logged[] = []): Promise<Worker> {
-  const { database, ...rest } = o;
-  const w = await startWorker({
-    brokers: svc.kafkaBrokers,
-    clientId: uniqueName('worker'),
-    clickhouse: { ...CH, database },
-    batchRows: 5000,
-    batchMs: 200,
-    lastReports: new RecordingSink(),
-    logger: testLogger(log),
-    lagIntervalMs: 300,
-    backoff: { initialMs: 50, maxMs: 1_000 },
-    drainTimeoutMs: 10_000,
-    ...rest,
-  });
-  workers.push(w);
-  return w;
-}
-
-function ids(n: number, base: bigint): bigint[] {
-  return Array.from({ length: n }, (_, i) => base + BigInt(i));
-}
-
-beforeAll(async () => {
-  admin = kafka.admin();
-  await admin.connect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
-  await producer.connect();
-  ch = createClickHouseClient({ ...CH, database: 'default' });
-}, 60_000);
-
-afterAll(async () => {
-  ensureClickHouseUp();
-  await Promise.allSettled(workers.map((w) => w.abort()));
-  for (const db of databases) await ch.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(db)}` }).catch(() => undefined);
-  await admin.deleteTopics({ topics }).catch(() => undefined);
-  await producer.disconnect();
-  await admin.disconnect();
-  await ch.close();
-}, 120_000);
-
-function ensureClickHouseUp(): void {
-  execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), 'clickhouse'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
-}
+useWorkerFixture();
 
 // ---- pure pieces --------------------------------------------------------------------------------
 
@@ -871,43 +672,3 @@ describe('throughput', () => {
 
 // ---- faults (last) -------------------------------------------------------------------------------
 
-describe('worker while ClickHouse is down', () => {
-  it('commits nothing and pauses while down, then catches up with no loss', async () => {
-    const db = newDatabase();
-    const groupId = uniqueName('wg');
-    const topic = await newTopic(4);
-    const log: Logged[] = [];
-    const metrics = new RecordingMetrics();
-    const w = await start(
-      { topic, groupId, database: db, batchRows: 200, batchMs: 100, maxBufferedRows: 400, metrics: metrics.sink },
-      log,
-    );
-    await produce(
-      topic,
-      ids(100, 1n).map((id) => ({ id, event: makeEvent({ systemUser: 'down' }) })),
-    );
-    await waitFor('first rows committed', async () => sumCommitted(await committed(groupId, topic)) === 100);
-    try {
-      execFileSync('bash', [path.join(ROOT, 'scripts/services/down.sh'), 'clickhouse'], { cwd: ROOT, stdio: 'pipe', timeout: 60_000 });
-      await produce(
-        topic,
-        ids(3000, 1000n).map((id) => ({ id, event: makeEvent({ systemUser: 'down' }) })),
-      );
-      await waitFor('insert retries', () => w.stats.insertRetries >= 3);
-      await waitFor('paused with a full buffer', () => w.stats.paused);
-      await sleep(1_000);
-      // Nothing committed past what was stored; lag shows the backlog; memory is bounded.
-      expect(sumCommitted(await committed(groupId, topic))).toBe(100);
-      await waitFor('lag grows', () => Object.values(w.stats.lag).reduce((a, b) => a + b, 0) === 3000);
-      expect(w.stats.buffered).toBeLessThanOrEqual(400);
-      expect(log.some((l) => /ClickHouse insert failed/.test(l.message))).toBe(true);
-    } finally {
-      ensureClickHouseUp();
-    }
-    await waitFor('caught up', async () => sumCommitted(await committed(groupId, topic)) === 3100, 60_000);
-    await waitFor('lag back to 0', () => Object.values(w.stats.lag).reduce((a, b) => a + b, 0) === 0);
-    expect(await counts(db)).toMatchObject({ rows: 3100, ids: 3100 });
-    expect(w.stats.paused).toBe(false);
-    await w.stop();
-  }, 180_000);
-});

@@ -55,15 +55,40 @@ export interface TopicSpec {
 }
 
 /**
- * Creates the topic unless it exists, and waits for its partition leaders. Listing first means a
- * deployment whose principal may not create topics still starts when ops created it.
+ * Creates the topic unless it exists, then waits until every partition has a leader. Listing first
+ * means a deployment whose principal may not create topics still starts when ops created it.
  * Returns true when this call created it.
  */
-export async function ensureTopic(admin: Admin, spec: TopicSpec): Promise<boolean> {
+export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_000): Promise<boolean> {
   const existing = await admin.listTopics();
-  if (existing.includes(spec.topic)) return false;
-  return admin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic: spec.topic, numPartitions: spec.partitions ?? -1, replicationFactor: spec.replicationFactor ?? -1 }],
-  });
+  let created = false;
+  if (!existing.includes(spec.topic)) {
+    // Not waitForLeaders: kafkajs then gives up on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker
+    // answers for a moment after creating a topic. waitForTopic retries on it.
+    created = await admin.createTopics({
+      topics: [{ topic: spec.topic, numPartitions: spec.partitions ?? -1, replicationFactor: spec.replicationFactor ?? -1 }],
+    });
+  }
+  await waitForTopic(admin, spec.topic, timeoutMs);
+  return created;
+}
+
+/** Waits until the topic's metadata lists partitions that all have a leader; returns their count. */
+export async function waitForTopic(admin: Admin, topic: string, timeoutMs = 30_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown = null;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const partitions = topics.find((t) => t.name === topic)?.partitions ?? [];
+      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) return partitions.length;
+      last = new Error(`topic ${topic}: ${partitions.length} partitions, not all with a leader`);
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() >= until) {
+      throw new Error(`Kafka topic ${topic} not ready within ${timeoutMs} ms: ${last instanceof Error ? last.message : String(last)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

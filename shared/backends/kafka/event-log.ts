@@ -1,7 +1,7 @@
 import { Partitioners, type ICustomPartitioner, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import { encodeEvent, messageKey } from '../../events/wire.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
-import { createKafkaClient, ensureTopic, type KafkaLogger } from './client.js';
+import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
 
 export interface KafkaEventLogMetrics {
   /** Duration of one producer send, until acknowledged (or failed). */
@@ -496,9 +496,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
       replicationFactor: options.topicReplicationFactor,
     });
     if (created) options.logger.info({ topic: options.topic }, 'created kafka topic');
-    const metadata = await admin.fetchTopicMetadata({ topics: [options.topic] });
-    partitions = metadata.topics[0]?.partitions.length ?? 0;
-    if (partitions < 1) throw new Error(`Kafka topic ${options.topic} has no partitions.`);
+    partitions = await waitForTopic(admin, options.topic);
   } finally {
     await admin.disconnect();
   }

@@ -6,4 +6,4 @@ export {
   type KafkaEventLogOptions,
   type KafkaEventLogStats,
 } from './event-log.js';
-export { createKafkaClient, ensureTopic, kafkaLogCreator, type KafkaClientOptions, type KafkaLogger, type TopicSpec } from './client.js';
+export { createKafkaClient, ensureTopic, kafkaLogCreator, waitForTopic, type KafkaClientOptions, type KafkaLogger, type TopicSpec } from './client.js';

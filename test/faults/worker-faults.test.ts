@@ -1,0 +1,67 @@
+/** The worker while ClickHouse is down: runs alone (the "faults" project) because it stops the shared ClickHouse. */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { uniqueName } from '../helpers/services.js';
+import {
+  committed,
+  counts,
+  ensureClickHouseUp,
+  ids,
+  makeEvent,
+  newDatabase,
+  newTopic,
+  produce,
+  RecordingMetrics,
+  ROOT,
+  sleep,
+  start,
+  sumCommitted,
+  useWorkerFixture,
+  waitFor,
+  type Logged,
+} from '../helpers/worker-fixture.js';
+
+useWorkerFixture();
+
+describe('worker while ClickHouse is down', () => {
+  it('commits nothing and pauses while down, then catches up with no loss', async () => {
+    const db = newDatabase();
+    const groupId = uniqueName('wg');
+    const topic = await newTopic(4);
+    const log: Logged[] = [];
+    const metrics = new RecordingMetrics();
+    const w = await start(
+      { topic, groupId, database: db, batchRows: 200, batchMs: 100, maxBufferedRows: 400, metrics: metrics.sink },
+      log,
+    );
+    await produce(
+      topic,
+      ids(100, 1n).map((id) => ({ id, event: makeEvent({ systemUser: 'down' }) })),
+    );
+    await waitFor('first rows committed', async () => sumCommitted(await committed(groupId, topic)) === 100);
+    try {
+      execFileSync('bash', [path.join(ROOT, 'scripts/services/down.sh'), 'clickhouse'], { cwd: ROOT, stdio: 'pipe', timeout: 60_000 });
+      await produce(
+        topic,
+        ids(3000, 1000n).map((id) => ({ id, event: makeEvent({ systemUser: 'down' }) })),
+      );
+      await waitFor('insert retries', () => w.stats.insertRetries >= 3);
+      await waitFor('paused with a full buffer', () => w.stats.paused);
+      await sleep(1_000);
+      // Nothing committed past what was stored; lag shows the backlog; memory is bounded.
+      expect(sumCommitted(await committed(groupId, topic))).toBe(100);
+      await waitFor('lag grows', () => Object.values(w.stats.lag).reduce((a, b) => a + b, 0) === 3000);
+      expect(w.stats.buffered).toBeLessThanOrEqual(400);
+      expect(log.some((l) => /ClickHouse insert failed/.test(l.message))).toBe(true);
+    } finally {
+      ensureClickHouseUp();
+    }
+    await waitFor('caught up', async () => sumCommitted(await committed(groupId, topic)) === 3100, 60_000);
+    await waitFor('lag back to 0', () => Object.values(w.stats.lag).reduce((a, b) => a + b, 0) === 0);
+    expect(await counts(db)).toMatchObject({ rows: 3100, ids: 3100 });
+    expect(w.stats.paused).toBe(false);
+    await w.stop();
+  }, 180_000);
+});
+

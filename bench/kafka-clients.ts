@@ -11,7 +11,8 @@
  *   single               --singles sends of 1 message, each awaited (latency floor)
  * Figures (median of --reps runs): messages/s, p50/p99 of the time from send() to acknowledgement,
  * CPU per message of this process (librdkafka's native threads included) and of the local broker
- * (from /proc, when scripts/services started it: on a 2-core box they compete).
+ * (from /proc, when scripts/services started it: on a 2-core box they compete), and the event-loop
+ * delay while sending (p99/max: how long the client keeps a gateway from serving requests).
  *
  * The confluent client is not a dependency (it needs a native build): it is loaded, when present,
  * from CONFLUENT_KAFKA_DIR (default /tmp/kjs), a directory where it was installed with
@@ -21,6 +22,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
 import { ensureTopic } from '../shared/backends/kafka/client.js';
@@ -206,6 +208,9 @@ interface Result {
   p99ms: number;
   cpuUsPerMessage: number;
   brokerCpuUsPerMessage: number | null;
+  /** Event-loop delay (p99, max) while sending: how long the client blocks other work (requests). */
+  loopP99ms: number;
+  loopMaxMs: number;
 }
 
 const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
@@ -220,12 +225,22 @@ async function freshTopic(): Promise<string> {
 async function run(client: ClientUnderTest, variant: string, scenario: string, total: number, perSend: number, concurrency: number): Promise<Result> {
   const topic = await freshTopic();
   const producer = await client.open(topic, variant);
-  // Warm-up: connections, metadata.
-  await producer.send(pool.slice(0, Math.min(perSend, 100)));
+  // Warm-up: connections, metadata; a new topic's leaders may take a moment (NOT_LEADER_FOR_PARTITION).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await producer.send(pool.slice(0, Math.min(perSend, 100)));
+      break;
+    } catch (error) {
+      if (attempt >= 20) throw error;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 
   const latencies: number[] = [];
   let next = 0;
   const sends = Math.ceil(total / perSend);
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const cpu0 = process.cpuUsage();
   const broker0 = brokerCpuSeconds();
   const t0 = performance.now();
@@ -244,6 +259,7 @@ async function run(client: ClientUnderTest, variant: string, scenario: string, t
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const broker1 = brokerCpuSeconds();
+  loop.disable();
   await producer.disconnect();
   await kafkajsAdmin.deleteTopics({ topics: [topic] }).catch(() => {});
 
@@ -259,6 +275,8 @@ async function run(client: ClientUnderTest, variant: string, scenario: string, t
     p99ms: quantile(latencies, 0.99),
     cpuUsPerMessage: (cpu.user + cpu.system) / messages,
     brokerCpuUsPerMessage: broker0 === null || broker1 === null ? null : ((broker1 - broker0) * 1e6) / messages,
+    loopP99ms: loop.percentile(99) / 1e6,
+    loopMaxMs: loop.max / 1e6,
   };
 }
 
@@ -280,6 +298,8 @@ async function runReps(client: ClientUnderTest, variant: string, scenario: strin
     p99ms: median(reps.map((r) => r.p99ms)),
     cpuUsPerMessage: median(reps.map((r) => r.cpuUsPerMessage)),
     brokerCpuUsPerMessage: brokerCpu.length > 0 ? median(brokerCpu) : null,
+    loopP99ms: median(reps.map((r) => r.loopP99ms)),
+    loopMaxMs: median(reps.map((r) => r.loopMaxMs)),
   };
 }
 
@@ -314,6 +334,7 @@ async function main(): Promise<void> {
     'p99 ms/send': Number(r.p99ms.toFixed(2)),
     'cpu us/msg': Number(r.cpuUsPerMessage.toFixed(1)),
     'broker cpu us/msg': r.brokerCpuUsPerMessage === null ? '-' : Number(r.brokerCpuUsPerMessage.toFixed(1)),
+    'loop delay p99/max ms': `${r.loopP99ms.toFixed(1)}/${r.loopMaxMs.toFixed(1)}`,
   }));
   console.table(rows);
   await kafkajsAdmin.disconnect();

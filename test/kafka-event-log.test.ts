@@ -13,10 +13,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Admin, Kafka, Producer, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaClient, ensureTopic } from '../shared/backends/kafka/client.js';
-import { openKafkaEventLog, type KafkaEventLog, type KafkaEventLogOptions } from '../shared/backends/kafka/event-log.js';
+import { KafkaEventLog, KeyPartitioner, openKafkaEventLog, type KafkaEventLogOptions } from '../shared/backends/kafka/event-log.js';
 import type { AppendOutcome, DedupeIndex, EventRecord, IdAllocator } from '../shared/backends/types.js';
 import { decodeEvent, messageKey } from '../shared/events/wire.js';
 import { services, uniqueName } from './helpers/services.js';
@@ -232,7 +232,8 @@ describe('KafkaEventLog (real Kafka)', () => {
   }
 
   it('publishes appended events: exact ids, keys and values, acks only after the broker', async () => {
-    const { log, topic, metrics } = await setup();
+    // A linger long enough that both requests certainly share the send, even on a loaded box.
+    const { log, topic, metrics } = await setup({ lingerMs: 50 });
     const batchA = [makeEvent({ systemUser: 'acme', dominio: 'AAA111' }), makeEvent({ systemUser: 'acme', dominio: 'BBB222' })];
     const batchB = [makeEvent({ systemUser: 'other', dominio: 'AAA111', crudo: 'raw "quoted" ñ', sensors: [] })];
     const [a, b] = await Promise.all([log.append(batchA), log.append(batchB)]);
@@ -250,7 +251,7 @@ describe('KafkaEventLog (real Kafka)', () => {
       expect(m?.key).toBe(messageKey(event));
       expect(m?.event).toEqual(event);
     });
-    // Same provider|Dominio, same partition; the two requests shared one send.
+    // The two requests shared one send.
     expect(metrics.batches).toEqual([3]);
     expect(log.stats).toMatchObject({ sends: 1, events: 3, failedSends: 0, inFlight: 0, queued: 0 });
   });
@@ -401,6 +402,62 @@ describe('KafkaEventLog (real Kafka)', () => {
     expect(dedupe.claims.has(big.dedupeKey)).toBe(false);
     expect(log.failing).toBe(false);
     expect((await readTopic(kafka, admin, topic)).map((m) => m.id).sort()).toEqual([okId(outcomes[0]), okId(outcomes[2])].sort());
+  });
+
+  it('sends again when partition leadership moved (not appended), but fails other errors at once', async () => {
+    // A scripted producer: leadership moves are hard to provoke on a one-node broker.
+    const script: (Error | null)[] = [];
+    const sends: number[] = [];
+    const leadership = () =>
+      Object.assign(new Error('retries exceeded'), { cause: Object.assign(new Error('not leader'), { type: 'NOT_LEADER_FOR_PARTITION' }) });
+    const producer = {
+      send: async (record: ProducerRecord): Promise<RecordMetadata[]> => {
+        sends.push(record.messages.length);
+        const next = script.shift();
+        if (next) throw next;
+        return [];
+      },
+      disconnect: async () => {},
+    } as unknown as Producer;
+    const dedupe = new MemoryDedupe();
+    const log = new KafkaEventLog(producer, new KeyPartitioner('scripted', 4), {
+      brokers: [],
+      topic: 'scripted',
+      clientId: 'kel-test',
+      ids: new MemoryIds(),
+      dedupe,
+      dedupeWindowMs: 600_000,
+      lingerMs: 0,
+      batchEvents: 500,
+      maxInFlightEvents: 1000,
+      sendTimeoutMs: 5000,
+      logger: captureLogger(),
+    });
+
+    script.push(leadership(), leadership());
+    const t0 = performance.now();
+    const [ok] = await log.append([makeEvent()]);
+    expect(ok?.ok).toBe(true);
+    expect(sends).toEqual([1, 1, 1]);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(290); // 100 + 200 ms pauses
+    expect(log.stats.leadershipRetries).toBe(2);
+    expect(log.failing).toBe(false);
+
+    // Leadership that does not come back: given up after a few attempts, well within the timeout.
+    script.push(leadership(), leadership(), leadership(), leadership());
+    const stuck = makeEvent();
+    expect(await log.append([stuck])).toEqual([{ ok: false, reason: 'unavailable' }]);
+    expect(dedupe.claims.has(stuck.dedupeKey)).toBe(false);
+
+    // Anything else (here: a connection refused) fails at once.
+    await new Promise((r) => setTimeout(r, 1100)); // past the fail-fast window
+    sends.length = 0;
+    script.push(Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' }));
+    const t1 = performance.now();
+    expect(await log.append([makeEvent()])).toEqual([{ ok: false, reason: 'unavailable' }]);
+    expect(performance.now() - t1).toBeLessThan(100);
+    expect(sends).toEqual([1]);
+    await log.close();
   });
 
   it('close() flushes what is queued, waits for it, then refuses appends', async () => {

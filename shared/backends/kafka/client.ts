@@ -63,9 +63,10 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_
   const existing = await admin.listTopics();
   let created = false;
   if (!existing.includes(spec.topic)) {
-    // Not waitForLeaders: kafkajs then gives up on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker
-    // answers for a moment after creating a topic. waitForTopic retries on it.
+    // Not kafkajs' waitForLeaders (on by default): it gives up on UNKNOWN_TOPIC_OR_PARTITION, which
+    // a KRaft broker answers for a moment after creating a topic. waitForTopic retries on it.
     created = await admin.createTopics({
+      waitForLeaders: false,
       topics: [{ topic: spec.topic, numPartitions: spec.partitions ?? -1, replicationFactor: spec.replicationFactor ?? -1 }],
     });
   }

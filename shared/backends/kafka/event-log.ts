@@ -70,6 +70,8 @@ export interface KafkaEventLogStats {
   queued: number;
   /** The most producer sends ever in flight at once. */
   peakSendsInFlight: number;
+  /** Sends repeated because partition leadership moved (NOT_LEADER_FOR_PARTITION and the like). */
+  leadershipRetries: number;
   partitions: number;
 }
 
@@ -91,10 +93,31 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 /** Broker errors about a send's content rather than the broker's health. */
 const MESSAGE_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP']);
 
-/** kafkajs' KafkaJSProtocolError carries the broker's error name in `type`. */
+/** Refusals that mean "not appended, ask the new leader": safe to send again. */
+const LEADERSHIP_ERRORS = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
+const LEADERSHIP_ATTEMPTS = 4;
+const LEADERSHIP_RETRY_MS = 100;
+
+/**
+ * The broker's error name: kafkajs' KafkaJSProtocolError carries it in `type`; with retries off a
+ * send fails with KafkaJSNumberOfRetriesExceeded whose `cause` is that error.
+ */
+function brokerErrorType(error: unknown): string | null {
+  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 3; depth++) {
+    if ('type' in e && typeof e.type === 'string') return e.type;
+    e = 'cause' in e ? e.cause : null;
+  }
+  return null;
+}
+
 function isMessageError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null || !('type' in error)) return false;
-  return typeof error.type === 'string' && MESSAGE_ERRORS.has(error.type);
+  const type = brokerErrorType(error);
+  return type !== null && MESSAGE_ERRORS.has(type);
+}
+
+function isLeadershipError(error: unknown): boolean {
+  const type = brokerErrorType(error);
+  return type !== null && LEADERSHIP_ERRORS.has(type);
 }
 
 /**
@@ -196,6 +219,7 @@ export class KafkaEventLog implements EventLog {
     rejectedSeams: 0,
     failedEvents: 0,
     peakSendsInFlight: 0,
+    leadershipRetries: 0,
   };
 
   constructor(
@@ -404,19 +428,43 @@ export class KafkaEventLog implements EventLog {
     this.counters.peakSendsInFlight = Math.max(this.counters.peakSendsInFlight, this.sendsInFlight);
     this.options.metrics?.batchSize(batch.length);
 
-    const sending = this.producer.send({
-      topic: this.options.topic,
-      acks: -1,
-      // The broker's wait for in-sync replicas; beyond our own deadline it is pointless.
-      timeout: this.options.sendTimeoutMs,
-      messages: batch.map((q) => q.message),
-    });
-    // A send we stopped waiting for may still settle later; never leave its rejection unhandled.
-    sending.catch(() => {});
-    withTimeout(sending, deadline - started, 'kafka send').then(
+    const messages = batch.map((q) => q.message);
+    this.sendWithRetries(messages, deadline).then(
       () => this.settle(batch, partitions, started, null),
       (error: unknown) => this.settle(batch, partitions, started, error),
     );
+  }
+
+  /**
+   * One send; again after a short pause when the broker refused it because partition leadership
+   * moved (the metadata kafkajs refreshes then points at the new leader), while the deadline
+   * allows. Such a refusal means the partition did not append it, and the batch's partitions stay
+   * busy meanwhile, so nothing overtakes it. (Other partitions of the same request may have been
+   * appended: they are published twice under the same ids, which the store absorbs.) Any other
+   * error fails the send at once, so a broker that is down is answered quickly.
+   */
+  private async sendWithRetries(messages: Message[], deadline: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const sending = this.producer.send({
+        topic: this.options.topic,
+        acks: -1,
+        // The broker's wait for in-sync replicas; beyond our own deadline it is pointless.
+        timeout: this.options.sendTimeoutMs,
+        messages,
+      });
+      // A send we stopped waiting for may still settle later; never leave its rejection unhandled.
+      sending.catch(() => {});
+      try {
+        await withTimeout(sending, deadline - performance.now(), 'kafka send');
+        return;
+      } catch (error) {
+        const pause = LEADERSHIP_RETRY_MS * 2 ** attempt;
+        if (!isLeadershipError(error) || attempt + 1 >= LEADERSHIP_ATTEMPTS || performance.now() + pause >= deadline) throw error;
+        this.counters.leadershipRetries++;
+        this.options.logger.warn({ err: error, attempt: attempt + 1, events: messages.length }, 'kafka partition leadership moved; sending again');
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   private settle(batch: Queued[], partitions: Set<number>, started: number, error: unknown): void {

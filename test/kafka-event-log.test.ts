@@ -171,6 +171,14 @@ async function readTopic(kafka: Kafka, admin: Admin, topic: string): Promise<Top
   return out;
 }
 
+/** In partition+offset order, each id's first copy only. */
+function firstCopies(messages: TopicMessage[]): TopicMessage[] {
+  const seen = new Set<bigint>();
+  return [...messages]
+    .sort((x, y) => x.partition - y.partition || (x.offset < y.offset ? -1 : x.offset > y.offset ? 1 : 0))
+    .filter((m) => (seen.has(m.id) ? false : (seen.add(m.id), true)));
+}
+
 const okId = (o: AppendOutcome | undefined): bigint => {
   if (o === undefined || !o.ok) throw new Error(`expected ok, got ${JSON.stringify(o)}`);
   return o.id;
@@ -242,7 +250,7 @@ describe('KafkaEventLog (real Kafka)', () => {
     const ids = outcomes.map(okId);
     expect(new Set(ids).size).toBe(3);
 
-    const onTopic = await readTopic(kafka, admin, topic);
+    const onTopic = firstCopies(await readTopic(kafka, admin, topic));
     expect(onTopic).toHaveLength(3);
     const sent = [...batchA, ...batchB];
     sent.forEach((event, i) => {
@@ -272,7 +280,7 @@ describe('KafkaEventLog (real Kafka)', () => {
     expect(Math.max(...metrics.batches)).toBeLessThanOrEqual(500);
     expect(metrics.batches.length).toBeLessThanOrEqual(10);
 
-    expect(await readTopic(kafka, admin, topic)).toHaveLength(2300);
+    expect(firstCopies(await readTopic(kafka, admin, topic))).toHaveLength(2300);
   });
 
   it('a resend inside the window gets the first id and is published again under it', async () => {
@@ -296,8 +304,11 @@ describe('KafkaEventLog (real Kafka)', () => {
     expect(o4).toEqual({ ok: true, id: orphanId, duplicate: true });
 
     const onTopic = await readTopic(kafka, admin, topic);
-    expect(onTopic.filter((m) => m.id === id1)).toHaveLength(3);
-    expect(onTopic.filter((m) => m.id === orphanId)).toHaveLength(1);
+    // Three copies of id1 (exactly, unless a send was repeated for a leadership move).
+    const copies = onTopic.filter((m) => m.id === id1).length;
+    if (log.stats.leadershipRetries === 0) expect(copies).toBe(3);
+    else expect(copies).toBeGreaterThanOrEqual(3);
+    expect(onTopic.filter((m) => m.id === orphanId).length).toBeGreaterThanOrEqual(1);
     expect(onTopic.find((m) => m.id === orphanId)?.event).toEqual(orphan);
     expect(log.stats.duplicates).toBe(3);
   });
@@ -331,11 +342,13 @@ describe('KafkaEventLog (real Kafka)', () => {
       outcomes.push(...(await log.append([e])));
     }
 
-    const onTopic = await readTopic(kafka, admin, topic);
+    // A send refused for leadership is sent again whole, so a message can be on the topic twice
+    // (same id, next to its first copy): compare the first copies.
+    const onTopic = firstCopies(await readTopic(kafka, admin, topic));
     expect(onTopic).toHaveLength(sent.length);
     for (const vehicle of vehicles) {
       const expected = sent.map((e, i) => ({ e, id: okId(outcomes[i]) })).filter(({ e }) => e.dominio === vehicle.dominio);
-      const got = onTopic.filter((m) => m.key === messageKey(vehicle)).sort((x, y) => (x.offset < y.offset ? -1 : 1));
+      const got = onTopic.filter((m) => m.key === messageKey(vehicle));
       expect(new Set(got.map((m) => m.partition)).size).toBe(1);
       expect(got.map((m) => m.event.codigo)).toEqual(expected.map(({ e }) => e.codigo));
       expect(got.map((m) => m.id)).toEqual(expected.map(({ id }) => id));
@@ -399,9 +412,9 @@ describe('KafkaEventLog (real Kafka)', () => {
     expect(outcomes[0]?.ok).toBe(true);
     expect(outcomes[1]).toEqual({ ok: false, reason: 'unavailable' });
     expect(outcomes[2]?.ok).toBe(true);
-    expect(dedupe.claims.has(big.dedupeKey)).toBe(false);
+    expect(dedupe.claims.has(big.dedupeKey)).toBe(true); // kept: a retry reuses the id (never a second one)
     expect(log.failing).toBe(false);
-    expect((await readTopic(kafka, admin, topic)).map((m) => m.id).sort()).toEqual([okId(outcomes[0]), okId(outcomes[2])].sort());
+    expect(firstCopies(await readTopic(kafka, admin, topic)).map((m) => m.id).sort()).toEqual([okId(outcomes[0]), okId(outcomes[2])].sort());
   });
 
   it('sends again when partition leadership moved (not appended), but fails other errors at once', async () => {
@@ -447,7 +460,7 @@ describe('KafkaEventLog (real Kafka)', () => {
     script.push(leadership(), leadership(), leadership(), leadership());
     const stuck = makeEvent();
     expect(await log.append([stuck])).toEqual([{ ok: false, reason: 'unavailable' }]);
-    expect(dedupe.claims.has(stuck.dedupeKey)).toBe(false);
+    expect(dedupe.claims.has(stuck.dedupeKey)).toBe(true); // kept: a retry reuses the id (never a second one)
 
     // Anything else (here: a connection refused) fails at once.
     await new Promise((r) => setTimeout(r, 1100)); // past the fail-fast window
@@ -474,12 +487,12 @@ describe('KafkaEventLog (real Kafka)', () => {
     expect(metrics.batches).toEqual([25]);
     expect(await log.append([makeEvent()])).toEqual([{ ok: false, reason: 'unavailable' }]);
     await log.close(); // idempotent
-    const onTopic = await readTopic(kafka, admin, topic);
+    const onTopic = firstCopies(await readTopic(kafka, admin, topic));
     expect(onTopic.map((m) => m.id).sort()).toEqual(outcomes.map(okId).sort());
   });
 
   // Last: broker faults, on a private broker.
-  it('broker hung or down: unavailable within the timeout, nothing acked that is not on the topic, keys released, recovers', async () => {
+  it('broker hung or down: unavailable within the timeout, nothing acked that is not on the topic, claims kept for the retry, recovers', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'kel-kafka-'));
     const port = await freePort();
     let controllerPort = await freePort();
@@ -538,9 +551,10 @@ describe('KafkaEventLog (real Kafka)', () => {
       expect(hungOutcomes).toEqual(unavailable(40));
       expect(hungMs).toBeGreaterThan(sendTimeoutMs - 100);
       expect(hungMs).toBeLessThan(sendTimeoutMs + 1000);
+      // Claims are kept: the broker may still write them, and a retry must get the same id.
       for (const e of hungEvents.flat()) {
-        expect(dedupe.claims.has(e.dedupeKey)).toBe(false);
-        expect(dedupe.released).toContain(e.dedupeKey);
+        expect(dedupe.claims.has(e.dedupeKey)).toBe(true);
+        expect(dedupe.released).not.toContain(e.dedupeKey);
       }
       // Known failing: -5 at once, not after another timeout.
       const t2 = performance.now();
@@ -550,13 +564,13 @@ describe('KafkaEventLog (real Kafka)', () => {
       paused = false;
       await eventually(async () => (await append([makeEvent()]))[0]?.ok === true, 20_000);
 
-      // 2. Broker stopped (down.sh): -5 well within the timeout, keys released.
+      // 2. Broker stopped (down.sh): -5 well within the timeout, claims kept.
       await script('down');
       const downEvents = [makeEvent(), makeEvent()];
       const t3 = performance.now();
       expect(await append(downEvents)).toEqual(unavailable(2));
       expect(performance.now() - t3).toBeLessThan(sendTimeoutMs);
-      for (const e of downEvents) expect(dedupe.claims.has(e.dedupeKey)).toBe(false);
+      for (const e of downEvents) expect(dedupe.claims.has(e.dedupeKey)).toBe(true);
       const t4 = performance.now();
       expect(await append([makeEvent()])).toEqual(unavailable(1));
       expect(performance.now() - t4).toBeLessThan(50);
@@ -566,8 +580,9 @@ describe('KafkaEventLog (real Kafka)', () => {
       // 3. Broker back: the same process and log accept again, and a retry of the failed events is stored.
       await script('up');
       await eventually(async () => (await append([makeEvent()]))[0]?.ok === true, 30_000);
+      // The retry reuses the ids claimed by the failed attempt and publishes them: one id per event.
       const retried = await append(downEvents);
-      expect(retried.every((o) => o.ok && !o.duplicate)).toBe(true);
+      expect(retried.every((o) => o.ok && o.duplicate)).toBe(true);
       expect(log.failing).toBe(false);
 
       // Everything acknowledged is on the topic, under its id and key.

@@ -218,7 +218,10 @@ export interface DedupeIndex {
    * null when the claim is new, or the id claimed earlier (the event is a resend).
    */
   claim(entries: readonly { key: string; id: bigint }[], windowMs: number): Promise<(bigint | null)[]>;
-  /** Forgets claims of events that could not be stored, so a retry is stored. */
+  /**
+   * Forgets claims (operators' tool). The Kafka event log does not call it on a failed send: the
+   * broker may still have written the event, so the claim is kept and a retry reuses the id.
+   */
   release(keys: readonly string[]): Promise<void>;
 }
 

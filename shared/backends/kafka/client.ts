@@ -74,7 +74,11 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_
   return created;
 }
 
-/** Waits until the topic's metadata lists partitions that all have a leader; returns their count. */
+/**
+ * Waits until every partition of the topic has a leader that serves it; returns their count.
+ * Metadata names the leaders a moment before they serve (a KRaft broker then still answers
+ * NOT_LEADER_FOR_PARTITION), so this also asks each leader for its offsets.
+ */
 export async function waitForTopic(admin: Admin, topic: string, timeoutMs = 30_000): Promise<number> {
   const until = Date.now() + timeoutMs;
   let last: unknown = null;
@@ -82,8 +86,11 @@ export async function waitForTopic(admin: Admin, topic: string, timeoutMs = 30_0
     try {
       const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
       const partitions = topics.find((t) => t.name === topic)?.partitions ?? [];
-      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) return partitions.length;
-      last = new Error(`topic ${topic}: ${partitions.length} partitions, not all with a leader`);
+      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) {
+        const offsets = await admin.fetchTopicOffsets(topic);
+        if (offsets.length === partitions.length) return partitions.length;
+      }
+      last = new Error(`topic ${topic}: ${partitions.length} partitions, not all served by a leader yet`);
     } catch (error) {
       last = error;
     }

@@ -187,9 +187,12 @@ interface Queued {
  *   per partition is in flight, and a partition's messages leave the queue in append order; up to
  *   `maxInFlightSends` sends on disjoint partitions may be in flight together. kafkajs does not
  *   keep the order of concurrent sends by itself (they race through metadata and connection
- *   awaits before reaching the socket: the ordering test caught one overtaking another), and its
- *   retries are off, so a failed send is never re-sent behind a later one: it is answered
- *   unavailable and the provider resends.
+ *   awaits before reaching the socket: the ordering test caught one overtaking another). Its own
+ *   retries are off; this layer sends a batch again only when the broker refused it for partition
+ *   leadership (not appended), with its partitions still busy. Any other failure is answered
+ *   unavailable at once and the provider resends, so nothing is re-sent behind a later send.
+ *   (kafkajs' idempotent producer would not help: it serialises sends behind a per-broker lock and
+ *   assigns sequence numbers in whatever order the racing sends reach that lock.)
  * - Bounded: at most `maxInFlightEvents` events are accepted and unanswered; past it, and while
  *   the broker is known to be failing, appends answer unavailable at once (-5) instead of queuing.
  */
@@ -318,26 +321,16 @@ export class KafkaEventLog implements EventLog {
       await done;
     }
 
+    // Claims of events answered -5 are kept, not released: after a timeout the broker may still
+    // have written them, and a released key would give the client's retry a second id (stored
+    // twice). Kept, the retry gets the same id and publishes it again; the store is idempotent by id.
     const outcomes: AppendOutcome[] = [];
-    const release: string[] = [];
     for (let i = 0; i < n; i++) {
       const duplicate = earlier[i] !== null;
       if (call.acked[i]) {
         outcomes.push({ ok: true, id: outIds[i] as bigint, duplicate });
         if (duplicate) this.counters.duplicates++;
-      } else {
-        outcomes.push(UNAVAILABLE);
-        // Only claims this call made: an earlier copy's claim belongs to that copy.
-        if (!duplicate) release.push((events[i] as EventRecord).dedupeKey);
-      }
-    }
-    if (release.length > 0) {
-      try {
-        await withTimeout(this.options.dedupe.release(release), this.options.sendTimeoutMs, 'dedupe release');
-      } catch (error) {
-        // Harmless: a retry then gets the unpublished id and publishes it.
-        this.options.logger.warn({ err: error, keys: release.length }, 'could not release dedupe keys of unstored events');
-      }
+      } else outcomes.push(UNAVAILABLE);
     }
     return outcomes;
   }

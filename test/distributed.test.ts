@@ -100,6 +100,17 @@ describe('distributed mode', () => {
     expect(Number(((await n.json()) as { n: string }[])[0]!.n)).toBe(1);
   });
 
+  it('metrics: Kafka sends and batch sizes on the gateway, batches and lag on the worker', async () => {
+    const gateway = await c.gw1.app.metrics.text();
+    const count = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    expect(count(gateway, 'gateway_kafka_send_seconds_count')).toBeGreaterThan(0);
+    expect(count(gateway, 'gateway_event_publish_batch_size_count')).toBeGreaterThan(0);
+    expect(count(gateway, 'gateway_event_publish_seconds_count')).toBeGreaterThan(0);
+    const worker = await c.workerMetrics.text();
+    expect(count(worker, 'worker_batch_rows_count')).toBeGreaterThan(0);
+    expect(count(worker, 'worker_insert_duration_seconds_count')).toBeGreaterThan(0);
+  });
+
   it('vehicles on a trip get their last report time from the worker', async () => {
     await c.gw2.admin('PUT', '/admin/providers/acme/trip/vehicles/TR1', { nroSerie: 'S-TR1' });
     const id = idOf((await c.gw1.soap11('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ Dominio: 'TR1', FechaHoraEvento: '2026-11-22T10:00:00Z' }) }))).text);

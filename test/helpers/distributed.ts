@@ -13,6 +13,8 @@ export interface Cluster {
   gw1: TestApp;
   gw2: TestApp;
   worker: Running;
+  /** The worker's metrics registry. */
+  workerMetrics: Metrics;
   backends(t: TestApp): DistributedBackends;
   /** Rows in ClickHouse for these ids (deduplicated view), polled until all arrived or the timeout. */
   waitForRows(ids: readonly number[], timeoutMs?: number): Promise<Map<number, Record<string, unknown>>>;
@@ -36,7 +38,8 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
   const gw1 = await TestApp.start(env);
   const gw2 = await TestApp.start(env);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const worker = await startWorkerProcess(loadConfig(env), logger, new Metrics({ defaults: false }), { probes: false });
+  const workerMetrics = new Metrics({ defaults: false });
+  const worker = await startWorkerProcess(loadConfig(env), logger, workerMetrics, { probes: false });
   const backends = (t: TestApp) => t.app.backends as unknown as DistributedBackends;
   const clickhouse = () => {
     const ch = (gw1.app.backends as unknown as { clickhouse: DistributedBackends['clickhouse'] }).clickhouse;
@@ -48,6 +51,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
     gw1,
     gw2,
     worker,
+    workerMetrics,
     backends,
     async waitForRows(ids, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;

@@ -5,6 +5,8 @@ import type { HttpRequest, HttpResponse } from './uws.js';
  * synchronous handler, detaches body buffers after each callback and forbids touching an
  * aborted response: this wrapper captures what we need up front and guards every write.
  */
+type HeaderName = 'content-type' | 'content-length' | 'soapaction' | 'cookie' | 'host';
+
 export class Exchange {
   aborted = false;
   done = false;
@@ -16,7 +18,8 @@ export class Exchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
-  private readonly headers = new Map<string, string>();
+  /** The only request headers any route reads, copied while uWS still lends the request. */
+  private readonly headers: Readonly<Record<HeaderName, string>>;
 
   constructor(
     readonly res: HttpResponse,
@@ -26,21 +29,22 @@ export class Exchange {
     this.method = req.getMethod().toUpperCase();
     this.path = req.getUrl();
     this.query = req.getQuery() ?? '';
-    req.forEach((key, value) => {
-      this.headers.set(key, value);
-    });
+    this.headers = {
+      'content-type': req.getHeader('content-type'),
+      'content-length': req.getHeader('content-length'),
+      soapaction: req.getHeader('soapaction'),
+      cookie: req.getHeader('cookie'),
+      host: req.getHeader('host'),
+    };
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
     });
   }
 
-  header(name: string): string {
-    return this.headers.get(name) ?? '';
-  }
-
-  hasHeader(name: string): boolean {
-    return this.headers.has(name);
+  /** '' when absent (uWS does not tell absent from empty; no route needs the difference). */
+  header(name: HeaderName): string {
+    return this.headers[name];
   }
 
   /** Sends a complete response unless one was sent already or the client went away. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Backends, Provider } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
@@ -56,7 +56,7 @@ export class Authenticator {
   }
 
   private async checkPassword(provider: Provider, password: string, now: number): Promise<boolean> {
-    const key = createHash('sha256').update(provider.systemUser).update('\0').update(password).update('\0').update(provider.passwordHash).digest('base64');
+    const key = hash('sha256', `${provider.systemUser}\0${password}\0${provider.passwordHash}`, 'base64');
     const cached = this.verified.get(key);
     if (cached !== undefined && cached.passwordHash === provider.passwordHash && cached.expiresAt > now) return true;
     let pending = this.inFlight.get(key);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
@@ -150,9 +150,7 @@ export class EventIngest {
       crudo: e.Crudo ?? null,
       sensors,
       operation,
-      dedupeKey: createHash('sha256')
-        .update(`${systemUser}\0${dominio}\0${nroSerie}\0${codigo}\0${eventTime.epochMs}.${eventTime.subMsTicks}\0${e.Latitud}\0${e.Longitud}`)
-        .digest('base64'),
+      dedupeKey: hash('sha256', `${systemUser}\0${dominio}\0${nroSerie}\0${codigo}\0${eventTime.epochMs}.${eventTime.subMsTicks}\0${e.Latitud}\0${e.Longitud}`, 'base64'),
     };
   }
 

@@ -49,7 +49,7 @@ export class SoapBinding {
       }
       throw err;
     }
-    const action = cleanAction(ex.hasHeader('soapaction') ? ex.header('soapaction') : null) ?? cleanAction(media.params.get('action') ?? null);
+    const action = cleanAction(ex.header('soapaction')) ?? cleanAction(media.params.get('action') ?? null);
     const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
     const reader = this.pool.acquire();
 

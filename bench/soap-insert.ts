@@ -38,13 +38,18 @@ async function run(name: string, url: string, op: string, body: (i: number) => s
 
 async function main(): Promise<void> {
   const rows: string[] = [];
-  for (const sync of ['FULL', 'NORMAL'] as const) {
-    const server = await startServer({ SQLITE_SYNCHRONOUS: sync });
+  const variants = [
+    { sync: 'FULL', commit: 'inline' },
+    { sync: 'FULL', commit: 'thread' },
+    { sync: 'NORMAL', commit: 'thread' },
+  ] as const;
+  for (const { sync, commit } of variants) {
+    const server = await startServer({ SQLITE_SYNCHRONOUS: sync, SQLITE_COMMIT: commit });
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
     await run('warm-up', server.serviceUrl, 'LoginYInsertarEvento', (i) => envelope('LoginYInsertarEvento', fields(1e7 + i)), 1);
-    const single = await run(`LoginYInsertarEvento (synchronous=${sync})`, server.serviceUrl, 'LoginYInsertarEvento', (i) => envelope('LoginYInsertarEvento', fields(i)), 1);
+    const single = await run(`LoginYInsertarEvento (synchronous=${sync}, commit=${commit})`, server.serviceUrl, 'LoginYInsertarEvento', (i) => envelope('LoginYInsertarEvento', fields(i)), 1);
     const batch = await run(
-      `LoginYInsertarEventos x100 (synchronous=${sync})`,
+      `LoginYInsertarEventos x100 (synchronous=${sync}, commit=${commit})`,
       server.serviceUrl,
       'LoginYInsertarEventos',
       (i) => envelope('LoginYInsertarEventos', `<Eventos>${Array.from({ length: 100 }, (_, k) => `<pEvento>${fields(2e7 + i * 100 + k)}</pEvento>`).join('')}</Eventos>`),

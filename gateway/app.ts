@@ -40,6 +40,7 @@ function openBackends(mode: string, config: Config, logger: Logger, metrics: Met
     sqliteSynchronous: config.sqliteSynchronous,
     dedupeWindowMs: config.dedupeWindowMs,
     maxDedupeKeys: config.dedupeMaxKeys,
+    offThreadCommits: config.sqliteCommit === 'thread',
     maxSessions: config.sessionMax,
     now: clock,
     onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),

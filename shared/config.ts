@@ -39,6 +39,8 @@ export interface Config {
   rateLimitEventsPerSecond: number;
   /** SQLite `synchronous` pragma of the embedded store: FULL survives power loss, NORMAL a crash. */
   sqliteSynchronous: 'FULL' | 'NORMAL';
+  /** Where the embedded store commits event groups: a writer thread (fsync off the event loop) or inline. */
+  sqliteCommit: 'thread' | 'inline';
   logLevel: string;
 
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
@@ -114,6 +116,9 @@ export function loadConfig(env: Env = process.env): Config {
   const sync = str(env, 'SQLITE_SYNCHRONOUS', 'FULL').toUpperCase();
   if (sync !== 'FULL' && sync !== 'NORMAL') throw new ConfigError('SQLITE_SYNCHRONOUS must be FULL or NORMAL.');
 
+  const commit = str(env, 'SQLITE_COMMIT', 'thread').toLowerCase();
+  if (commit !== 'thread' && commit !== 'inline') throw new ConfigError('SQLITE_COMMIT must be thread or inline.');
+
   const minute = 60_000;
   return {
     port: int(env, 'PORT', 8080),
@@ -141,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionMax: int(env, 'SESSION_MAX', 1_000_000, 1),
     rateLimitEventsPerSecond: int(env, 'RATE_LIMIT_EVENTS_PER_SECOND', 0),
     sqliteSynchronous: sync,
+    sqliteCommit: commit,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     redisUrl: env.REDIS_URL ? env.REDIS_URL : null,
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'gw:'),

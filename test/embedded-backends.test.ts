@@ -508,14 +508,19 @@ describe('EventLog', () => {
     expect(b.eventLogStats().events).toBe(2000);
   });
 
-  it('caps a group and commits the groups in order, one per event-loop turn', async () => {
+  it('caps a group and commits the groups in order, one at a time', async () => {
     const b = await open(tempDir(), { maxGroupEvents: 10 });
-    const appends = Array.from({ length: 25 }, () => b.eventLog.append([event()]));
-    // Queued after the log's flush: sees only the first group committed, the rest wait for later turns.
-    const seen = new Promise<number>((resolve) => setImmediate(() => resolve(b.eventLogStats().commits)));
+    const commitsWhenAnswered: number[] = [];
+    const appends = Array.from({ length: 25 }, () =>
+      b.eventLog.append([event()]).then((r) => {
+        commitsWhenAnswered.push(b.eventLogStats().commits);
+        return r;
+      }),
+    );
     const results = await Promise.all(appends);
-    expect(await seen).toBe(1);
     expect(b.eventLogStats().commits).toBe(3);
+    // Answered group by group, each once its own commit (and every earlier one) was done.
+    expect(commitsWhenAnswered).toEqual([...Array<number>(10).fill(1), ...Array<number>(10).fill(2), ...Array<number>(5).fill(3)]);
     expect(results.map((r) => (r[0]?.ok ? r[0].id : 0n))).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
   });
 
@@ -711,5 +716,20 @@ describe('memory bounds', () => {
     await b.sessions.create('d', 'acme', T0 + 2, ttl);
     expect(await b.sessions.touch('b', T0 + 3, ttl)).toBeNull();
     for (const id of ['a', 'c', 'd']) expect(await b.sessions.touch(id, T0 + 3, ttl)).not.toBeNull();
+  });
+});
+
+describe('commit modes', () => {
+  it.each([true, false])('offThreadCommits=%s: groups are committed, durable across a reopen, last reports kept', async (offThreadCommits) => {
+    const dir = tempDir();
+    const b = await open(dir, { offThreadCommits, now: () => T0 });
+    const events = Array.from({ length: 50 }, () => event({ dominio: 'MODE1' }));
+    const outcomes = (await Promise.all(events.map((e) => b.eventLog.append([e])))).flat();
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    await b.trips.addVehicle('acme', 'MODE1', 'S', T0);
+    const latest = events.reduce((a, e) => (e.eventTime.epochMs > a ? e.eventTime.epochMs : a), 0);
+    expect((await b.trips.listVehicles('acme'))[0]?.lastReport?.epochMs).toBe(latest);
+    await b.close();
+    expect(countEvents(dir)).toBe(50);
   });
 });

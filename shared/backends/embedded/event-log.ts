@@ -1,6 +1,7 @@
 import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
 import type { SqliteDatabase } from './database.js';
-import { createLastReportWriter, noteReport, type LastReport } from './trips.js';
+import { noteReport, UPSERT_LAST_REPORT_SQL, type LastReport } from './trips.js';
+import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thread.js';
 
 /**
  * Events per transaction at most. A commit blocks the event loop (about 20 us per event here), so
@@ -19,6 +20,11 @@ export interface EventLogOptions {
   maxGroupEvents?: number;
   /** Dedupe keys kept at most; past it the oldest are forgotten first, so memory stays bounded. */
   maxDedupeKeys?: number;
+  /**
+   * Commit on a dedicated writer thread (default), so fsync never blocks the event loop; false
+   * commits inline on the caller's connection (simpler, for tools and comparisons).
+   */
+  offThread?: boolean;
   /** Told about every failed commit (its events were answered 'unavailable'). */
   onCommitError?: (error: unknown, events: number) => void;
 }
@@ -90,6 +96,34 @@ type EventRow = [
   storedAt: number,
 ];
 
+const INSERT_EVENT_SQL = `INSERT INTO events (id, system_user, dominio, nro_serie, codigo, latitud, longitud, altitud, velocidad, rumbo,
+     valid_position, valido, event_time_text, event_time_ms, event_time_ticks, reception_time_text,
+     reception_time_ms, reception_time_ticks, received_at, crudo, sensors, operation, dedupe_key, stored_at)
+   VALUES (${new Array(24).fill('?').join(', ')})`;
+
+/** Commits on the caller's own connection (blocks the event loop for the commit). */
+function inlineWriter(db: SqliteDatabase): GroupWriter {
+  const insert = db.prepare(INSERT_EVENT_SQL);
+  const upsert = db.prepare(UPSERT_LAST_REPORT_SQL);
+  const write = db.transaction((rows: readonly EventRow[], reports: readonly LastReportRow[]) => {
+    for (const row of rows) insert.run(...row);
+    for (const report of reports) upsert.run(...report);
+  });
+  return {
+    write: async (rows, reports) => {
+      write(rows as readonly EventRow[], reports);
+    },
+    close: async () => {},
+  };
+}
+
+/** Commits on a writer thread with its own connection to the same file, same durability. */
+function threadWriter(db: SqliteDatabase): GroupWriter {
+  // PRAGMA synchronous reads back as a number: 2 = FULL, 1 = NORMAL.
+  const synchronous = Number(db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL';
+  return new WriterThread({ file: db.name, synchronous, insertSql: INSERT_EVENT_SQL, upsertSql: UPSERT_LAST_REPORT_SQL });
+}
+
 function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
   return [
     id,
@@ -156,7 +190,9 @@ function checkStorable(e: EventRecord): void {
 export class SqliteEventLog implements EventLog {
   private readonly groups: Group[] = [];
   private readonly dedupe = new Map<string, DedupeEntry>();
-  private readonly writeGroup: (group: Group, storedAt: number) => void;
+  private readonly writer: GroupWriter;
+  /** The commit in flight: one at a time, so groups reach the disk in id order. */
+  private committing: Promise<void> | null = null;
   private readonly maxGroupEvents: number;
   private nextId: bigint;
   private closed = false;
@@ -174,24 +210,7 @@ export class SqliteEventLog implements EventLog {
     this.nextId = (maxId ?? 0n) + 1n;
     this.rebuildDedupe(db);
 
-    const insert = db.prepare<EventRow>(
-      `INSERT INTO events (id, system_user, dominio, nro_serie, codigo, latitud, longitud, altitud, velocidad, rumbo,
-         valid_position, valido, event_time_text, event_time_ms, event_time_ticks, reception_time_text,
-         reception_time_ms, reception_time_ticks, received_at, crudo, sensors, operation, dedupe_key, stored_at)
-       VALUES (${new Array(24).fill('?').join(', ')})`,
-    );
-    const writeLastReports = createLastReportWriter(db);
-    this.writeGroup = db.transaction((group: Group, storedAt: number) => {
-      const latest = new Map<string, LastReport>();
-      for (let i = 0; i < group.events.length; i++) {
-        const event = group.events[i];
-        const id = group.ids[i];
-        if (event === undefined || id === undefined) continue;
-        insert.run(...toRow(id, event, storedAt));
-        noteReport(latest, event.systemUser, event.dominio, event.eventTime);
-      }
-      writeLastReports(latest);
-    });
+    this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db);
   }
 
   private rebuildDedupe(db: SqliteDatabase): void {
@@ -247,8 +266,10 @@ export class SqliteEventLog implements EventLog {
 
   async close(): Promise<void> {
     this.closed = true;
-    // Commits are synchronous, so this drains everything queued before returning.
-    while (this.groups.length > 0) this.flushHead();
+    // Drain: the commit in flight, then every group still queued, in order.
+    if (this.committing !== null) await this.committing;
+    while (this.groups.length > 0) await this.flushHead();
+    await this.writer.close();
   }
 
   get stats(): EventLogStats {
@@ -269,26 +290,41 @@ export class SqliteEventLog implements EventLog {
 
   /**
    * setImmediate runs after the current turn's I/O callbacks, so every request parsed in this turn
-   * joins the group. One group per callback: a backlog of full groups is committed one per
-   * event-loop turn, with I/O served in between, so no turn blocks for more than one group.
+   * joins the group. While a commit is in flight nothing is scheduled: the next group keeps filling
+   * and is committed as soon as the current one is durable.
    */
   private scheduleFlush(): void {
-    if (this.flushScheduled) return;
+    if (this.flushScheduled || this.committing !== null || this.closed) return;
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      this.flushHead();
-      if (this.groups.length > 0) this.scheduleFlush();
+      if (this.committing === null && this.groups.length > 0) {
+        this.committing = this.flushHead().finally(() => {
+          this.committing = null;
+          if (this.groups.length > 0) this.scheduleFlush();
+        });
+      }
     });
   }
 
   /** Commits the oldest group; groups commit in order, so ids stay increasing on disk. */
-  private flushHead(): void {
+  private async flushHead(): Promise<void> {
     const group = this.groups.shift();
     if (group === undefined) return; // already drained by close()
     const started = performance.now();
     try {
-      this.writeGroup(group, this.options.now());
+      const storedAt = this.options.now();
+      const rows: EventRow[] = [];
+      const latest = new Map<string, LastReport>();
+      for (let i = 0; i < group.events.length; i++) {
+        const event = group.events[i];
+        const id = group.ids[i];
+        if (event === undefined || id === undefined) continue;
+        rows.push(toRow(id, event, storedAt));
+        noteReport(latest, event.systemUser, event.dominio, event.eventTime);
+      }
+      const reports: LastReportRow[] = [...latest.values()].map((r) => [r.systemUser, r.dominio, r.instant.epochMs, r.instant.subMsTicks]);
+      await this.writer.write(rows, reports);
       group.status = 'committed';
       // Committed entries drop the group so its events can be garbage-collected.
       for (const entry of group.entries) entry.group = null;

@@ -19,6 +19,8 @@ export interface EmbeddedOptions {
   now?: () => number;
   /** Cap of events per group commit (default 1000). */
   maxGroupEvents?: number;
+  /** Commit event groups on a writer thread (default) or inline on the main connection. */
+  offThreadCommits?: boolean;
   /** Dedupe keys held in memory at most (default 1,000,000). */
   maxDedupeKeys?: number;
   /** Live sessions held at most, least recently used dropped first (default 1,000,000). */
@@ -53,6 +55,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       now,
       ...(options.maxGroupEvents === undefined ? {} : { maxGroupEvents: options.maxGroupEvents }),
       ...(options.maxDedupeKeys === undefined ? {} : { maxDedupeKeys: options.maxDedupeKeys }),
+      ...(options.offThreadCommits === undefined ? {} : { offThread: options.offThreadCommits }),
       // Never silent by default: those events were refused with 'unavailable'.
       onCommitError:
         options.onCommitError ??

@@ -68,18 +68,10 @@ export function isLater(a: EventInstant, b: EventInstant): boolean {
  * provider and Dominio of one group, so a burst from one vehicle costs one upsert, and only ever
  * moves a stored instant forward (events arrive out of order after a device reconnects).
  */
-export function createLastReportWriter(db: SqliteDatabase): (latest: Map<string, LastReport>) => void {
-  const upsert = db.prepare<[string, string, number, number]>(
-    `INSERT INTO last_reports (system_user, dominio, epoch_ms, sub_ms_ticks) VALUES (?, ?, ?, ?)
+/** Moves a vehicle's last report forward only (a late, older event never moves it back). */
+export const UPSERT_LAST_REPORT_SQL = `INSERT INTO last_reports (system_user, dominio, epoch_ms, sub_ms_ticks) VALUES (?, ?, ?, ?)
      ON CONFLICT (system_user, dominio) DO UPDATE SET epoch_ms = excluded.epoch_ms, sub_ms_ticks = excluded.sub_ms_ticks
-     WHERE (excluded.epoch_ms, excluded.sub_ms_ticks) > (last_reports.epoch_ms, last_reports.sub_ms_ticks)`,
-  );
-  return (latest) => {
-    for (const report of latest.values()) {
-      upsert.run(report.systemUser, report.dominio, report.instant.epochMs, report.instant.subMsTicks);
-    }
-  };
-}
+     WHERE (excluded.epoch_ms, excluded.sub_ms_ticks) > (last_reports.epoch_ms, last_reports.sub_ms_ticks)`;
 
 export interface LastReport {
   systemUser: string;

@@ -5,14 +5,17 @@
  * - ceiling: a bare uWebSockets.js server that reads the body and sends a fixed reply of our size
  *   (bench/ceiling/server.ts);
  * - peer: node-soap serving our WSDL with an in-memory LoginYInsertarEvento (bench/peer/server.ts);
- * - ours: `main.ts` (embedded store, durable acknowledgements, SQLITE_SYNCHRONOUS=FULL) through
- *   bench/lib/server.ts, one fresh server (new DATA_DIR) per row: SOAP 1.1, SOAP 1.2 and HTTP POST
- *   LoginYInsertarEvento, InsertarEvento on a session cookie, LoginYInsertarEventos ×100,
- *   LoginYObtenerComando; and SOAP 1.1 LoginYInsertarEvento paced at 70% of its measured maximum.
+ * - ours: the gateway as `npm start` runs it (embedded store, durable acknowledgements,
+ *   SQLITE_SYNCHRONOUS=FULL, other settings at their defaults), started by bench/lib/server.ts
+ *   (which builds and runs the compiled main.ts), one fresh server (new DATA_DIR) per row:
+ *   SOAP 1.1, SOAP 1.2 and HTTP POST LoginYInsertarEvento, InsertarEvento on a session cookie,
+ *   LoginYInsertarEventos ×100, LoginYObtenerComando; and SOAP 1.1 LoginYInsertarEvento paced at
+ *   70% of its measured maximum, twice: autocannon `overallRate` (which sends each second's quota in a burst) and wrk with a Lua
+ *   schedule that spaces the same rate evenly (bench/wrk/soap11-insert-paced.lua, wrk2-like).
  *
  * Load: `wrk -t1 -c$CONNECTIONS -d${DURATION}s --latency` with the Lua scripts in bench/wrk (every
  * event distinct; answers without a positive id counted as errors), after a WARMUP-second wrk run
- * on the same server. The 70% row uses autocannon's `overallRate` (wrk cannot pace).
+ * on the same server.
  *
  * Run: npx tsx bench/compare.ts   (env DURATION=10, CONNECTIONS=100, WARMUP=3 seconds; WRK=path)
  * Progress goes to stderr; the machine, the table and the targets to stdout. Only 127.0.0.1 is
@@ -117,15 +120,32 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 // ---------------------------------------------------------------------------------------------
 // /proc readings
 
-/** CPU time (user + system, all threads) of a process, in seconds; null when it is gone. */
-function cpuSeconds(pid: number): number | null {
+/**
+ * CPU time (user + system) of a process, all its threads, or of one thread (`tid`; the main
+ * thread's id is the pid), in seconds; null when it is gone.
+ */
+function cpuSeconds(pid: number, tid?: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
   } catch {
     return null;
   }
+}
+
+/** Starts measuring a server's CPU use; the returned function gives % of one core since then. */
+function cpuProbe(pid: number): () => { total: number; main: number } {
+  const t0 = performance.now();
+  const total0 = cpuSeconds(pid) ?? 0;
+  const main0 = cpuSeconds(pid, pid) ?? 0;
+  return () => {
+    const wall = Math.max(0.001, (performance.now() - t0) / 1000);
+    return {
+      total: (((cpuSeconds(pid) ?? total0) - total0) / wall) * 100,
+      main: (((cpuSeconds(pid, pid) ?? main0) - main0) / wall) * 100,
+    };
+  };
 }
 
 /** Peak resident set size (VmHWM) of a process, kB. */
@@ -190,7 +210,7 @@ async function spawnScript(name: string, file: string, env: Record<string, strin
   }
 }
 
-/** `main.ts` through bench/lib/server.ts, with the provider created through the admin API. */
+/** The gateway through bench/lib/server.ts, with the provider created through the admin API. */
 async function startOurs(): Promise<Target & { server: BenchServer }> {
   const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' });
   const child = server.child;
@@ -249,8 +269,9 @@ interface Measurement {
   errors: number;
   /** What the errors are, when there are any. */
   errorDetail: string;
-  /** CPU used during the run, % of one core. */
+  /** CPU used during the run, % of one core: the server (all threads; its main thread) and the load generator. */
   serverCpu: number;
+  serverMainCpu: number;
   loadCpu: number;
 }
 
@@ -297,8 +318,7 @@ async function wrk(
 ): Promise<Measurement> {
   const url = loopback(target.url + (opts.path ?? ''));
   const argv = ['-t1', `-c${CONNECTIONS}`, `-d${opts.seconds}s`, '--latency', '-s', path.join(WRK_DIR, script), url, '--', String(nextSeed()), ...(opts.args ?? [])];
-  const serverCpu0 = cpuSeconds(target.pid) ?? 0;
-  const t0 = Date.now();
+  const serverCpu = cpuProbe(target.pid);
   const child = spawn(WRK, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   track(child, true);
   const sampler = child.pid === undefined ? null : sampleCpu(child.pid);
@@ -310,8 +330,7 @@ async function wrk(
     child.once('error', reject);
     child.once('close', (c) => resolve(c));
   }).finally(() => terminate(child, true));
-  const wall = (Date.now() - t0) / 1000;
-  const serverCpu1 = cpuSeconds(target.pid) ?? serverCpu0;
+  const server = serverCpu();
   const load = sampler?.stop() ?? { seconds: 0, over: 1 };
 
   const num = (re: RegExp): number | null => {
@@ -323,6 +342,7 @@ async function wrk(
   const p99 = /^\s*99%\s+([\d.]+)(us|ms|s|m)\s*$/m.exec(out);
   const checked = num(/lua_checked: (\d+)/);
   const bad = num(/lua_bad: (\d+)/);
+  const late = num(/lua_late: (\d+)/);
   if (code !== 0 || rps === null || p50 === null || p99 === null || checked === null || bad === null) {
     throw new Error(`wrk ${script} failed (exit ${code}):\n${out}${err}`);
   }
@@ -333,6 +353,7 @@ async function wrk(
     socketErrors > 0 ? `socket ${sock![0].replace('Socket errors: ', '')}` : '',
     non2xx > 0 ? `non-2xx ${non2xx}` : '',
     bad > 0 ? `2xx without the expected result ${bad} of ${checked}` : '',
+    late !== null && late > 0 ? `${late} requests sent more than 1 ms after their slot (no free connection; not an error)` : '',
     err.trim() ? `wrk stderr: ${err.trim().split('\n').slice(0, 3).join(' / ')}` : '',
   ].filter(Boolean);
   return {
@@ -341,7 +362,8 @@ async function wrk(
     p99: toMs(p99[1]!, p99[2]!),
     errors: socketErrors + non2xx + bad,
     errorDetail: parts.join('; '),
-    serverCpu: ((serverCpu1 - serverCpu0) / wall) * 100,
+    serverCpu: server.total,
+    serverMainCpu: server.main,
     loadCpu: (load.seconds / load.over) * 100,
   };
 }
@@ -354,12 +376,20 @@ const soap11Insert = (i: number): string =>
   `<FechaHoraEvento>2026-11-22T08:59:30.${String(i % 1000).padStart(3, '0')}-03:00</FechaHoraEvento>` +
   `<FechaHoraRecepcion>2026-11-22T09:00:00-03:00</FechaHoraRecepcion></LoginYInsertarEvento></soap:Body></soap:Envelope>`;
 
-/** SOAP 1.1 LoginYInsertarEvento paced at `rate` req/s overall (autocannon, in this process). */
-async function pacedSoap11(target: Target, rate: number): Promise<Measurement & { achieved: number }> {
+/**
+ * SOAP 1.1 LoginYInsertarEvento paced at `rate` req/s overall (autocannon, in this process).
+ *
+ * autocannon paces per connection and per second: each connection sends its quota
+ * (rate / connections) back to back when the second starts, then idles until the next second, so
+ * the load arrives in bursts. Its coordinated-omission correction is also off by a unit with a
+ * rate (it assumes one request per ms per connection, `ceil(1 / rate)`, and adds L-1 synthetic
+ * samples to every L-ms response), so it is disabled here: these are the raw response times.
+ */
+async function pacedSoap11(target: Target, rate: number): Promise<Measurement> {
   let i = nextSeed();
   let bad = 0;
   let checked = 0;
-  const serverCpu0 = cpuSeconds(target.pid) ?? 0;
+  const serverCpu = cpuProbe(target.pid);
   const own0 = process.cpuUsage();
   const t0 = Date.now();
   const result = await autocannon({
@@ -367,6 +397,7 @@ async function pacedSoap11(target: Target, rate: number): Promise<Measurement & 
     connections: CONNECTIONS,
     duration: DURATION,
     overallRate: rate,
+    ignoreCoordinatedOmission: true,
     method: 'POST',
     headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}LoginYInsertarEvento"` },
     requests: [
@@ -382,7 +413,7 @@ async function pacedSoap11(target: Target, rate: number): Promise<Measurement & 
   });
   const wall = (Date.now() - t0) / 1000;
   const own = process.cpuUsage(own0);
-  const serverCpu1 = cpuSeconds(target.pid) ?? serverCpu0;
+  const server = serverCpu();
   const parts = [
     result.errors > 0 ? `socket ${result.errors}` : '',
     result.timeouts > 0 ? `timeouts ${result.timeouts}` : '',
@@ -391,12 +422,12 @@ async function pacedSoap11(target: Target, rate: number): Promise<Measurement & 
   ].filter(Boolean);
   return {
     reqPerSec: result.requests.average,
-    achieved: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx + bad,
     errorDetail: parts.join('; '),
-    serverCpu: ((serverCpu1 - serverCpu0) / wall) * 100,
+    serverCpu: server.total,
+    serverMainCpu: server.main,
     loadCpu: ((own.user + own.system) / 1e6 / wall) * 100,
   };
 }
@@ -436,7 +467,7 @@ async function row(
     await warmUp(target);
     out.m = await measure(target);
     out.rssKb = peakRssKb(target.pid);
-    log(`  ${Math.round(out.m.reqPerSec)} req/s, p50 ${out.m.p50} ms, p99 ${out.m.p99} ms, errors ${out.m.errors}, server CPU ${Math.round(out.m.serverCpu)}%, load generator CPU ${Math.round(out.m.loadCpu)}%`);
+    log(`  ${Math.round(out.m.reqPerSec)} req/s, p50 ${out.m.p50} ms, p99 ${out.m.p99} ms, errors ${out.m.errors}, server CPU ${Math.round(out.m.serverCpu)}% (main thread ${Math.round(out.m.serverMainCpu)}%), load generator CPU ${Math.round(out.m.loadCpu)}%`);
   } catch (err) {
     out.failure = err instanceof Error ? err.message : String(err);
     log(`  FAILED: ${out.failure}`);
@@ -451,7 +482,7 @@ const wrkRow = (script: string, extra: { path?: string; args?: (t: Target) => Pr
   warmUp: async (t: Target) => wrk(t, script, { path: extra.path, args: extra.args ? await extra.args(t) : [], seconds: WARMUP }),
 });
 
-async function runAll(): Promise<{ paced?: Row; soap11?: Row; ceiling?: Row; peer?: Row }> {
+async function runAll(): Promise<{ paced?: Row; even?: Row; soap11?: Row; ceiling?: Row; peer?: Row }> {
   const single = wrkRow('soap11-insert.lua');
   const ceiling = await row(
     { server: 'ceiling', scenario: 'bare uWS: read body, fixed 397-byte reply (SOAP 1.1 LoginYInsertarEvento body)', eventsPerRequest: null, loadGen: 'wrk' },
@@ -512,7 +543,14 @@ async function runAll(): Promise<{ paced?: Row; soap11?: Row; ceiling?: Row; pee
     (t) => pacedSoap11(t, rate),
     single.warmUp,
   );
-  return { paced, soap11, ceiling, peer };
+  // wrk with a Lua schedule (delay()) spreading the same rate evenly over time, as wrk2 would.
+  const even = await row(
+    { server: 'ours', scenario: `SOAP 1.1 LoginYInsertarEvento at 70% of max, evenly spaced (${rate} req/s offered)`, eventsPerRequest: 1, loadGen: 'wrk, paced' },
+    startOurs,
+    (t) => wrk(t, 'soap11-insert-paced.lua', { args: [String(rate)], seconds: DURATION }),
+    single.warmUp,
+  );
+  return { paced, even, soap11, ceiling, peer };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -539,7 +577,7 @@ async function main(): Promise<number> {
   const cpus = os.cpus();
   const wrkV = wrkVersion();
   log(`DURATION=${DURATION}s WARMUP=${WARMUP}s CONNECTIONS=${CONNECTIONS}; load average at start ${loadStart}`);
-  const { paced, soap11, ceiling, peer } = await runAll();
+  const { paced, even, soap11, ceiling, peer } = await runAll();
   const loadEnd = load();
 
   const lines: string[] = [];
@@ -552,11 +590,12 @@ async function main(): Promise<number> {
   );
   lines.push(
     `Each row: a fresh server process, ${WARMUP} s warm-up, then ${DURATION} s measured with ${CONNECTIONS} connections ` +
-      `(\`wrk -t1 -c${CONNECTIONS} -d${DURATION}s --latency\`, one thread; the 70% row autocannon with overallRate). ` +
+      `(\`wrk -t1 -c${CONNECTIONS} -d${DURATION}s --latency\`, one thread; the 70% rows: autocannon with overallRate, ` +
+      `and wrk with a Lua schedule spacing the same rate evenly). ` +
       `Every event distinct. Load generator and server share the same cores: compare ratios within this run.`,
   );
   lines.push('');
-  lines.push('| server | scenario | req/s | events/s | p50 ms | p99 ms | errors | server peak RSS MB | server CPU % | load-gen CPU % |');
+  lines.push('| server | scenario | req/s | events/s | p50 ms | p99 ms | errors | server peak RSS MB | server CPU % (main thread) | load-gen CPU % |');
   lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const notes: string[] = [];
   for (const r of rows) {
@@ -568,13 +607,13 @@ async function main(): Promise<number> {
     const m = r.m;
     lines.push(
       `| ${r.server} | ${r.scenario} | ${fmtInt(m.reqPerSec)} | ${r.eventsPerRequest === null ? '—' : fmtInt(m.reqPerSec * r.eventsPerRequest)} | ` +
-        `${fmtMs(m.p50)} | ${fmtMs(m.p99)} | ${fmtInt(m.errors)} | ${((r.rssKb ?? 0) / 1024).toFixed(0)} | ${m.serverCpu.toFixed(0)} | ${m.loadCpu.toFixed(0)} (${r.loadGen}) |`,
+        `${fmtMs(m.p50)} | ${fmtMs(m.p99)} | ${fmtInt(m.errors)} | ${((r.rssKb ?? 0) / 1024).toFixed(0)} | ${m.serverCpu.toFixed(0)} (${m.serverMainCpu.toFixed(0)}) | ${m.loadCpu.toFixed(0)} (${r.loadGen}) |`,
     );
     if (m.errorDetail) notes.push(`${r.server} / ${r.scenario}: ${m.errorDetail}`);
   }
   lines.push('');
   lines.push('Errors = socket errors + non-2xx + timeouts + 2xx answers without the expected result (a positive id; ×100 positive ids; a Comando).');
-  lines.push('events/s only for rows that durably store events (ours; the peer keeps nothing). CPU % is of one core, over the measured run.');
+  lines.push("events/s only for rows that durably store events (ours; the peer keeps nothing). CPU % is of one core over the measured run (/proc): all the server's threads (its main thread, which runs JavaScript), and the load generator.");
   for (const n of notes) lines.push(`- ${n}`);
   lines.push('');
 
@@ -599,16 +638,21 @@ async function main(): Promise<number> {
     allMet = false;
     lines.push('- ours / ceiling: not measured');
   }
-  if (paced?.m) {
-    const ok = paced.m.p99 <= 10 && paced.m.errors === 0;
-    allMet &&= ok;
-    lines.push(
-      `- p99 at 70% of max = ${fmtMs(paced.m.p99)} ms at ${fmtInt(paced.m.reqPerSec)} req/s achieved ` +
-        `(target ≤ 10 ms${paced.m.errors > 0 ? ', and no errors' : ''}): ${verdict(ok)}`,
-    );
-  } else {
-    allMet = false;
-    lines.push('- p99 at 70% of max: not measured');
+  for (const [label, r] of [
+    ['autocannon overallRate, per-second bursts', paced],
+    ['wrk, evenly spaced', even],
+  ] as const) {
+    if (r?.m) {
+      const ok = r.m.p99 <= 10 && r.m.errors === 0;
+      allMet &&= ok;
+      lines.push(
+        `- p99 at 70% of max (${label}) = ${fmtMs(r.m.p99)} ms at ${fmtInt(r.m.reqPerSec)} req/s achieved ` +
+          `(target ≤ 10 ms${r.m.errors > 0 ? ', and no errors' : ''}): ${verdict(ok)}`,
+      );
+    } else {
+      allMet = false;
+      lines.push(`- p99 at 70% of max (${label}): not measured`);
+    }
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   log(allMet ? 'all targets met' : 'not every target met');

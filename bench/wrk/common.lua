@@ -87,7 +87,10 @@ end
 
 -- Installs wrk's callbacks. opts.headers: request headers (POST); opts.init(args): optional, runs
 -- in each thread with the script arguments; opts.body(i): the body of request number i;
--- opts.check(body): true when a 2xx answer is good.
+-- opts.check(body): true when a 2xx answer is good; opts.delay(): optional, milliseconds to wait
+-- before each request (wrk then calls it before every request of every connection);
+-- opts.report(): optional, extra `name: value` lines for done(), from each thread's globals
+-- (returns a list of global names to sum over the threads).
 function M.install(opts)
   wrk.method = "POST"
   for k, v in pairs(opts.headers or {}) do wrk.headers[k] = v end
@@ -124,6 +127,10 @@ function M.install(opts)
     return head .. body
   end
 
+  if opts.delay then
+    function delay() return opts.delay() end
+  end
+
   function response(status, headers, body)
     if status >= 200 and status < 300 then
       checked = checked + 1
@@ -139,6 +146,11 @@ function M.install(opts)
       b = b + t:get("bad")
     end
     io.write(format("lua_checked: %d\nlua_bad: %d\n", c, b))
+    for _, name in ipairs(opts.report and opts.report() or {}) do
+      local sum = 0
+      for _, t in ipairs(threads) do sum = sum + (t:get(name) or 0) end
+      io.write(format("lua_%s: %d\n", name, sum))
+    end
   end
 end
 

@@ -733,3 +733,15 @@ describe('commit modes', () => {
     expect(countEvents(dir)).toBe(50);
   });
 });
+
+describe('durability settings', () => {
+  it.each(['FULL', 'NORMAL'] as const)('events commit with synchronous=%s on the writer thread whatever the state connection uses', async (sync) => {
+    const b = await open(tempDir(), { sqliteSynchronous: sync });
+    expect(b.eventLog.commitSynchronous).toBe(sync);
+  });
+
+  it('inline commits use the connection, which keeps the configured setting', async () => {
+    const b = await open(tempDir(), { sqliteSynchronous: 'FULL', offThreadCommits: false });
+    expect(b.eventLog.commitSynchronous).toBe('FULL');
+  });
+});

@@ -25,6 +25,8 @@ export interface EventLogOptions {
    * commits inline on the caller's connection (simpler, for tools and comparisons).
    */
   offThread?: boolean;
+  /** Durability of event commits on the writer thread (default: the connection's own setting). */
+  synchronous?: 'FULL' | 'NORMAL';
   /** Told about every failed commit (its events were answered 'unavailable'). */
   onCommitError?: (error: unknown, events: number) => void;
 }
@@ -118,9 +120,9 @@ function inlineWriter(db: SqliteDatabase): GroupWriter {
 }
 
 /** Commits on a writer thread with its own connection to the same file, same durability. */
-function threadWriter(db: SqliteDatabase): GroupWriter {
+function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefined): GroupWriter {
   // PRAGMA synchronous reads back as a number: 2 = FULL, 1 = NORMAL.
-  const synchronous = Number(db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL';
+  const synchronous = configured ?? (Number(db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL');
   return new WriterThread({ file: db.name, synchronous, insertSql: INSERT_EVENT_SQL, upsertSql: UPSERT_LAST_REPORT_SQL });
 }
 
@@ -200,7 +202,7 @@ export class SqliteEventLog implements EventLog {
   private readonly counters = { commits: 0, failedCommits: 0, events: 0, duplicates: 0, commitMs: 0, maxCommitMs: 0 };
 
   constructor(
-    db: SqliteDatabase,
+    private readonly db: SqliteDatabase,
     private readonly options: EventLogOptions,
   ) {
     this.maxGroupEvents = Math.max(1, options.maxGroupEvents ?? DEFAULT_MAX_GROUP_EVENTS);
@@ -210,7 +212,7 @@ export class SqliteEventLog implements EventLog {
     this.nextId = (maxId ?? 0n) + 1n;
     this.rebuildDedupe(db);
 
-    this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db);
+    this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db, options.synchronous);
   }
 
   private rebuildDedupe(db: SqliteDatabase): void {
@@ -270,6 +272,15 @@ export class SqliteEventLog implements EventLog {
     if (this.committing !== null) await this.committing;
     while (this.groups.length > 0) await this.flushHead();
     await this.writer.close();
+  }
+
+  /** Durability of event commits: the writer thread's setting, or the connection's when inline. */
+  get commitSynchronous(): 'FULL' | 'NORMAL' {
+    return this.writer instanceof WriterThread ? this.writer.synchronous : this.inlineSynchronous();
+  }
+
+  private inlineSynchronous(): 'FULL' | 'NORMAL' {
+    return Number(this.db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL';
   }
 
   get stats(): EventLogStats {

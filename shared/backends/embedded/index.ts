@@ -47,6 +47,13 @@ const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<EmbeddedBackends> {
   const now = options.now ?? Date.now;
   const db: SqliteDatabase = openDatabase(options.dataDir, options.sqliteSynchronous);
+  if (options.offThreadCommits !== false) {
+    // Events commit on the writer thread's own connection with the configured durability. This
+    // connection carries state changes (command deliveries on every poll, status, providers,
+    // trips): NORMAL keeps them across any process crash or restart without an fsync on the event
+    // loop per poll, and the writer thread's next FULL commit syncs the shared WAL they are in.
+    db.pragma('synchronous = NORMAL');
+  }
 
   let eventLog: SqliteEventLog;
   try {
@@ -56,6 +63,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       ...(options.maxGroupEvents === undefined ? {} : { maxGroupEvents: options.maxGroupEvents }),
       ...(options.maxDedupeKeys === undefined ? {} : { maxDedupeKeys: options.maxDedupeKeys }),
       ...(options.offThreadCommits === undefined ? {} : { offThread: options.offThreadCommits }),
+      synchronous: options.sqliteSynchronous,
       // Never silent by default: those events were refused with 'unavailable'.
       onCommitError:
         options.onCommitError ??

@@ -85,6 +85,11 @@ export class WriterThread implements GroupWriter {
     await exited;
   }
 
+  /** The durability the thread commits with (for tests and diagnostics). */
+  get synchronous(): 'FULL' | 'NORMAL' {
+    return this.options.synchronous;
+  }
+
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WRITER_SOURCE, { eval: true, workerData: { ...this.options, driver } });

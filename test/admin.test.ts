@@ -6,10 +6,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import type { EventRecord } from '../shared/backends/types.js';
 import { loadConfig, type Config } from '../shared/config.js';
 import { verifyPassword } from '../shared/domain/passwords.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from '../gateway/admin/server.js';
+import { eventRecords } from './helpers/event-records.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
@@ -89,33 +89,7 @@ async function api(
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-let serial = 0;
-function event(overrides: Partial<EventRecord> = {}): EventRecord {
-  serial++;
-  return {
-    systemUser: 'acme',
-    dominio: 'AB123CD',
-    nroSerie: 'SN-1',
-    codigo: '1',
-    latitud: -34.6,
-    longitud: -58.4,
-    altitud: 25,
-    velocidad: 60.5,
-    rumbo: 90,
-    validPosition: true,
-    valido: null,
-    eventTimeText: '2024-05-01T09:00:00',
-    eventTime: { epochMs: T0 + serial * 1000, subMsTicks: 0 },
-    receptionTimeText: null,
-    receptionTime: null,
-    receivedAt: T0,
-    crudo: null,
-    sensors: [],
-    operation: 'LoginYInsertarEvento',
-    dedupeKey: `admin-test-${serial}`,
-    ...overrides,
-  };
-}
+const event = eventRecords({ eventTimeBase: T0, stepMs: 1000, receivedAt: T0, dedupePrefix: 'admin-test-' });
 
 describe('probes', () => {
   it('answers /healthz and /readyz without a token', async () => {

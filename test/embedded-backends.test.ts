@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventRecord, Provider } from '../shared/backends/types.js';
+import type { Provider } from '../shared/backends/types.js';
 import {
   DATABASE_FILE,
   MIGRATIONS,
@@ -13,6 +13,7 @@ import {
 } from '../shared/backends/embedded/index.js';
 import { MemoryLockoutStore } from '../shared/backends/embedded/lockouts.js';
 import { MemorySessionStore } from '../shared/backends/embedded/sessions.js';
+import { eventRecords } from './helpers/event-records.js';
 
 const MINUTE = 60_000;
 const WINDOW = 10 * MINUTE;
@@ -66,33 +67,7 @@ function countEvents(dataDir: string): number {
   }
 }
 
-let serial = 0;
-function event(overrides: Partial<EventRecord> = {}): EventRecord {
-  serial++;
-  const base: EventRecord = {
-    systemUser: 'acme',
-    dominio: 'AB123CD',
-    nroSerie: 'SN-1',
-    codigo: '1',
-    latitud: -34.6,
-    longitud: -58.4,
-    altitud: 25,
-    velocidad: 60.5,
-    rumbo: 90,
-    validPosition: true,
-    valido: null,
-    eventTimeText: '2024-05-01T09:00:00',
-    eventTime: { epochMs: T0 - 3 * 3_600_000 + serial, subMsTicks: 0 },
-    receptionTimeText: null,
-    receptionTime: null,
-    receivedAt: T0,
-    crudo: null,
-    sensors: [],
-    operation: 'LoginYInsertarEvento',
-    dedupeKey: `key-${serial}`,
-  };
-  return { ...base, ...overrides };
-}
+const event = eventRecords({ eventTimeBase: T0 - 3 * 3_600_000, stepMs: 1, receivedAt: T0, dedupePrefix: 'key-' });
 
 function provider(systemUser: string, at = T0): Provider {
   return {

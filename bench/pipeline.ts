@@ -1,19 +1,30 @@
 /**
  * The scale-out path end to end on the real services (`npm run services:up`): autocannon posts
- * SOAP LoginYInsertarEventos (100 events per request) to a gateway process running with the worker
- * (`main.ts` in distributed mode), then checks that every acknowledged id arrived in ClickHouse
- * exactly once, and how long the pipeline took to drain.
- * Run: npm run bench:pipeline   (env DURATION=seconds, CONNECTIONS=n, EVENTS_PER_REQUEST=n)
+ * SOAP LoginYInsertarEventos (100 events per request) to the gateway, Kafka carries the events,
+ * the worker loads them into ClickHouse; then the script checks that every acknowledged id arrived
+ * in ClickHouse exactly once, and how long the pipeline took to drain.
+ *
+ * TOPOLOGY=split (default) runs `npm run gateway` and `npm run worker` as two processes, as
+ * docker-compose does; TOPOLOGY=single runs both in one process (`npm start` in distributed mode).
+ * Lag is sampled every second during the load as the backlog (events acknowledged to clients but
+ * not yet in ClickHouse) and converted to seconds at the measured rate; stored_at - received_at
+ * (1 s resolution) and the drain time after the load are printed too.
+ *
+ * Run: npm run bench:pipeline   (env DURATION=seconds (60), CONNECTIONS=n (20),
+ *      EVENTS_PER_REQUEST=n (100), TOPOLOGY=split|single)
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { createClient } from '@clickhouse/client';
 import { startServer } from './lib/server.js';
 
-const DURATION = Number(process.env.DURATION ?? 20);
+const DURATION = Number(process.env.DURATION ?? 60);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20);
 const PER_REQUEST = Number(process.env.EVENTS_PER_REQUEST ?? 100);
+const TOPOLOGY = process.env.TOPOLOGY ?? 'split';
+if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') throw new Error(`TOPOLOGY must be split or single, got ${TOPOLOGY}`);
 const NS = 'http://tempuri.org/';
 
 function servicesEnv(): Record<string, string> {
@@ -33,7 +44,7 @@ async function main(): Promise<void> {
   const services = servicesEnv();
   const run = Date.now().toString(36);
   const database = `bench_${run}`;
-  const server = await startServer({
+  const env = {
     REDIS_URL: services.REDIS_URL!,
     REDIS_KEY_PREFIX: `bench-${run}:`,
     KAFKA_BROKERS: services.KAFKA_BROKERS!,
@@ -42,13 +53,33 @@ async function main(): Promise<void> {
     CLICKHOUSE_URL: services.CLICKHOUSE_URL!,
     CLICKHOUSE_DATABASE: database,
     LOG_LEVEL: 'info',
-  });
+  };
+  const server = await startServer(env, TOPOLOGY === 'split' ? { script: 'dist/gateway/main.js' } : {});
+  const worker = TOPOLOGY === 'split' ? await startWorker(env) : null;
   await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
 
+  const ch = createClient({ url: services.CLICKHOUSE_URL!, username: 'default', password: '' });
   const acked = new Set<number>();
   let negative = 0;
   let i = 0;
   const started = Date.now();
+  // Backlog sampled each second while the load runs: acknowledged but not yet in ClickHouse.
+  const backlog: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    await new Promise((r) => setTimeout(r, 1000));
+    while (sampling) {
+      const ackedNow = acked.size;
+      try {
+        const r = await ch.query({ query: `SELECT count() AS n FROM ${database}.events`, format: 'JSONEachRow' });
+        const [row] = (await r.json()) as { n: string }[];
+        backlog.push(Math.max(0, ackedNow - Number(row?.n ?? 0)));
+      } catch {
+        // the table appears with the worker's first migration
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
   const result = await autocannon({
     url: server.serviceUrl,
     connections: CONNECTIONS,
@@ -76,8 +107,8 @@ async function main(): Promise<void> {
     ],
   });
   const loadEnded = Date.now();
-
-  const ch = createClient({ url: services.CLICKHOUSE_URL!, username: 'default', password: '' });
+  sampling = false;
+  await sampler;
   const count = async (): Promise<{ rows: number; ids: number }> => {
     const r = await ch.query({ query: `SELECT count() AS rows, uniqExact(id) AS ids FROM ${database}.events FINAL`, format: 'JSONEachRow' });
     const [row] = (await r.json()) as { rows: string; ids: string }[];
@@ -101,17 +132,57 @@ async function main(): Promise<void> {
   const present = new Set(((await allIds.json()) as { data: [string][] }).data.map(([id]) => Number(id)));
   const lost = [...acked].filter((id) => !present.has(id)).length;
   const rss = server.rssKb();
+  const workerRss = worker?.rssKb() ?? 0;
   await server.stop();
+  await worker?.stop();
   await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
   await ch.close();
 
   const seconds = (loadEnded - started) / 1000;
-  console.log(`\nPipeline (gateway+worker in one process, real Redis/Kafka/ClickHouse 18.16 on the same 2 cores), ${new Date().toISOString()}\n`);
-  console.log('| connections | events/request | req/s | acked events/s | p50 ms | p99 ms | negative codes | stored ids | lost | duplicated | drain after load (ms) | avg/max lag (ms, s resolution) | gateway+worker RSS MB |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const rate = acked.size / seconds;
+  const maxBacklog = Math.max(0, ...backlog);
+  const avgBacklog = backlog.length ? backlog.reduce((a, b) => a + b, 0) / backlog.length : 0;
+  const where = TOPOLOGY === 'split' ? 'gateway and worker in two processes' : 'gateway+worker in one process';
+  console.log(`\nPipeline (${where}, real Redis/Kafka/ClickHouse 18.16 on the same 2 cores), ${seconds.toFixed(0)} s of load, ${new Date().toISOString()}\n`);
+  console.log('| connections | events/request | req/s | acked events/s | p50 ms | p99 ms | negative codes | stored ids | lost | duplicated | backlog avg / max (events) | lag avg / max (s, from backlog) | stored_at − received_at avg / max (ms, 1 s resolution) | drain after load (ms) | RSS MB gateway / worker |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   console.log(
-    `| ${CONNECTIONS} | ${PER_REQUEST} | ${Math.round(result.requests.average)} | ${Math.round(acked.size / seconds)} | ${result.latency.p50} | ${result.latency.p99} | ${negative} | ${stored.ids} | ${lost} | ${dupes.length} | ${drainMs} | ${Math.round(lag?.avg_ms ?? 0)}/${Math.round(lag?.max_ms ?? 0)} | ${Math.round(rss / 1024)} |`,
+    `| ${CONNECTIONS} | ${PER_REQUEST} | ${Math.round(result.requests.average)} | ${Math.round(rate)} | ${result.latency.p50} | ${result.latency.p99} | ${negative} | ${stored.ids} | ${lost} | ${dupes.length} | ${Math.round(avgBacklog)} / ${maxBacklog} | ${(avgBacklog / rate).toFixed(2)} / ${(maxBacklog / rate).toFixed(2)} | ${Math.round(lag?.avg_ms ?? 0)} / ${Math.round(lag?.max_ms ?? 0)} | ${drainMs} | ${Math.round(rss / 1024)} / ${worker ? Math.round(workerRss / 1024) : '(same)'} |`,
   );
+  const met = rate >= 20_000 && maxBacklog / rate < 2 && lost === 0 && dupes.length === 0;
+  console.log(`\nTarget ≥ 20,000 events/s, lag < 2 s, 0 lost, 0 duplicated: ${met ? 'met' : 'not met'} (${Math.round(rate)} events/s, max lag ${(maxBacklog / rate).toFixed(2)} s, ${lost} lost, ${dupes.length} duplicated)`);
+}
+
+/** `npm run worker` in its own process, ready once it has joined the consumer group. */
+async function startWorker(env: Record<string, string>): Promise<{ rssKb(): number; stop(): Promise<void> }> {
+  const root = path.resolve(import.meta.dirname, '..');
+  const child = spawn(process.execPath, ['dist/worker/main.js'], {
+    cwd: root,
+    env: { ...process.env, ...env, ADMIN_PORT: '0', ADMIN_HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (out.includes('joined the consumer group')) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${out.slice(-500)}`)));
+    setTimeout(() => reject(new Error(`worker not ready after 60 s: ${out.slice(-500)}`)), 60_000).unref();
+  });
+  return {
+    rssKb: () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
 }
 
 main().catch((err: unknown) => {

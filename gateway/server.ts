@@ -43,8 +43,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
   const finished = (ex: Exchange): void => {
     open.delete(ex);
     if (metrics !== undefined) {
-      metrics.requests.inc({ operation: ex.operation, binding: ex.binding, status: ex.aborted ? 'aborted' : ex.status });
-      metrics.requestSeconds.observe({ binding: ex.binding, operation: ex.operation }, (performance.now() - ex.startedAt) / 1000);
+      metrics.recordRequest(ex.operation, ex.binding, ex.aborted ? 'aborted' : ex.status, (performance.now() - ex.startedAt) / 1000);
     }
     if (open.size === 0 && drained !== null) drained();
   };

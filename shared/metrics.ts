@@ -23,6 +23,42 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Labelled children of the two request metrics, by their labels: looking a child up by a label
+   * object hashes the labels on every call, a measurable share of a small request. Bounded by the
+   * catalogue (operations × bindings × statuses).
+   */
+  private readonly requestChildren = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
+
+  /** Counts one answered request and observes its duration. */
+  recordRequest(operation: string, binding: string, status: string, seconds: number): void {
+    const key = `${operation}\0${binding}\0${status}`;
+    let child = this.requestChildren.get(key);
+    if (child === undefined) {
+      child = {
+        count: this.requests.labels({ operation, binding, status }),
+        seconds: this.requestSeconds.labels({ binding, operation }),
+      };
+      this.requestChildren.set(key, child);
+    }
+    child.count.inc();
+    child.seconds.observe(seconds);
+  }
+
+  private readonly eventResultChildren = new Map<string, { inc(): void }>();
+
+  /** Counts one answered event: 'id' for a positive result, else the negative code. */
+  recordEventResult(operation: string, code: number): void {
+    const result = code > 0 ? 'id' : String(code);
+    const key = `${operation}\0${result}`;
+    let child = this.eventResultChildren.get(key);
+    if (child === undefined) {
+      child = this.eventResults.labels({ operation, result });
+      this.eventResultChildren.set(key, child);
+    }
+    child.inc();
+  }
+
   /** Result of each event: 'id' when stored (or deduplicated), else the negative code. */
   readonly eventResults = new Counter({
     name: 'gateway_event_results_total',

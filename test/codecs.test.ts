@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BodyDecoder } from '../gateway/http/body-decoder.js';
 import { FormDecoder } from '../gateway/http/form-decoder.js';
+import { parseMediaType } from '../gateway/http/exchange.js';
 import { newSessionId } from '../gateway/service/sessions.js';
 import { formatInstant, resolveInstant } from '../shared/xsd/timezone.js';
 import { parseBoolean, parseDateTimeText, parseDouble, parseInt32 } from '../shared/xsd/values.js';
@@ -39,8 +40,32 @@ describe('xsd values', () => {
     expect(parseDateTimeText('2026-10-02T15:09:01')?.offsetMinutes).toBeNull();
     expect(parseDateTimeText('2024-02-29T00:00:00Z')).not.toBeNull();
     expect(parseDateTimeText('2026-02-29T00:00:00Z')).toBeNull();
+    expect(parseDateTimeText('2000-02-29T00:00:00Z')).not.toBeNull();
+    expect(parseDateTimeText('1900-02-29T00:00:00Z')).toBeNull();
+    expect(parseDateTimeText('2026-04-31T00:00:00Z')).toBeNull();
+    expect(parseDateTimeText('2026-12-31T00:00:00Z')?.day).toBe(31);
+    expect(parseDateTimeText('2026-13-01T00:00:00Z')).toBeNull();
+    expect(parseDateTimeText('2026-00-01T00:00:00Z')).toBeNull();
     expect(parseDateTimeText('2026-10-02T24:00:00Z')).toBeNull();
     expect(parseDateTimeText('2026-10-02')).toBeNull();
+  });
+});
+
+describe('media types', () => {
+  it('parses type and parameters, and stays right when the parse cache turns over', () => {
+    const soap12 = 'application/soap+xml; charset=utf-8; action="http://tempuri.org/Login"';
+    const first = parseMediaType(soap12);
+    expect(first.type).toBe('application/soap+xml');
+    expect(first.params.get('action')).toBe('http://tempuri.org/Login');
+    // Many distinct values (a client varying the header) overflow the bounded cache...
+    for (let i = 0; i < 1000; i++) {
+      const m = parseMediaType(`Text/XML; Charset=ISO-8859-${i}`);
+      expect(m.type).toBe('text/xml');
+      expect(m.params.get('charset')).toBe(`ISO-8859-${i}`);
+    }
+    // ...and earlier values still parse the same afterwards.
+    expect(parseMediaType(soap12)).toEqual(first);
+    expect(parseMediaType('').type).toBe('');
   });
 });
 

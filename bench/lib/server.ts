@@ -16,16 +16,28 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+export interface StartOptions {
+  /** Node.js flags (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
+  /** Another checkout whose `dist/` (already built) runs instead of this one (A/B runs). */
+  root?: string;
+  /** The entry point under the checkout: `dist/main.js` (`npm start`) unless given. */
+  script?: string;
+}
+
 /** Runs the gateway (`dist/main.js`, what `npm start` runs) in its own process on a fresh DATA_DIR. */
-export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
+export async function startServer(env: Record<string, string> = {}, options: StartOptions = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
+  const root = options.root ?? ROOT;
   // The compiled build, as `npm start` and the Docker image run it (tsx adds per-closure overhead).
-  if (!builtOnce) {
+  if (!builtOnce && root === ROOT) {
     execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
     builtOnce = true;
   }
-  const child = spawn(process.execPath, ['dist/main.js'], {
-    cwd: ROOT,
+  // BENCH_CPU_PROF_DIR=dir profiles the server of any bench script (summarise: bench/profile.ts <file>).
+  const profiling = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const child = spawn(process.execPath, [...profiling, ...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'], {
+    cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -91,7 +91,7 @@ export class EventIngest {
       }
     }
     const metrics = this.options.metrics;
-    if (metrics !== undefined) for (const c of codes) metrics.eventResults.inc({ operation, result: c > 0 ? 'id' : String(c) });
+    if (metrics !== undefined) for (const c of codes) metrics.recordEventResult(operation, c);
     return codes;
   }
 

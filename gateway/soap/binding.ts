@@ -160,6 +160,7 @@ function cleanAction(raw: string | null): string | null {
   let v = raw.trim();
   if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1).trim();
   if (v === '') return null;
+  if (!v.includes('%')) return v;
   try {
     return decodeURIComponent(v);
   } catch {

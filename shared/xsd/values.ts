@@ -38,9 +38,11 @@ export function parseDouble(text: string): number {
   return NaN;
 }
 
+/** Days of months 1-12 in a common year. */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(year: number, month: number): number {
-  // Day 0 of the next month is the last day of this one; 2000 is a leap year, 2001 is not.
-  return new Date(Date.UTC(isLeap(year) ? 2000 : 2001, month, 0)).getUTCDate();
+  return month === 2 && isLeap(year) ? 29 : (MONTH_DAYS[month - 1] ?? 0);
 }
 
 function isLeap(year: number): boolean {

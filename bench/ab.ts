@@ -1,0 +1,54 @@
+/**
+ * Before/after on one machine in one run: the same wrk scenario against the compiled build of
+ * another checkout (A, e.g. `git worktree add /tmp/before <rev>` then `npm run build` there) and
+ * this one (B), alternating A, B, A, B… so drift in the machine hits both alike. Prints req/s and
+ * p99 per round and the median ratio B/A.
+ *
+ * Run: npx tsx bench/ab.ts <checkout A> [script.lua [wrk script args]]
+ *      (env ROUNDS=3, DURATION=8, CONNECTIONS=100; the server runs embedded with
+ *      SQLITE_SYNCHRONOUS=FULL, as in bench/compare.ts)
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { startServer } from './lib/server.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const [other, script = 'soap11-insert.lua', ...scriptArgs] = process.argv.slice(2);
+if (other === undefined || !existsSync(path.join(other, 'dist', 'main.js'))) {
+  throw new Error('usage: bench/ab.ts <checkout with a built dist/> [script.lua [args]]');
+}
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const DURATION = Number(process.env.DURATION ?? 8);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
+
+async function measure(root: string | undefined, seed: number): Promise<{ rps: number; p99: string }> {
+  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, root === undefined ? {} : { root });
+  try {
+    await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
+    const wrk = (seconds: number, s: number): Promise<string> =>
+      new Promise((resolve) => {
+        const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', path.join(ROOT, 'bench', 'wrk', script), server.serviceUrl, '--', String(s), ...scriptArgs]);
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.once('close', () => resolve(out));
+      });
+    await wrk(2, seed + 50_000_000); // warm-up
+    const out = await wrk(DURATION, seed);
+    const bad = Number(/lua_bad: (\d+)/.exec(out)?.[1] ?? NaN);
+    if (bad !== 0) throw new Error(`answers failed the check (${bad}):\n${out}`);
+    return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p99: /^\s*99%\s+(\S+)/m.exec(out)?.[1] ?? '?' };
+  } finally {
+    await server.stop();
+  }
+}
+
+const ratios: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1));
+  const b = await measure(undefined, 100_000_000 * (2 * round + 2));
+  ratios.push(b.rps / a.rps);
+  console.log(`round ${round + 1}: A ${a.rps.toFixed(0)} req/s (p99 ${a.p99})  B ${b.rps.toFixed(0)} req/s (p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`);
+}
+ratios.sort((x, y) => x - y);
+console.log(`median B/A: ${ratios[Math.floor(ratios.length / 2)]!.toFixed(3)} (${script}, ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections)`);

@@ -5,8 +5,10 @@
  * p99 per round and the median ratio B/A.
  *
  * Run: npx tsx bench/ab.ts <checkout A> [script.lua [wrk script args]]
- *      (env ROUNDS=3, DURATION=8, CONNECTIONS=100; the server runs embedded with
- *      SQLITE_SYNCHRONOUS=FULL, as in bench/compare.ts)
+ *      (env ROUNDS=3, DURATION=8, CONNECTIONS=100; A_NODE_ARGS / B_NODE_ARGS: Node.js flags of
+ *      each side, space-separated, e.g. A=. and B_NODE_ARGS=--max-semi-space-size=32 to try a
+ *      flag on one build; the server runs embedded with SQLITE_SYNCHRONOUS=FULL, as in
+ *      bench/compare.ts)
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -22,8 +24,10 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 
-async function measure(root: string | undefined, seed: number): Promise<{ rps: number; p99: string }> {
-  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, root === undefined ? {} : { root });
+const nodeArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
+
+async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string }> {
+  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
     const wrk = (seconds: number, s: number): Promise<string> =>
@@ -45,8 +49,8 @@ async function measure(root: string | undefined, seed: number): Promise<{ rps: n
 
 const ratios: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
-  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1));
-  const b = await measure(undefined, 100_000_000 * (2 * round + 2));
+  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), nodeArgs('A_NODE_ARGS'));
+  const b = await measure(undefined, 100_000_000 * (2 * round + 2), nodeArgs('B_NODE_ARGS'));
   ratios.push(b.rps / a.rps);
   console.log(`round ${round + 1}: A ${a.rps.toFixed(0)} req/s (p99 ${a.p99})  B ${b.rps.toFixed(0)} req/s (p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`);
 }

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
 
 /** `npm run worker` in its own process, ready once it has joined the consumer group. */
 async function startWorker(env: Record<string, string>): Promise<{ rssKb(): number; stop(): Promise<void> }> {
-  const root = path.resolve(import.meta.dirname, '..');
+  const root = process.env.BENCH_ROOT || path.resolve(import.meta.dirname, '..');
   const child = spawn(process.execPath, ['dist/worker/main.js'], {
     cwd: root,
     env: { ...process.env, ...env, ADMIN_PORT: '0', ADMIN_HOST: '127.0.0.1' },

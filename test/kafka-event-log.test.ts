@@ -623,3 +623,26 @@ async function eventually(check: () => Promise<boolean>, timeoutMs: number): Pro
   }
   throw new Error(`condition not met within ${timeoutMs} ms`);
 }
+
+describe('KeyPartitioner', () => {
+  it('maps every key as the kafkajs default partitioner does, remembered or not, and anew when partitions grow', async () => {
+    const { Partitioners } = await import('kafkajs');
+    const reference = (key: string, n: number): number =>
+      Partitioners.DefaultPartitioner()({
+        topic: 't',
+        partitionMetadata: Array.from({ length: n }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] })),
+        message: { key, value: null },
+      });
+    const keys = Array.from({ length: 500 }, (_, i) => `acme|AB${i}CD`);
+    const partitioner = new KeyPartitioner('t', 4);
+    const first = keys.map((k) => partitioner.partition(k));
+    expect(first).toEqual(keys.map((k) => reference(k, 4)));
+    expect(new Set(first).size).toBe(4);
+    // Asked again (now from memory): the same answers.
+    expect(keys.map((k) => partitioner.partition(k))).toEqual(first);
+    partitioner.count = 16;
+    const grown = keys.map((k) => partitioner.partition(k));
+    expect(grown).toEqual(keys.map((k) => reference(k, 16)));
+    expect(grown).not.toEqual(first);
+  });
+});

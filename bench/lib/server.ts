@@ -28,7 +28,8 @@ export interface StartOptions {
 /** Runs the gateway (`dist/main.js`, what `npm start` runs) in its own process on a fresh DATA_DIR. */
 export async function startServer(env: Record<string, string> = {}, options: StartOptions = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
-  const root = options.root ?? ROOT;
+  // BENCH_ROOT=<other checkout, built> runs that build instead (before/after of any bench script).
+  const root = options.root ?? (process.env.BENCH_ROOT || ROOT);
   // The compiled build, as `npm start` and the Docker image run it (tsx adds per-closure overhead).
   if (!builtOnce && root === ROOT) {
     execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });

@@ -1,0 +1,249 @@
+/**
+ * Soak and connection capacity of the embedded gateway (`npm run bench:soak`):
+ *
+ * 1. max: SOAP 1.1 LoginYInsertarEvento, wrk -c100 for MAX_SECONDS: the saturated rate;
+ * 2. soak: the same request evenly paced at 70% of that rate (bench/wrk/soap11-insert-paced.lua)
+ *    for WARMUP_SECONDS, then SOAK_SECONDS more; the server's RSS is sampled every 5 s. The warm-up
+ *    covers two resend-dedupe windows (DEDUPE_WINDOW_MINUTES=1 here): the dedupe index grows with
+ *    every distinct event until its window turns over, which is designed working memory, not a
+ *    leak. RSS under steady load is a sawtooth (the old generation grows until a full GC, about
+ *    once a minute here), so growth compares the first and the last minute of the soak by their
+ *    floors (RSS after a collection: a leak raises it) and by their peaks, not two single samples.
+ * 3. idle connections: IDLE_CONNECTIONS raw keep-alive sockets each send one request, stay open
+ *    and silent for HOLD_SECONDS, then each sends a second request on the same socket. Meanwhile
+ *    a separate client checks that the service still answers. A few more sockets are left idle
+ *    for 15 s to record when the server closes idle keep-alive connections.
+ *
+ * Run: npm run bench:soak   (env MAX_SECONDS=10, WARMUP_SECONDS=60, SOAK_SECONDS=300,
+ *      IDLE_CONNECTIONS=10000, HOLD_SECONDS=8)
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { startServer, type BenchServer } from './lib/server.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const num = (name: string, fallback: number): number => {
+  const n = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
+  return n;
+};
+const MAX_SECONDS = num('MAX_SECONDS', 10);
+const WARMUP_SECONDS = num('WARMUP_SECONDS', 120);
+const SOAK_SECONDS = num('SOAK_SECONDS', 300);
+const IDLE_CONNECTIONS = num('IDLE_CONNECTIONS', 10_000);
+const HOLD_SECONDS = num('HOLD_SECONDS', 8);
+
+const log = (msg: string): void => {
+  process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+};
+
+const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+interface WrkResult {
+  rps: number;
+  p50: string;
+  p99: string;
+  checked: number;
+  bad: number;
+  late: number;
+  non2xx: number;
+  socketErrors: string;
+}
+
+function wrk(server: BenchServer, script: string, seconds: number, seed: number, args: string[] = []): Promise<WrkResult> {
+  const url = server.serviceUrl;
+  if (new URL(url).hostname !== '127.0.0.1') throw new Error(`refusing to load ${url}`);
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', ['-t1', '-c100', `-d${seconds}s`, '--latency', '-s', path.join(ROOT, 'bench', 'wrk', script), url, '--', String(seed), ...args]);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('error', reject);
+    child.once('close', () => {
+      const n = (re: RegExp): number => Number(re.exec(out)?.[1] ?? 0);
+      resolve({
+        rps: n(/Requests\/sec:\s+([\d.]+)/),
+        p50: /^\s*50%\s+(\S+)/m.exec(out)?.[1] ?? '?',
+        p99: /^\s*99%\s+(\S+)/m.exec(out)?.[1] ?? '?',
+        checked: n(/lua_checked: (\d+)/),
+        bad: n(/lua_bad: (\d+)/),
+        late: n(/lua_late: (\d+)/),
+        non2xx: n(/Non-2xx or 3xx responses: (\d+)/),
+        socketErrors: /Socket errors: (.*)/.exec(out)?.[1] ?? 'none',
+      });
+    });
+  });
+}
+
+/** One raw keep-alive HTTP/1.1 connection that can send a request and wait for its whole answer. */
+class RawConnection {
+  private buffer = '';
+  private waiting: ((status: number) => void) | null = null;
+  closedAt: number | null = null;
+  readonly socket: net.Socket;
+
+  constructor(port: number) {
+    this.socket = net.connect(port, '127.0.0.1');
+    this.socket.setNoDelay(true);
+    this.socket.on('data', (d: Buffer) => {
+      this.buffer += d.toString('latin1');
+      this.tryComplete();
+    });
+    this.socket.on('error', () => {});
+    this.socket.on('close', () => {
+      this.closedAt = performance.now();
+      this.waiting?.(0);
+      this.waiting = null;
+    });
+  }
+
+  private tryComplete(): void {
+    const head = this.buffer.indexOf('\r\n\r\n');
+    if (head < 0 || this.waiting === null) return;
+    const length = Number(/content-length:\s*(\d+)/i.exec(this.buffer.slice(0, head))?.[1] ?? 0);
+    if (this.buffer.length < head + 4 + length) return;
+    const status = Number(this.buffer.slice(9, 12));
+    this.buffer = this.buffer.slice(head + 4 + length);
+    const done = this.waiting;
+    this.waiting = null;
+    done(status);
+  }
+
+  /** GET InSession (no cookie: answers false): the cheapest real operation. 0 = connection lost. */
+  request(timeoutMs = 30_000): Promise<number> {
+    if (this.closedAt !== null) return Promise.resolve(0);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting = null;
+        resolve(0);
+      }, timeoutMs);
+      this.waiting = (status) => {
+        clearTimeout(timer);
+        resolve(status);
+      };
+      this.socket.write('GET /service.asmx/InSession HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    });
+  }
+
+  connected(): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (this.socket.readyState === 'open') return resolve(true);
+      this.socket.once('connect', () => resolve(true));
+      this.socket.once('close', () => resolve(false));
+    });
+  }
+}
+
+async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  // One-minute dedupe window: the soak's warm-up covers it, so the measured part is steady state.
+  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL', DEDUPE_WINDOW_MINUTES: '1' });
+  const pid = server.child.pid!;
+  try {
+    await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
+    log(`max: wrk -c100 ${MAX_SECONDS}s`);
+    await wrk(server, 'soap11-insert.lua', 3, 900_000_000);
+    const max = await wrk(server, 'soap11-insert.lua', MAX_SECONDS, 100_000_000);
+    const rate = Math.floor(max.rps * 0.7);
+
+    log(`soak: ${rate} req/s (70%) for ${WARMUP_SECONDS}+${SOAK_SECONDS}s`);
+    const samples: { t: number; rss: number }[] = [];
+    const t0 = performance.now();
+    const sampler = setInterval(() => samples.push({ t: (performance.now() - t0) / 1000, rss: rssMb(pid) }), 5000);
+    const warm = await wrk(server, 'soap11-insert-paced.lua', WARMUP_SECONDS, 200_000_000, [String(rate)]);
+    const rssStart = rssMb(pid);
+    samples.push({ t: (performance.now() - t0) / 1000, rss: rssStart });
+    const soak = await wrk(server, 'soap11-insert-paced.lua', SOAK_SECONDS, 300_000_000, [String(rate)]);
+    clearInterval(sampler);
+    const rssEnd = rssMb(pid);
+    const soakSamples = samples.filter((s) => s.t >= WARMUP_SECONDS);
+    const rssMax = Math.max(rssEnd, ...soakSamples.map((s) => s.rss));
+    const firstMinute = soakSamples.filter((s) => s.t < WARMUP_SECONDS + 60).map((s) => s.rss);
+    const lastMinute = [...soakSamples.filter((s) => s.t >= WARMUP_SECONDS + SOAK_SECONDS - 60).map((s) => s.rss), rssEnd];
+    const pct = (from: number, to: number): number => (100 * (to - from)) / from;
+    const floorGrowth = pct(Math.min(...firstMinute), Math.min(...lastMinute));
+    const peakGrowth = pct(Math.max(...firstMinute), Math.max(...lastMinute));
+    const growth = Math.max(floorGrowth, peakGrowth);
+
+    log(`idle connections: ${IDLE_CONNECTIONS}`);
+    const port = Number(new URL(server.serviceUrl).port);
+    const rssBeforeIdle = rssMb(pid);
+    const conns = Array.from({ length: IDLE_CONNECTIONS }, () => new RawConnection(port));
+    const openT0 = performance.now();
+    const connected = (await inBatches(conns, 1000, (c) => c.connected())).filter(Boolean).length;
+    const first = await inBatches(conns, 1000, (c) => c.request());
+    const openSeconds = (performance.now() - openT0) / 1000;
+    const firstOk = first.filter((s) => s === 200).length;
+    const rssHeld = rssMb(pid);
+    // Leave them silent; meanwhile a fresh client must still be served promptly.
+    const probeLatencies: number[] = [];
+    const holdEnd = performance.now() + HOLD_SECONDS * 1000;
+    let probeFailures = 0;
+    while (performance.now() < holdEnd) {
+      const p0 = performance.now();
+      const res = await fetch(`${server.serviceUrl}/InSession`).catch(() => null);
+      if (res?.status === 200) probeLatencies.push(performance.now() - p0);
+      else probeFailures++;
+      await res?.text();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const stillOpen = conns.filter((c) => c.closedAt === null).length;
+    const second = await inBatches(conns, 1000, (c) => c.request());
+    const secondOk = second.filter((s) => s === 200).length;
+    for (const c of conns) c.socket.destroy();
+
+    // When does the server drop an idle keep-alive connection? (uWebSockets.js: compiled-in timeout)
+    const watch = Array.from({ length: 20 }, () => new RawConnection(port));
+    await Promise.all(watch.map((c) => c.connected()));
+    await Promise.all(watch.map((c) => c.request()));
+    const idleT0 = performance.now();
+    await new Promise((r) => setTimeout(r, 15_000));
+    const closedAfter = watch.map((c) => (c.closedAt === null ? null : (c.closedAt - idleT0) / 1000));
+    for (const c of watch) c.socket.destroy();
+    const closedTimes = closedAfter.filter((x): x is number => x !== null);
+
+    probeLatencies.sort((a, b) => a - b);
+    const maxRss = server.rssKb() / 1024;
+    console.log(`\n## Soak and idle connections (\`npm run bench:soak\`, ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC)\n`);
+    console.log('Ours, embedded, `SQLITE_SYNCHRONOUS=FULL`, SOAP 1.1 LoginYInsertarEvento, every event distinct.\n');
+    console.log('| phase | offered req/s | req/s | p50 | p99 | late slots | errors | RSS MB |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    const errs = (r: WrkResult): number => r.bad + r.non2xx + (r.socketErrors === 'none' ? 0 : 1);
+    console.log(`| max (wrk -c100, ${MAX_SECONDS} s) | — | ${max.rps.toFixed(0)} | ${max.p50} | ${max.p99} | — | ${errs(max)} | — |`);
+    console.log(`| warm-up at 70% (${WARMUP_SECONDS} s, two dedupe windows) | ${rate} | ${warm.rps.toFixed(0)} | ${warm.p50} | ${warm.p99} | ${warm.late} | ${errs(warm)} | ${rssStart.toFixed(0)} at its end |`);
+    console.log(`| soak at 70% (${SOAK_SECONDS} s) | ${rate} | ${soak.rps.toFixed(0)} | ${soak.p50} | ${soak.p99} | ${soak.late} | ${errs(soak)} | ${rssEnd.toFixed(0)} at its end, max ${rssMax.toFixed(0)} |`);
+    console.log(`\nRSS during the soak (MB, every 5 s from the end of the warm-up): ${soakSamples.map((s) => s.rss.toFixed(0)).join(' ')}`);
+    console.log(
+      `RSS, first minute of the soak: floor ${Math.min(...firstMinute).toFixed(0)} MB, peak ${Math.max(...firstMinute).toFixed(0)} MB; last minute: floor ${Math.min(...lastMinute).toFixed(0)} MB, peak ${Math.max(...lastMinute).toFixed(0)} MB.`,
+    );
+    console.log(
+      `RSS growth over the soak: floor ${floorGrowth.toFixed(1)}%, peak ${peakGrowth.toFixed(1)}% (end vs start samples: ${pct(rssStart, rssEnd).toFixed(1)}%); target < 10%: ${growth < 10 ? 'met' : 'not met'}. Peak RSS of the process: ${maxRss.toFixed(0)} MB.`,
+    );
+    console.log(`\n| idle keep-alive connections | connected | first request 200 | still open after ${HOLD_SECONDS} s idle | second request 200 (same socket) | opened and answered in | RSS MB before → held | probe requests meanwhile: ok / failed, p50 / max ms |`);
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---|');
+    const q = (p: number): string => (probeLatencies.length ? probeLatencies[Math.min(probeLatencies.length - 1, Math.floor(p * probeLatencies.length))]!.toFixed(1) : '—');
+    console.log(
+      `| ${IDLE_CONNECTIONS} | ${connected} | ${firstOk} | ${stillOpen} | ${secondOk} | ${openSeconds.toFixed(1)} s | ${rssBeforeIdle.toFixed(0)} → ${rssHeld.toFixed(0)} | ${probeLatencies.length} / ${probeFailures}, ${q(0.5)} / ${q(1)} |`,
+    );
+    const held = connected === IDLE_CONNECTIONS && firstOk === IDLE_CONNECTIONS && secondOk === IDLE_CONNECTIONS && probeFailures === 0;
+    console.log(`\n${IDLE_CONNECTIONS} connections held without errors: ${held ? 'met' : 'not met'}.`);
+    console.log(
+      `Idle keep-alive connections are closed by the server after ${closedTimes.length ? `${Math.min(...closedTimes).toFixed(1)}–${Math.max(...closedTimes).toFixed(1)} s` : 'more than 15 s'} of silence (${closedTimes.length} of ${watch.length} watched closed within 15 s; uWebSockets.js has a compiled-in 10 s HTTP idle timeout checked every 4 s).`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -26,8 +26,8 @@ import {
 import { workerOptionsFromConfig, type Worker } from '../worker/run.js';
 import { backoffDelay } from '../worker/backoff.js';
 import { latestReports, offsetsToCommit, type BufferedMessage } from '../worker/batch.js';
-import { recordProblem } from '../worker/validate.js';
 import { loadConfig } from '../shared/config.js';
+import { decodeEvent, encodeEvent, WireFormatError } from '../shared/events/wire.js';
 
 import { ROOT, CH, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from './helpers/worker-fixture.js';
 
@@ -126,15 +126,31 @@ describe('worker pieces', () => {
     ]);
   });
 
-  it('finds records a row cannot hold', () => {
-    expect(recordProblem(makeEvent())).toBeNull();
-    const bad = (patch: Record<string, unknown>) => recordProblem({ ...makeEvent(), ...patch } as unknown as EventRecord);
-    expect(bad({ rumbo: 'x' })).toMatch(/rumbo/);
-    expect(bad({ validPosition: 1 })).toMatch(/validPosition/);
-    expect(bad({ eventTime: { epochMs: 1.5, subMsTicks: 0 } })).toMatch(/eventTime/);
-    expect(bad({ eventTime: { epochMs: 1, subMsTicks: 10_000 } })).toMatch(/eventTime/);
-    expect(bad({ sensors: [{ clave: 1, valor: 'x' }] })).toMatch(/sensor/);
-    expect(bad({ crudo: 5 })).toMatch(/crudo/);
+  it('refuses event messages a row cannot hold, with the reason', () => {
+    const message = (patch: Record<string, unknown>) => encodeEvent(7n, { ...makeEvent(), ...patch } as unknown as EventRecord);
+    expect(decodeEvent(message({})).id).toBe(7n);
+    expect(decodeEvent(message({ rumbo: null, valido: null, receptionTime: null, receptionTimeText: null, crudo: null })).id).toBe(7n);
+    const reason = (patch: Record<string, unknown>) => {
+      try {
+        decodeEvent(message(patch));
+        return 'accepted';
+      } catch (err) {
+        expect(err).toBeInstanceOf(WireFormatError);
+        return (err as Error).message;
+      }
+    };
+    expect(reason({ rumbo: 'x' })).toMatch(/rumbo/);
+    expect(reason({ validPosition: 1 })).toMatch(/validPosition/);
+    expect(reason({ valido: 'yes' })).toMatch(/valido/);
+    expect(reason({ eventTime: { epochMs: 1.5, subMsTicks: 0 } })).toMatch(/eventTime/);
+    expect(reason({ eventTime: { epochMs: 1, subMsTicks: 10_000 } })).toMatch(/eventTime/);
+    expect(reason({ receptionTime: { epochMs: 1 } })).toMatch(/receptionTime/);
+    expect(reason({ receivedAt: 1.5 })).toMatch(/receivedAt/);
+    expect(reason({ latitud: null })).toMatch(/latitud/);
+    expect(reason({ dominio: 5 })).toMatch(/dominio/);
+    expect(reason({ sensors: [{ clave: 1, valor: 'x' }] })).toMatch(/sensor/);
+    expect(reason({ sensors: {} })).toMatch(/sensors/);
+    expect(reason({ crudo: 5 })).toMatch(/crudo/);
   });
 
   it('splits an insert spanning more months than one block may hold', () => {

@@ -8,7 +8,6 @@ import { toRow } from '../shared/backends/clickhouse/rows.js';
 import { ClickHouseEventWriter, type InsertRow } from '../shared/backends/clickhouse/writer.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, sleep, type BackoffOptions } from './backoff.js';
 import { latestReports, offsetsToCommit, type BufferedMessage } from './batch.js';
-import { recordProblem } from './validate.js';
 
 /** pino-compatible: `logger.info({ ...fields }, 'message')`. */
 export interface WorkerLogger {
@@ -248,10 +247,7 @@ class KafkaClickHouseWorker implements Worker {
     let reason: string;
     try {
       if (message.value === null) throw new Error('message has no value');
-      const decoded = decodeEvent(message.value);
-      const problem = recordProblem(decoded.event);
-      if (problem === null) return decoded;
-      reason = problem;
+      return decodeEvent(message.value);
     } catch (err) {
       reason = errorText(err);
     }

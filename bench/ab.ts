@@ -11,7 +11,8 @@
  *      bench/compare.ts)
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer } from './lib/server.js';
 
@@ -24,9 +25,17 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+/** CPU seconds (user + system, all threads) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
 const nodeArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
 
-async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string }> {
+async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string; cpuUs: number }> {
   const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
@@ -38,21 +47,33 @@ async function measure(root: string | undefined, seed: number, flags: string[]):
         child.once('close', () => resolve(out));
       });
     await wrk(2, seed + 50_000_000); // warm-up
+    const cpu0 = cpuSeconds(server.child.pid!);
     const out = await wrk(DURATION, seed);
+    const cpu = cpuSeconds(server.child.pid!) - cpu0;
     const bad = Number(/lua_bad: (\d+)/.exec(out)?.[1] ?? NaN);
     if (bad !== 0) throw new Error(`answers failed the check (${bad}):\n${out}`);
-    return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p99: /^\s*99%\s+(\S+)/m.exec(out)?.[1] ?? '?' };
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+    return { rps, p99: /^\s*99%\s+(\S+)/m.exec(out)?.[1] ?? '?', cpuUs: (cpu * 1e6) / requests };
   } finally {
     await server.stop();
   }
 }
 
 const ratios: number[] = [];
+const cpuRatios: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), nodeArgs('A_NODE_ARGS'));
   const b = await measure(undefined, 100_000_000 * (2 * round + 2), nodeArgs('B_NODE_ARGS'));
   ratios.push(b.rps / a.rps);
-  console.log(`round ${round + 1}: A ${a.rps.toFixed(0)} req/s (p99 ${a.p99})  B ${b.rps.toFixed(0)} req/s (p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`);
+  cpuRatios.push(b.cpuUs / a.cpuUs);
+  console.log(
+    `round ${round + 1}: A ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU/request (p99 ${a.p99})  ` +
+      `B ${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(0)} µs CPU/request (p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`,
+  );
 }
-ratios.sort((x, y) => x - y);
-console.log(`median B/A: ${ratios[Math.floor(ratios.length / 2)]!.toFixed(3)} (${script}, ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections)`);
+const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+console.log(
+  `median B/A: throughput ${median(ratios).toFixed(3)}, server CPU per request ${median(cpuRatios).toFixed(3)} ` +
+    `(${script}, ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections)`,
+);

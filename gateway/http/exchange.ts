@@ -88,9 +88,6 @@ export interface MediaType {
 
 /** Parses `type/subtype; a=b; c="d"` into the lower-cased base type and its parameters. */
 export function parseMediaType(value: string): MediaType {
-  // Clients send the same few Content-Type values over and over: parse each once.
-  const known = mediaTypes.get(value);
-  if (known !== undefined) return known;
   const parts = value.split(';');
   const params = new Map<string, string>();
   for (const p of parts.slice(1)) {
@@ -98,15 +95,8 @@ export function parseMediaType(value: string): MediaType {
     if (eq < 0) continue;
     params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
   }
-  const parsed: MediaType = { type: (parts[0] ?? '').trim().toLowerCase(), params };
-  // Bounded: a client varying the header (a boundary, an action per call) cannot grow it.
-  if (mediaTypes.size >= MEDIA_TYPE_CACHE_LIMIT) mediaTypes.clear();
-  mediaTypes.set(value, parsed);
-  return parsed;
+  return { type: (parts[0] ?? '').trim().toLowerCase(), params };
 }
-
-const MEDIA_TYPE_CACHE_LIMIT = 256;
-const mediaTypes = new Map<string, MediaType>();
 
 export function readCookie(header: string, name: string): string | null {
   if (header === '') return null;

@@ -10,13 +10,12 @@
  *      flag on one build; the server runs embedded with SQLITE_SYNCHRONOUS=FULL, as in
  *      bench/compare.ts)
  */
-import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer } from './lib/server.js';
+import { runWrk } from './lib/wrk.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const [other, script = 'soap11-insert.lua', ...scriptArgs] = process.argv.slice(2);
 if (other === undefined || !existsSync(path.join(other, 'dist', 'main.js'))) {
   throw new Error('usage: bench/ab.ts <checkout with a built dist/> [script.lua [args]]');
@@ -39,22 +38,16 @@ async function measure(root: string | undefined, seed: number, flags: string[]):
   const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
-    const wrk = (seconds: number, s: number): Promise<string> =>
-      new Promise((resolve) => {
-        const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-s', path.join(ROOT, 'bench', 'wrk', script), server.serviceUrl, '--', String(s), ...scriptArgs]);
-        let out = '';
-        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        child.once('close', () => resolve(out));
-      });
+    const wrk = (seconds: number, seed: number) =>
+      runWrk({ url: server.serviceUrl, script, seconds, connections: CONNECTIONS, seed, args: scriptArgs });
     await wrk(2, seed + 50_000_000); // warm-up
     const cpu0 = cpuSeconds(server.child.pid!);
-    const out = await wrk(DURATION, seed);
+    const r = await wrk(DURATION, seed);
     const cpu = cpuSeconds(server.child.pid!) - cpu0;
-    const bad = Number(/lua_bad: (\d+)/.exec(out)?.[1] ?? NaN);
-    if (bad !== 0) throw new Error(`answers failed the check (${bad}):\n${out}`);
-    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
-    const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-    return { rps, p99: /^\s*99%\s+(\S+)/m.exec(out)?.[1] ?? '?', cpuUs: (cpu * 1e6) / requests };
+    if (r.code !== 0 || r.reqPerSec === null || r.requests === null) throw new Error(`wrk failed (exit ${r.code}):\n${r.stdout}${r.stderr}`);
+    if (r.bad !== 0) throw new Error(`answers failed the check (${r.bad}):\n${r.stdout}`);
+    const p99 = r.p99 === null ? '?' : `${r.p99.toFixed(2)}ms`;
+    return { rps: r.reqPerSec, p99, cpuUs: (cpu * 1e6) / r.requests };
   } finally {
     await server.stop();
   }

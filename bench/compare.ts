@@ -27,9 +27,9 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startServer, type BenchServer } from './lib/server.js';
+import { runWrk } from './lib/wrk.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const WRK_DIR = path.join(ROOT, 'bench', 'wrk');
 
 function positiveInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -279,22 +279,6 @@ let runNo = 0;
 /** Every load run gets its own range of event numbers (10^8 apart), so no event is ever resent. */
 const nextSeed = (): number => ++runNo * 100_000_000;
 
-function toMs(value: string, unit: string): number {
-  const n = Number(value);
-  switch (unit) {
-    case 'us':
-      return n / 1000;
-    case 'ms':
-      return n;
-    case 's':
-      return n * 1000;
-    case 'm':
-      return n * 60_000;
-    default:
-      throw new Error(`unknown wrk time unit ${unit}`);
-  }
-}
-
 /** Samples a process's CPU time while it runs (wrk: its /proc entry is gone once it exits). */
 function sampleCpu(pid: number): { stop(): { seconds: number; over: number } } {
   const start = Date.now();
@@ -316,50 +300,44 @@ async function wrk(
   script: string,
   opts: { path?: string; args?: string[]; seconds: number },
 ): Promise<Measurement> {
-  const url = loopback(target.url + (opts.path ?? ''));
-  const argv = ['-t1', `-c${CONNECTIONS}`, `-d${opts.seconds}s`, '--latency', '-s', path.join(WRK_DIR, script), url, '--', String(nextSeed()), ...(opts.args ?? [])];
   const serverCpu = cpuProbe(target.pid);
-  const child = spawn(WRK, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  track(child, true);
-  const sampler = child.pid === undefined ? null : sampleCpu(child.pid);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (c) => resolve(c));
-  }).finally(() => terminate(child, true));
+  let child: ChildProcess | undefined;
+  let sampler: ReturnType<typeof sampleCpu> | null = null;
+  const r = await runWrk({
+    url: loopback(target.url + (opts.path ?? '')),
+    script,
+    seconds: opts.seconds,
+    connections: CONNECTIONS,
+    seed: nextSeed(),
+    args: opts.args ?? [],
+    detached: true,
+    wrk: WRK,
+    onSpawn: (c) => {
+      child = c;
+      track(c, true);
+      sampler = c.pid === undefined ? null : sampleCpu(c.pid);
+    },
+  }).finally(() => {
+    if (child !== undefined) terminate(child, true);
+  });
   const server = serverCpu();
-  const load = sampler?.stop() ?? { seconds: 0, over: 1 };
+  const load = (sampler as ReturnType<typeof sampleCpu> | null)?.stop() ?? { seconds: 0, over: 1 };
 
-  const num = (re: RegExp): number | null => {
-    const m = re.exec(out);
-    return m ? Number(m[1]) : null;
-  };
-  const rps = num(/Requests\/sec:\s+([\d.]+)/);
-  const p50 = /^\s*50%\s+([\d.]+)(us|ms|s|m)\s*$/m.exec(out);
-  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s|m)\s*$/m.exec(out);
-  const checked = num(/lua_checked: (\d+)/);
-  const bad = num(/lua_bad: (\d+)/);
-  const late = num(/lua_late: (\d+)/);
-  if (code !== 0 || rps === null || p50 === null || p99 === null || checked === null || bad === null) {
-    throw new Error(`wrk ${script} failed (exit ${code}):\n${out}${err}`);
+  const { reqPerSec, p50, p99, checked, bad, late, non2xx, socketErrors } = r;
+  if (r.code !== 0 || reqPerSec === null || p50 === null || p99 === null || checked === null || bad === null) {
+    throw new Error(`wrk ${script} failed (exit ${r.code}):\n${r.stdout}${r.stderr}`);
   }
-  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const socketErrors = sock ? sock.slice(1, 5).reduce((a, b) => a + Number(b), 0) : 0;
-  const non2xx = num(/Non-2xx or 3xx responses: (\d+)/) ?? 0;
   const parts = [
-    socketErrors > 0 ? `socket ${sock![0].replace('Socket errors: ', '')}` : '',
+    socketErrors > 0 ? `socket ${r.socketDetail}` : '',
     non2xx > 0 ? `non-2xx ${non2xx}` : '',
     bad > 0 ? `2xx without the expected result ${bad} of ${checked}` : '',
     late !== null && late > 0 ? `${late} requests sent more than 1 ms after their slot (no free connection; not an error)` : '',
-    err.trim() ? `wrk stderr: ${err.trim().split('\n').slice(0, 3).join(' / ')}` : '',
+    r.stderr.trim() ? `wrk stderr: ${r.stderr.trim().split('\n').slice(0, 3).join(' / ')}` : '',
   ].filter(Boolean);
   return {
-    reqPerSec: rps,
-    p50: toMs(p50[1]!, p50[2]!),
-    p99: toMs(p99[1]!, p99[2]!),
+    reqPerSec,
+    p50,
+    p99,
     errors: socketErrors + non2xx + bad,
     errorDetail: parts.join('; '),
     serverCpu: server.total,

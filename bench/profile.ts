@@ -8,10 +8,10 @@
  *        (default soap11-insert.lua; env DURATION=10,
  * CONNECTIONS=100, TOP=25, PROFILE_DIR=/tmp/gw-profile)
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startServer } from './lib/server.js';
+import { runWrk } from './lib/wrk.js';
 
 interface ProfileNode {
   id: number;
@@ -30,14 +30,6 @@ const DURATION = Number(process.env.DURATION ?? 10);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 const TOP = Number(process.env.TOP ?? 25);
 const PROFILE_DIR = process.env.PROFILE_DIR ?? '/tmp/gw-profile';
-
-async function run(cmd: string, args: string[]): Promise<string> {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  await new Promise((r) => child.once('close', r));
-  return out;
-}
 
 function label(frame: ProfileNode['callFrame']): string {
   const file = frame.url.replace(/^file:\/\//, '').replace(ROOT + '/', '');
@@ -98,8 +90,8 @@ const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: ['-
 try {
   await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
   const extra = process.argv.slice(3);
-  const out = await run('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-s', path.join(ROOT, 'bench', 'wrk', SCRIPT), server.serviceUrl, '--', '1', ...extra]);
-  console.log(out.split('\n').filter((l) => /Requests\/sec|lua_|Non-2xx|50%|99%/.test(l)).join('\n'));
+  const r = await runWrk({ url: server.serviceUrl, script: SCRIPT, seconds: DURATION, connections: CONNECTIONS, seed: 1, args: extra });
+  console.log(r.stdout.split('\n').filter((l) => /Requests\/sec|lua_|Non-2xx|50%|99%/.test(l)).join('\n'));
 } finally {
   await server.stop();
 }

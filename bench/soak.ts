@@ -17,13 +17,11 @@
  * Run: npm run bench:soak   (env MAX_SECONDS=10, WARMUP_SECONDS=180, SOAK_SECONDS=300,
  *      IDLE_CONNECTIONS=10000, HOLD_SECONDS=8)
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { startServer, type BenchServer } from './lib/server.js';
+import { runWrk, type WrkResult } from './lib/wrk.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const num = (name: string, fallback: number): number => {
   const n = Number(process.env[name] ?? fallback);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
@@ -41,41 +39,15 @@ const log = (msg: string): void => {
 
 const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
-interface WrkResult {
-  rps: number;
-  p50: string;
-  p99: string;
-  checked: number;
-  bad: number;
-  late: number;
-  non2xx: number;
-  socketErrors: string;
+/** SOAP 1.1 LoginYInsertarEvento scripts at 100 connections; fails on a wrk error. */
+async function wrk(server: BenchServer, script: string, seconds: number, seed: number, args: string[] = []): Promise<WrkResult> {
+  const r = await runWrk({ url: server.serviceUrl, script, seconds, connections: 100, seed, args });
+  if (r.code !== 0 || r.reqPerSec === null) throw new Error(`wrk ${script} failed (exit ${r.code}):\n${r.stdout}${r.stderr}`);
+  return r;
 }
 
-function wrk(server: BenchServer, script: string, seconds: number, seed: number, args: string[] = []): Promise<WrkResult> {
-  const url = server.serviceUrl;
-  if (new URL(url).hostname !== '127.0.0.1') throw new Error(`refusing to load ${url}`);
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', ['-t1', '-c100', `-d${seconds}s`, '--latency', '-s', path.join(ROOT, 'bench', 'wrk', script), url, '--', String(seed), ...args]);
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('error', reject);
-    child.once('close', () => {
-      const n = (re: RegExp): number => Number(re.exec(out)?.[1] ?? 0);
-      resolve({
-        rps: n(/Requests\/sec:\s+([\d.]+)/),
-        p50: /^\s*50%\s+(\S+)/m.exec(out)?.[1] ?? '?',
-        p99: /^\s*99%\s+(\S+)/m.exec(out)?.[1] ?? '?',
-        checked: n(/lua_checked: (\d+)/),
-        bad: n(/lua_bad: (\d+)/),
-        late: n(/lua_late: (\d+)/),
-        non2xx: n(/Non-2xx or 3xx responses: (\d+)/),
-        socketErrors: /Socket errors: (.*)/.exec(out)?.[1] ?? 'none',
-      });
-    });
-  });
-}
+const ms = (v: number | null): string => (v === null ? '?' : `${v.toFixed(2)} ms`);
+const errs = (r: WrkResult): number => (r.bad ?? 0) + r.non2xx + r.socketErrors;
 
 /** One raw keep-alive HTTP/1.1 connection that can send a request and wait for its whole answer. */
 class RawConnection {
@@ -152,7 +124,7 @@ async function main(): Promise<void> {
     log(`max: wrk -c100 ${MAX_SECONDS}s`);
     await wrk(server, 'soap11-insert.lua', 3, 900_000_000);
     const max = await wrk(server, 'soap11-insert.lua', MAX_SECONDS, 100_000_000);
-    const rate = Math.floor(max.rps * 0.7);
+    const rate = Math.floor(max.reqPerSec! * 0.7);
 
     log(`soak: ${rate} req/s (70%) for ${WARMUP_SECONDS}+${SOAK_SECONDS}s`);
     const samples: { t: number; rss: number }[] = [];
@@ -170,8 +142,10 @@ async function main(): Promise<void> {
     const heap = { used: gauge('nodejs_heap_size_used_bytes'), total: gauge('nodejs_heap_size_total_bytes'), external: gauge('nodejs_external_memory_bytes') };
     const soakSamples = samples.filter((s) => s.t >= WARMUP_SECONDS);
     const rssMax = Math.max(rssEnd, ...soakSamples.map((s) => s.rss));
-    const firstMinute = soakSamples.filter((s) => s.t < WARMUP_SECONDS + 60).map((s) => s.rss);
-    const lastMinute = [...soakSamples.filter((s) => s.t >= WARMUP_SECONDS + SOAK_SECONDS - 60).map((s) => s.rss), rssEnd];
+    // The first and last minute (a quarter of a shorter soak), so the two never overlap.
+    const window = Math.min(60, SOAK_SECONDS / 4);
+    const firstMinute = soakSamples.filter((s) => s.t < WARMUP_SECONDS + window).map((s) => s.rss);
+    const lastMinute = [...soakSamples.filter((s) => s.t >= WARMUP_SECONDS + SOAK_SECONDS - window).map((s) => s.rss), rssEnd];
     const pct = (from: number, to: number): number => (100 * (to - from)) / from;
     const floorGrowth = pct(Math.min(...firstMinute), Math.min(...lastMinute));
     const peakGrowth = pct(Math.max(...firstMinute), Math.max(...lastMinute));
@@ -220,13 +194,12 @@ async function main(): Promise<void> {
     console.log('Ours, embedded, `SQLITE_SYNCHRONOUS=FULL`, SOAP 1.1 LoginYInsertarEvento, every event distinct.\n');
     console.log('| phase | offered req/s | req/s | p50 | p99 | late slots | errors | RSS MB |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    const errs = (r: WrkResult): number => r.bad + r.non2xx + (r.socketErrors === 'none' ? 0 : 1);
-    console.log(`| max (wrk -c100, ${MAX_SECONDS} s) | — | ${max.rps.toFixed(0)} | ${max.p50} | ${max.p99} | — | ${errs(max)} | — |`);
-    console.log(`| warm-up at 70% (${WARMUP_SECONDS} s, ${WARMUP_SECONDS / 60} dedupe windows) | ${rate} | ${warm.rps.toFixed(0)} | ${warm.p50} | ${warm.p99} | ${warm.late} | ${errs(warm)} | ${rssStart.toFixed(0)} at its end |`);
-    console.log(`| soak at 70% (${SOAK_SECONDS} s) | ${rate} | ${soak.rps.toFixed(0)} | ${soak.p50} | ${soak.p99} | ${soak.late} | ${errs(soak)} | ${rssEnd.toFixed(0)} at its end, max ${rssMax.toFixed(0)} |`);
+    console.log(`| max (wrk -c100, ${MAX_SECONDS} s) | — | ${max.reqPerSec!.toFixed(0)} | ${ms(max.p50)} | ${ms(max.p99)} | — | ${errs(max)} | — |`);
+    console.log(`| warm-up at 70% (${WARMUP_SECONDS} s, ${WARMUP_SECONDS / 60} dedupe windows) | ${rate} | ${warm.reqPerSec!.toFixed(0)} | ${ms(warm.p50)} | ${ms(warm.p99)} | ${warm.late ?? '?'} | ${errs(warm)} | ${rssStart.toFixed(0)} at its end |`);
+    console.log(`| soak at 70% (${SOAK_SECONDS} s) | ${rate} | ${soak.reqPerSec!.toFixed(0)} | ${ms(soak.p50)} | ${ms(soak.p99)} | ${soak.late ?? '?'} | ${errs(soak)} | ${rssEnd.toFixed(0)} at its end, max ${rssMax.toFixed(0)} |`);
     console.log(`\nRSS during the soak (MB, every 5 s from the end of the warm-up): ${soakSamples.map((s) => s.rss.toFixed(0)).join(' ')}`);
     console.log(
-      `RSS, first minute of the soak: floor ${Math.min(...firstMinute).toFixed(0)} MB, peak ${Math.max(...firstMinute).toFixed(0)} MB; last minute: floor ${Math.min(...lastMinute).toFixed(0)} MB, peak ${Math.max(...lastMinute).toFixed(0)} MB.`,
+      `RSS, first ${window} s of the soak: floor ${Math.min(...firstMinute).toFixed(0)} MB, peak ${Math.max(...firstMinute).toFixed(0)} MB; last ${window} s: floor ${Math.min(...lastMinute).toFixed(0)} MB, peak ${Math.max(...lastMinute).toFixed(0)} MB.`,
     );
     console.log(
       `RSS growth over the soak: floor ${floorGrowth.toFixed(1)}%, peak ${peakGrowth.toFixed(1)}% (end vs start samples: ${pct(rssStart, rssEnd).toFixed(1)}%); target < 10%: ${growth < 10 ? 'met' : 'not met'}. Peak RSS of the process: ${maxRss.toFixed(0)} MB.`,

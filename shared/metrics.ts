@@ -24,9 +24,9 @@ export class Metrics {
   });
 
   /**
-   * Labelled children of the two request metrics, by their labels: looking a child up by a label
-   * object hashes the labels on every call, a measurable share of a small request. Bounded by the
-   * catalogue (operations × bindings × statuses).
+   * Labelled children of the two request metrics, by their labels: prom-client hashes a label
+   * object on every inc/observe; a child is looked up once. Bounded by the catalogue
+   * (operations × bindings × statuses).
    */
   private readonly requestChildren = new Map<string, { count: { inc(): void }; seconds: { observe(v: number): void } }>();
 

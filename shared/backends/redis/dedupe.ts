@@ -37,9 +37,9 @@ return out`,
 /**
  * `{prefix}dedupe:{key}` → the first event id (decimal text), with PX = the dedupe window, set by
  * `SET key id NX PX window GET` (Redis ≥ 7.0): nil = the claim is new, otherwise the earlier id.
- * One script call per 1000 keys, all in one pipeline (one round trip) per claim() call: a request's
- * 100 events cost one command instead of 100 (ioredis' per-command work was 7% of a loaded
- * gateway). Two entries of one call with the same key: the second sees the first's id, as a
+ * One script call per 1000 keys, written back to back (one round trip) per claim() call: a
+ * request's 100 events cost one command instead of 100 (ioredis' per-command work was 7% of a
+ * loaded gateway). Two entries of one call with the same key: the second sees the first's id, as a
  * resend would.
  */
 export class RedisDedupeIndex implements DedupeIndex {

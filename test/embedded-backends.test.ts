@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Provider } from '../shared/backends/types.js';
 import {
   DATABASE_FILE,
   MIGRATIONS,
@@ -14,6 +13,7 @@ import {
 import { MemoryLockoutStore } from '../shared/backends/embedded/lockouts.js';
 import { MemorySessionStore } from '../shared/backends/embedded/sessions.js';
 import { eventRecords } from './helpers/event-records.js';
+import { provider, storeContract } from './helpers/store-contract.js';
 
 const MINUTE = 60_000;
 const WINDOW = 10 * MINUTE;
@@ -69,18 +69,6 @@ function countEvents(dataDir: string): number {
 
 const event = eventRecords({ eventTimeBase: T0 - 3 * 3_600_000, stepMs: 1, receivedAt: T0, dedupePrefix: 'key-' });
 
-function provider(systemUser: string, at = T0): Provider {
-  return {
-    systemUser,
-    passwordHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
-    enabled: true,
-    timeZone: null,
-    requireRegisteredVehicles: false,
-    createdAt: at,
-    updatedAt: at,
-  };
-}
-
 describe('database', () => {
   it('creates the data directory, uses WAL and records the schema version', async () => {
     const dataDir = path.join(tempDir(), 'nested', 'data');
@@ -112,38 +100,6 @@ describe('database', () => {
 });
 
 describe('ProviderStore', () => {
-  it('creates, refuses duplicates (case-sensitively), gets, updates and lists', async () => {
-    const b = await open(tempDir());
-    const acme = provider('Acme');
-    expect(await b.providers.create(acme)).toEqual(acme);
-    expect(await b.providers.create({ ...acme, passwordHash: 'other' })).toBeNull();
-    // SystemUser is case-sensitive: a different user.
-    expect(await b.providers.create(provider('acme'))).not.toBeNull();
-    expect(await b.providers.get('Acme')).toEqual(acme);
-    expect(await b.providers.get('ACME')).toBeNull();
-
-    const updated = await b.providers.update(
-      'Acme',
-      { enabled: false, timeZone: 'America/Argentina/Buenos_Aires', requireRegisteredVehicles: true },
-      T0 + 5,
-    );
-    expect(updated).toEqual({
-      ...acme,
-      enabled: false,
-      timeZone: 'America/Argentina/Buenos_Aires',
-      requireRegisteredVehicles: true,
-      updatedAt: T0 + 5,
-    });
-    expect(await b.providers.get('Acme')).toEqual(updated);
-
-    // Fields left out (or undefined) stay; a null time zone goes back to the service's.
-    const again = await b.providers.update('Acme', { passwordHash: 'new', timeZone: null, enabled: undefined }, T0 + 9);
-    expect(again).toMatchObject({ passwordHash: 'new', timeZone: null, enabled: false, updatedAt: T0 + 9, createdAt: T0 });
-    expect(await b.providers.update('nobody', { enabled: true }, T0)).toBeNull();
-
-    expect((await b.providers.list()).map((p) => p.systemUser)).toEqual(['Acme', 'acme']);
-  });
-
   it('survives a reopen', async () => {
     const dataDir = tempDir();
     const b = await open(dataDir);
@@ -155,32 +111,6 @@ describe('ProviderStore', () => {
 });
 
 describe('LockoutStore', () => {
-  it('counts failures inside a sliding window', async () => {
-    const b = await open(tempDir());
-    expect(await b.lockouts.recordFailure('u', T0, 15 * MINUTE)).toBe(1);
-    expect(await b.lockouts.recordFailure('u', T0 + MINUTE, 15 * MINUTE)).toBe(2);
-    expect(await b.lockouts.recordFailure('u', T0 + 10 * MINUTE, 15 * MINUTE)).toBe(3);
-    // The first failure is exactly 15 minutes old: out of the window.
-    expect(await b.lockouts.recordFailure('u', T0 + 15 * MINUTE, 15 * MINUTE)).toBe(3);
-    expect(await b.lockouts.recordFailure('u', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
-    // Users are counted separately.
-    expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
-  });
-
-  it('locks until a time, then forgets the lock; clear resets everything', async () => {
-    const b = await open(tempDir());
-    expect(await b.lockouts.lockedUntil('u', T0)).toBeNull();
-    await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
-    await b.lockouts.lock('u', T0 + 15 * MINUTE);
-    expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBe(T0 + 15 * MINUTE);
-    expect(await b.lockouts.lockedUntil('u', T0 + 15 * MINUTE)).toBeNull();
-
-    await b.lockouts.lock('u', T0 + 30 * MINUTE);
-    await b.lockouts.clear('u');
-    expect(await b.lockouts.lockedUntil('u', T0 + 16 * MINUTE)).toBeNull();
-    expect(await b.lockouts.recordFailure('u', T0 + 16 * MINUTE, 15 * MINUTE)).toBe(1);
-  });
-
   it('sweeps users whose failures and lock are over', async () => {
     const store = new MemoryLockoutStore();
     await store.recordFailure('stale', T0, MINUTE);
@@ -195,41 +125,6 @@ describe('LockoutStore', () => {
 });
 
 describe('SessionStore', () => {
-  it('slides expiry on touch and drops expired sessions', async () => {
-    const b = await open(tempDir());
-    const ttl = 20 * MINUTE;
-    expect(await b.sessions.create('s1', 'acme', T0, ttl)).toEqual({ id: 's1', systemUser: 'acme', expiresAt: T0 + ttl });
-    expect(await b.sessions.touch('s1', T0 + 19 * MINUTE, ttl)).toEqual({
-      id: 's1',
-      systemUser: 'acme',
-      expiresAt: T0 + 39 * MINUTE,
-    });
-    // Still alive 30 minutes after creation because the touch slid it.
-    expect(await b.sessions.touch('s1', T0 + 30 * MINUTE, ttl)).not.toBeNull();
-    // Expired exactly at expiresAt.
-    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE, ttl)).toBeNull();
-    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE - 1, ttl)).toBeNull(); // deleted, not revived
-    expect(await b.sessions.touch('unknown', T0, ttl)).toBeNull();
-  });
-
-  it('destroy is true only for a live session', async () => {
-    const b = await open(tempDir());
-    await b.sessions.create('live', 'acme', T0, MINUTE);
-    await b.sessions.create('dead', 'acme', T0, MINUTE);
-    expect(await b.sessions.destroy('live', T0 + 1)).toBe(true);
-    expect(await b.sessions.destroy('live', T0 + 1)).toBe(false);
-    expect(await b.sessions.touch('live', T0 + 2, MINUTE)).toBeNull();
-    expect(await b.sessions.destroy('dead', T0 + MINUTE)).toBe(false);
-    expect(await b.sessions.destroy('never', T0)).toBe(false);
-  });
-
-  it('a returned session is a copy', async () => {
-    const b = await open(tempDir());
-    const s = await b.sessions.create('s', 'acme', T0, MINUTE);
-    s.expiresAt = T0 + 100 * MINUTE;
-    expect(await b.sessions.touch('s', T0 + 2 * MINUTE, MINUTE)).toBeNull();
-  });
-
   it('sweeps expired sessions periodically', async () => {
     const c = clock();
     const b = await open(tempDir(), { now: c.now, sweepIntervalMs: 5 });
@@ -248,96 +143,6 @@ describe('SessionStore', () => {
 describe('CommandStore', () => {
   const DAY = 24 * 3_600_000;
 
-  it('runs the whole lifecycle', async () => {
-    const b = await open(tempDir());
-    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'AB123CD', equipo: 'E1', now: T0, expiresAt: T0 + DAY });
-    const c2 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CD', unidad: 'AB123CD', equipo: 'E1', now: T0 + 1, expiresAt: T0 + DAY });
-    const other = await b.commands.enqueue({ systemUser: 'other', cmd: 'CC', unidad: 'ZZ', equipo: 'E9', now: T0 + 2, expiresAt: T0 + DAY });
-    expect(c1).toMatchObject({
-      systemUser: 'acme',
-      cmd: 'CC',
-      unidad: 'AB123CD',
-      equipo: 'E1',
-      state: 'pending',
-      createdAt: T0,
-      expiresAt: T0 + DAY,
-      deliveries: 0,
-      lastDeliveredAt: null,
-      finishedAt: null,
-      history: [{ at: T0, kind: 'queued', message: '' }],
-    });
-    expect(c1.numero).toBeGreaterThan(0);
-    expect(Number.isInteger(c1.numero)).toBe(true);
-    expect(c2.numero).toBeGreaterThan(c1.numero);
-    expect(other.numero).toBeGreaterThan(c2.numero); // one sequence across providers
-
-    // The same (oldest) command on every poll until finished; each delivery counted and timed.
-    const d1 = await b.commands.deliverNext('acme', T0 + 10);
-    const d2 = await b.commands.deliverNext('acme', T0 + 20);
-    expect(d1?.numero).toBe(c1.numero);
-    expect(d2?.numero).toBe(c1.numero);
-    expect(d2).toMatchObject({ deliveries: 2, lastDeliveredAt: T0 + 20, state: 'pending' });
-
-    // EstadoComando: in process, MSG in history; not for another provider or an unknown NUMERO.
-    expect(await b.commands.appendStatus('acme', c1.numero, 'received by device', T0 + 30)).toBe(true);
-    expect(await b.commands.appendStatus('other', c1.numero, 'nope', T0 + 30)).toBe(false);
-    expect(await b.commands.appendStatus('acme', 999_999, 'nope', T0 + 30)).toBe(false);
-    expect(await b.commands.appendStatus('acme', -1, 'nope', T0 + 30)).toBe(false);
-    expect((await b.commands.deliverNext('acme', T0 + 40))?.state).toBe('in_process');
-
-    // ComandoProcesado: another provider is rejected and changes nothing.
-    expect(await b.commands.finish('other', c1.numero, true, T0 + 45)).toBe('rejected');
-    expect(await b.commands.finish('acme', c1.numero, true, T0 + 50)).toBe('finished');
-    expect(await b.commands.finish('acme', c1.numero, true, T0 + 60)).toBe('already-same'); // retried
-    expect(await b.commands.finish('acme', c1.numero, false, T0 + 60)).toBe('rejected'); // other outcome
-    expect(await b.commands.finish('acme', 999_999, true, T0 + 60)).toBe('rejected');
-    expect(await b.commands.appendStatus('acme', c1.numero, 'late', T0 + 70)).toBe(false); // finished
-
-    // The next poll moves on to the second command.
-    expect((await b.commands.deliverNext('acme', T0 + 80))?.numero).toBe(c2.numero);
-    expect(await b.commands.finish('acme', c2.numero, false, T0 + 90)).toBe('finished');
-    expect(await b.commands.finish('acme', c2.numero, false, T0 + 91)).toBe('already-same');
-    expect(await b.commands.finish('acme', c2.numero, true, T0 + 92)).toBe('rejected');
-    expect(await b.commands.deliverNext('acme', T0 + 100)).toBeNull();
-
-    const list = await b.commands.list('acme', T0 + 200);
-    expect(list.map((c) => [c.numero, c.state])).toEqual([
-      [c1.numero, 'succeeded'],
-      [c2.numero, 'failed'],
-    ]);
-    expect(list[0]).toMatchObject({ deliveries: 3, lastDeliveredAt: T0 + 40, finishedAt: T0 + 50 });
-    expect(list[0]?.history).toEqual([
-      { at: T0, kind: 'queued', message: '' },
-      { at: T0 + 10, kind: 'delivered', message: '' },
-      { at: T0 + 30, kind: 'status', message: 'received by device' },
-      { at: T0 + 50, kind: 'finished', message: 'succeeded' },
-    ]);
-    expect((await b.commands.list('other', T0)).map((c) => c.numero)).toEqual([other.numero]);
-  });
-
-  it('skips expired commands and refuses to change them', async () => {
-    const b = await open(tempDir());
-    const old = await b.commands.enqueue({ systemUser: 'acme', cmd: 'A', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + 100 });
-    const fresh = await b.commands.enqueue({ systemUser: 'acme', cmd: 'B', unidad: 'U', equipo: 'E', now: T0 + 1, expiresAt: T0 + DAY });
-    const stale = await b.commands.enqueue({ systemUser: 'acme', cmd: 'C', unidad: 'U', equipo: 'E', now: T0 + 2, expiresAt: T0 + 200 });
-
-    expect((await b.commands.deliverNext('acme', T0 + 50))?.numero).toBe(old.numero);
-    // Listed as expired before anything stored it.
-    expect((await b.commands.list('acme', T0 + 100)).map((c) => c.state)).toEqual(['expired', 'pending', 'pending']);
-    expect(await b.commands.appendStatus('acme', old.numero, 'too late', T0 + 100)).toBe(false);
-    expect(await b.commands.finish('acme', old.numero, true, T0 + 100)).toBe('rejected');
-
-    expect((await b.commands.deliverNext('acme', T0 + 100))?.numero).toBe(fresh.numero);
-    expect(await b.commands.finish('acme', fresh.numero, true, T0 + 150)).toBe('finished');
-    expect(await b.commands.deliverNext('acme', T0 + 300)).toBeNull(); // `stale` expired at T0 + 200
-
-    const list = await b.commands.list('acme', T0 + 300);
-    expect(list.map((c) => c.state)).toEqual(['expired', 'succeeded', 'expired']);
-    expect(list[2]?.numero).toBe(stale.numero);
-    // Stored as expired: an earlier clock does not revive it.
-    expect(await b.commands.finish('acme', stale.numero, true, T0 + 150)).toBe('rejected');
-  });
-
   it('keeps commands across a reopen and never reuses a NUMERO', async () => {
     const dataDir = tempDir();
     const b = await open(dataDir);
@@ -353,31 +158,6 @@ describe('CommandStore', () => {
 });
 
 describe('TripStore', () => {
-  it('lists vehicles in ordinal order, re-registers, removes', async () => {
-    const b = await open(tempDir());
-    await b.trips.addVehicle('acme', 'BB222', 'S2', T0);
-    await b.trips.addVehicle('acme', 'aa111', 'S3', T0 + 1);
-    await b.trips.addVehicle('acme', 'AA111', 'S1', T0 + 2);
-    await b.trips.addVehicle('other', 'CC333', 'S9', T0);
-
-    let list = await b.trips.listVehicles('acme');
-    // Ordinal: upper case before lower case.
-    expect(list.map((v) => v.dominio)).toEqual(['AA111', 'BB222', 'aa111']);
-    expect(list[0]).toEqual({ dominio: 'AA111', nroSerie: 'S1', registeredAt: T0 + 2, lastReport: null });
-
-    await b.trips.addVehicle('acme', 'BB222', 'S2-new', T0 + 100);
-    list = await b.trips.listVehicles('acme');
-    expect(list[1]).toEqual({ dominio: 'BB222', nroSerie: 'S2-new', registeredAt: T0 + 100, lastReport: null });
-
-    expect(await b.trips.isRegistered('acme', 'BB222')).toBe(true);
-    expect(await b.trips.isRegistered('acme', 'bb222')).toBe(false);
-    expect(await b.trips.isRegistered('acme', 'CC333')).toBe(false);
-    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(true);
-    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(false);
-    expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['AA111', 'aa111']);
-    expect(await b.trips.listVehicles('nobody')).toEqual([]);
-  });
-
   it('fills lastReport from appended events, moving only forward', async () => {
     const b = await open(tempDir());
     await b.trips.addVehicle('acme', 'AA111', 'S1', T0);
@@ -719,4 +499,8 @@ describe('durability settings', () => {
     const b = await open(tempDir(), { sqliteSynchronous: 'FULL', offThreadCommits: false });
     expect(b.eventLog.commitSynchronous).toBe('FULL');
   });
+});
+
+describe('store contract (embedded)', () => {
+  storeContract(() => open(tempDir()));
 });

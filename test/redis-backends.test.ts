@@ -6,7 +6,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Provider } from '../shared/backends/types.js';
 import {
   MAX_FAILURES_KEPT,
   openRedisStores,
@@ -16,6 +15,7 @@ import {
   type RedisStoresOptions,
 } from '../shared/backends/redis/index.js';
 import { services, uniqueName } from './helpers/services.js';
+import { provider, storeContract } from './helpers/store-contract.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
@@ -87,18 +87,6 @@ async function open(keyPrefix: string, extra: Partial<RedisStoresOptions> = {}):
   return stores;
 }
 
-function provider(systemUser: string, at = T0): Provider {
-  return {
-    systemUser,
-    passwordHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
-    enabled: true,
-    timeZone: null,
-    requireRegisteredVehicles: false,
-    createdAt: at,
-    updatedAt: at,
-  };
-}
-
 describe('openRedisStores', () => {
   it('answers healthy until closed; close is idempotent', async () => {
     const s = await open(freshPrefix());
@@ -122,39 +110,6 @@ describe('openRedisStores', () => {
 });
 
 describe('ProviderStore', () => {
-  it('creates, refuses duplicates (case-sensitively), gets, updates and lists', async () => {
-    const b = await open(freshPrefix());
-    const acme = provider('Acme');
-    expect(await b.providers.create(acme)).toEqual(acme);
-    expect(await b.providers.create({ ...acme, passwordHash: 'other' })).toBeNull();
-    // SystemUser is case-sensitive: a different user.
-    expect(await b.providers.create(provider('acme'))).not.toBeNull();
-    expect(await b.providers.get('Acme')).toEqual(acme);
-    expect(await b.providers.get('ACME')).toBeNull();
-
-    const updated = await b.providers.update(
-      'Acme',
-      { enabled: false, timeZone: 'America/Argentina/Buenos_Aires', requireRegisteredVehicles: true },
-      T0 + 5,
-    );
-    expect(updated).toEqual({
-      ...acme,
-      enabled: false,
-      timeZone: 'America/Argentina/Buenos_Aires',
-      requireRegisteredVehicles: true,
-      updatedAt: T0 + 5,
-    });
-    expect(await b.providers.get('Acme')).toEqual(updated);
-
-    // Fields left out (or undefined) stay; a null time zone goes back to the service's.
-    const again = await b.providers.update('Acme', { passwordHash: 'new', timeZone: null, enabled: undefined }, T0 + 9);
-    expect(again).toMatchObject({ passwordHash: 'new', timeZone: null, enabled: false, updatedAt: T0 + 9, createdAt: T0 });
-    expect(await b.providers.update('nobody', { enabled: true }, T0)).toBeNull();
-    expect(await b.providers.get('nobody')).toBeNull();
-
-    expect((await b.providers.list()).map((p) => p.systemUser)).toEqual(['Acme', 'acme']);
-  });
-
   it('stores explicit fields: booleans as 1/0, numbers as decimal text, a null time zone as no field', async () => {
     const prefix = freshPrefix();
     const b = await open(prefix);
@@ -192,38 +147,6 @@ describe('ProviderStore', () => {
 });
 
 describe('LockoutStore', () => {
-  it('counts failures inside a sliding window', async () => {
-    const b = await open(freshPrefix());
-    expect(await b.lockouts.recordFailure('u', T0, 15 * MINUTE)).toBe(1);
-    expect(await b.lockouts.recordFailure('u', T0 + MINUTE, 15 * MINUTE)).toBe(2);
-    expect(await b.lockouts.recordFailure('u', T0 + 10 * MINUTE, 15 * MINUTE)).toBe(3);
-    // The first failure is exactly 15 minutes old: out of the window.
-    expect(await b.lockouts.recordFailure('u', T0 + 15 * MINUTE, 15 * MINUTE)).toBe(3);
-    expect(await b.lockouts.recordFailure('u', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
-    // Users are counted separately.
-    expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
-    // Two failures in the same millisecond count twice.
-    expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(2);
-  });
-
-  it('locks until a time, then forgets the lock; clear resets everything', async () => {
-    const c = clock();
-    const prefix = freshPrefix();
-    const b = await open(prefix, { now: c.now });
-    expect(await b.lockouts.lockedUntil('u', T0)).toBeNull();
-    await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
-    await b.lockouts.lock('u', T0 + 15 * MINUTE);
-    expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBe(T0 + 15 * MINUTE);
-    expect(await b.lockouts.lockedUntil('u', T0 + 15 * MINUTE)).toBeNull();
-    // Forgotten, not just hidden: an earlier clock does not bring it back.
-    expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBeNull();
-
-    await b.lockouts.lock('u', T0 + 30 * MINUTE);
-    await b.lockouts.clear('u');
-    expect(await b.lockouts.lockedUntil('u', T0 + 16 * MINUTE)).toBeNull();
-    expect(await b.lockouts.recordFailure('u', T0 + 16 * MINUTE, 15 * MINUTE)).toBe(1);
-  });
-
   it('lets Redis expire the keys after the window and the lock (plus slack)', async () => {
     const c = clock();
     const prefix = freshPrefix();
@@ -256,41 +179,6 @@ describe('LockoutStore', () => {
 });
 
 describe('SessionStore', () => {
-  it('slides expiry on touch and drops expired sessions', async () => {
-    const b = await open(freshPrefix());
-    const ttl = 20 * MINUTE;
-    expect(await b.sessions.create('s1', 'acme', T0, ttl)).toEqual({ id: 's1', systemUser: 'acme', expiresAt: T0 + ttl });
-    expect(await b.sessions.touch('s1', T0 + 19 * MINUTE, ttl)).toEqual({
-      id: 's1',
-      systemUser: 'acme',
-      expiresAt: T0 + 39 * MINUTE,
-    });
-    // Still alive 30 minutes after creation because the touch slid it.
-    expect(await b.sessions.touch('s1', T0 + 30 * MINUTE, ttl)).not.toBeNull();
-    // Expired exactly at expiresAt.
-    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE, ttl)).toBeNull();
-    expect(await b.sessions.touch('s1', T0 + 50 * MINUTE - 1, ttl)).toBeNull(); // deleted, not revived
-    expect(await b.sessions.touch('unknown', T0, ttl)).toBeNull();
-  });
-
-  it('destroy is true only for a live session', async () => {
-    const b = await open(freshPrefix());
-    await b.sessions.create('live', 'acme', T0, MINUTE);
-    await b.sessions.create('dead', 'acme', T0, MINUTE);
-    expect(await b.sessions.destroy('live', T0 + 1)).toBe(true);
-    expect(await b.sessions.destroy('live', T0 + 1)).toBe(false);
-    expect(await b.sessions.touch('live', T0 + 2, MINUTE)).toBeNull();
-    expect(await b.sessions.destroy('dead', T0 + MINUTE)).toBe(false);
-    expect(await b.sessions.destroy('never', T0)).toBe(false);
-  });
-
-  it('a returned session is a copy', async () => {
-    const b = await open(freshPrefix());
-    const s = await b.sessions.create('s', 'acme', T0, MINUTE);
-    s.expiresAt = T0 + 100 * MINUTE;
-    expect(await b.sessions.touch('s', T0 + 2 * MINUTE, MINUTE)).toBeNull();
-  });
-
   it('is shared by gateways, keeps odd SystemUsers intact and gives the key a real expiry', async () => {
     const prefix = freshPrefix();
     const [a, b] = await Promise.all([open(prefix), open(prefix)]);
@@ -312,112 +200,6 @@ describe('SessionStore', () => {
 });
 
 describe('CommandStore', () => {
-  it('runs the whole lifecycle', async () => {
-    const b = await open(freshPrefix());
-    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'AB123CD', equipo: 'E1', now: T0, expiresAt: T0 + DAY });
-    const c2 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CD', unidad: 'AB123CD', equipo: 'E1', now: T0 + 1, expiresAt: T0 + DAY });
-    const other = await b.commands.enqueue({ systemUser: 'other', cmd: 'CC', unidad: 'ZZ', equipo: 'E9', now: T0 + 2, expiresAt: T0 + DAY });
-    expect(c1).toMatchObject({
-      systemUser: 'acme',
-      cmd: 'CC',
-      unidad: 'AB123CD',
-      equipo: 'E1',
-      state: 'pending',
-      createdAt: T0,
-      expiresAt: T0 + DAY,
-      deliveries: 0,
-      lastDeliveredAt: null,
-      finishedAt: null,
-      history: [{ at: T0, kind: 'queued', message: '' }],
-    });
-    expect(c1.numero).toBeGreaterThan(0);
-    expect(Number.isInteger(c1.numero)).toBe(true);
-    expect(c2.numero).toBeGreaterThan(c1.numero);
-    expect(other.numero).toBeGreaterThan(c2.numero); // one sequence across providers
-
-    // The same (oldest) command on every poll until finished; each delivery counted and timed.
-    const d1 = await b.commands.deliverNext('acme', T0 + 10);
-    const d2 = await b.commands.deliverNext('acme', T0 + 20);
-    expect(d1?.numero).toBe(c1.numero);
-    expect(d2?.numero).toBe(c1.numero);
-    expect(d2).toMatchObject({ deliveries: 2, lastDeliveredAt: T0 + 20, state: 'pending' });
-
-    // EstadoComando: in process, MSG in history; not for another provider or an unknown NUMERO.
-    expect(await b.commands.appendStatus('acme', c1.numero, 'received by device', T0 + 30)).toBe(true);
-    expect(await b.commands.appendStatus('other', c1.numero, 'nope', T0 + 30)).toBe(false);
-    expect(await b.commands.appendStatus('acme', 999_999, 'nope', T0 + 30)).toBe(false);
-    expect(await b.commands.appendStatus('acme', -1, 'nope', T0 + 30)).toBe(false);
-    expect(await b.commands.appendStatus('acme', 1.5, 'nope', T0 + 30)).toBe(false);
-    expect((await b.commands.deliverNext('acme', T0 + 40))?.state).toBe('in_process');
-
-    // ComandoProcesado: another provider is rejected and changes nothing.
-    expect(await b.commands.finish('other', c1.numero, true, T0 + 45)).toBe('rejected');
-    expect(await b.commands.finish('acme', c1.numero, true, T0 + 50)).toBe('finished');
-    expect(await b.commands.finish('acme', c1.numero, true, T0 + 60)).toBe('already-same'); // retried
-    expect(await b.commands.finish('acme', c1.numero, false, T0 + 60)).toBe('rejected'); // other outcome
-    expect(await b.commands.finish('acme', 999_999, true, T0 + 60)).toBe('rejected');
-    expect(await b.commands.finish('acme', 0, true, T0 + 60)).toBe('rejected');
-    expect(await b.commands.appendStatus('acme', c1.numero, 'late', T0 + 70)).toBe(false); // finished
-
-    // The next poll moves on to the second command.
-    expect((await b.commands.deliverNext('acme', T0 + 80))?.numero).toBe(c2.numero);
-    expect(await b.commands.finish('acme', c2.numero, false, T0 + 90)).toBe('finished');
-    expect(await b.commands.finish('acme', c2.numero, false, T0 + 91)).toBe('already-same');
-    expect(await b.commands.finish('acme', c2.numero, true, T0 + 92)).toBe('rejected');
-    expect(await b.commands.deliverNext('acme', T0 + 100)).toBeNull();
-
-    const list = await b.commands.list('acme', T0 + 200);
-    expect(list.map((c) => [c.numero, c.state])).toEqual([
-      [c1.numero, 'succeeded'],
-      [c2.numero, 'failed'],
-    ]);
-    expect(list[0]).toMatchObject({ deliveries: 3, lastDeliveredAt: T0 + 40, finishedAt: T0 + 50 });
-    expect(list[0]?.history).toEqual([
-      { at: T0, kind: 'queued', message: '' },
-      { at: T0 + 10, kind: 'delivered', message: '' },
-      { at: T0 + 30, kind: 'status', message: 'received by device' },
-      { at: T0 + 50, kind: 'finished', message: 'succeeded' },
-    ]);
-    expect((await b.commands.list('other', T0)).map((c) => c.numero)).toEqual([other.numero]);
-    expect(await b.commands.list('nobody', T0)).toEqual([]);
-    // The other provider's command was never touched by acme's calls.
-    expect((await b.commands.deliverNext('other', T0 + 300))?.numero).toBe(other.numero);
-  });
-
-  it('skips expired commands and refuses to change them', async () => {
-    const b = await open(freshPrefix());
-    const old = await b.commands.enqueue({ systemUser: 'acme', cmd: 'A', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + 100 });
-    const fresh = await b.commands.enqueue({ systemUser: 'acme', cmd: 'B', unidad: 'U', equipo: 'E', now: T0 + 1, expiresAt: T0 + DAY });
-    const stale = await b.commands.enqueue({ systemUser: 'acme', cmd: 'C', unidad: 'U', equipo: 'E', now: T0 + 2, expiresAt: T0 + 200 });
-
-    expect((await b.commands.deliverNext('acme', T0 + 50))?.numero).toBe(old.numero);
-    // Listed as expired before anything stored it.
-    expect((await b.commands.list('acme', T0 + 100)).map((c) => c.state)).toEqual(['expired', 'pending', 'pending']);
-    expect(await b.commands.appendStatus('acme', old.numero, 'too late', T0 + 100)).toBe(false);
-    expect(await b.commands.finish('acme', old.numero, true, T0 + 100)).toBe('rejected');
-
-    expect((await b.commands.deliverNext('acme', T0 + 100))?.numero).toBe(fresh.numero);
-    expect(await b.commands.finish('acme', fresh.numero, true, T0 + 150)).toBe('finished');
-    expect(await b.commands.deliverNext('acme', T0 + 300)).toBeNull(); // `stale` expired at T0 + 200
-
-    const list = await b.commands.list('acme', T0 + 300);
-    expect(list.map((c) => c.state)).toEqual(['expired', 'succeeded', 'expired']);
-    expect(list[2]?.numero).toBe(stale.numero);
-    // Stored as expired: an earlier clock does not revive it.
-    expect(await b.commands.finish('acme', stale.numero, true, T0 + 150)).toBe('rejected');
-    expect((await b.commands.list('acme', T0)).map((c) => c.state)).toEqual(['expired', 'succeeded', 'expired']);
-  });
-
-  it('stores the expiry of every overdue command at a poll, not only those ahead of the delivered one', async () => {
-    const b = await open(freshPrefix());
-    const first = await b.commands.enqueue({ systemUser: 'acme', cmd: 'A', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
-    const later = await b.commands.enqueue({ systemUser: 'acme', cmd: 'B', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + 100 });
-    expect((await b.commands.deliverNext('acme', T0 + 500))?.numero).toBe(first.numero);
-    // `later` was stored expired by that poll, so an earlier clock cannot finish it.
-    expect(await b.commands.finish('acme', later.numero, true, T0 + 50)).toBe('rejected');
-    expect(await b.commands.appendStatus('acme', later.numero, 'x', T0 + 50)).toBe(false);
-  });
-
   it('keeps commands for every gateway and never reuses a NUMERO', async () => {
     const prefix = freshPrefix();
     const b = await open(prefix);
@@ -474,39 +256,6 @@ describe('CommandStore', () => {
 });
 
 describe('TripStore and LastReportSink', () => {
-  it('lists vehicles in ordinal order, re-registers, removes', async () => {
-    const b = await open(freshPrefix());
-    await b.trips.addVehicle('acme', 'BB222', 'S2', T0);
-    await b.trips.addVehicle('acme', 'aa111', 'S3', T0 + 1);
-    await b.trips.addVehicle('acme', 'AA111', 'S1', T0 + 2);
-    await b.trips.addVehicle('other', 'CC333', 'S9', T0);
-
-    let list = await b.trips.listVehicles('acme');
-    // Ordinal: upper case before lower case.
-    expect(list.map((v) => v.dominio)).toEqual(['AA111', 'BB222', 'aa111']);
-    expect(list[0]).toEqual({ dominio: 'AA111', nroSerie: 'S1', registeredAt: T0 + 2, lastReport: null });
-
-    await b.trips.addVehicle('acme', 'BB222', 'S2-new', T0 + 100);
-    list = await b.trips.listVehicles('acme');
-    expect(list[1]).toEqual({ dominio: 'BB222', nroSerie: 'S2-new', registeredAt: T0 + 100, lastReport: null });
-
-    expect(await b.trips.isRegistered('acme', 'BB222')).toBe(true);
-    expect(await b.trips.isRegistered('acme', 'bb222')).toBe(false);
-    expect(await b.trips.isRegistered('acme', 'CC333')).toBe(false);
-    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(true);
-    expect(await b.trips.removeVehicle('acme', 'BB222')).toBe(false);
-    expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['AA111', 'aa111']);
-    expect(await b.trips.listVehicles('nobody')).toEqual([]);
-  });
-
-  it('sorts by UTF-16 code units, not by UTF-8 bytes', async () => {
-    const b = await open(freshPrefix());
-    // U+FFFF is one code unit 0xFFFF; U+1F69A is the surrogate pair 0xD83D 0xDE9A, which sorts first
-    // (UTF-8 byte order would put it last).
-    for (const d of ['\uFFFF1', '\u{1F69A}2', 'Z3', 'é4']) await b.trips.addVehicle('acme', d, 'S', T0);
-    expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['Z3', 'é4', '\u{1F69A}2', '\uFFFF1']);
-  });
-
   it('fills lastReport from recorded reports, moving only forward', async () => {
     const b = await open(freshPrefix());
     await b.trips.addVehicle('acme', 'AA111', 'S1', T0);
@@ -559,6 +308,10 @@ describe('TripStore and LastReportSink', () => {
     expect(await admin.hlen(`${prefix}lastreport:acme`)).toBe(1200);
     expect(await admin.hget(`${prefix}lastreport:acme`, 'D1199')).toBe(`${t + 19_000}:${winner}`);
   });
+});
+
+describe('store contract (Redis)', () => {
+  storeContract(() => open(freshPrefix()));
 });
 
 describe('IdAllocator', () => {

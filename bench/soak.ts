@@ -117,7 +117,7 @@ async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promis
 async function main(): Promise<void> {
   const started = new Date();
   // One-minute dedupe window: the soak's warm-up covers it, so the measured part is steady state.
-  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL', DEDUPE_WINDOW_MINUTES: '1' });
+  const server = await startServer({ SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'FULL', DEDUPE_WINDOW_MINUTES: '1' });
   const pid = server.child.pid!;
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     probeLatencies.sort((a, b) => a - b);
     const maxRss = server.rssKb() / 1024;
     console.log(`\n## Soak and idle connections (\`npm run bench:soak\`, ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC)\n`);
-    console.log('Ours, embedded, `SQLITE_SYNCHRONOUS=FULL`, SOAP 1.1 LoginYInsertarEvento, every event distinct.\n');
+    console.log(`Ours, embedded, \`SQLITE_SYNCHRONOUS=${process.env.SQLITE_SYNCHRONOUS ?? 'FULL'}\`, SOAP 1.1 LoginYInsertarEvento, every event distinct.\n`);
     console.log('| phase | offered req/s | req/s | p50 | p99 | late slots | errors | RSS MB |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     console.log(`| max (wrk -c100, ${MAX_SECONDS} s) | — | ${max.reqPerSec!.toFixed(0)} | ${ms(max.p50)} | ${ms(max.p99)} | — | ${errs(max)} | — |`);

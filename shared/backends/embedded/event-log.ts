@@ -1,4 +1,5 @@
 import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
+import { DedupeRing } from './dedupe-ring.js';
 import type { SqliteDatabase } from './database.js';
 import { noteReport, UPSERT_LAST_REPORT_SQL, type LastReport } from './trips.js';
 import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thread.js';
@@ -51,18 +52,9 @@ export interface EventLogStats {
 interface Group {
   events: EventRecord[];
   ids: bigint[];
-  entries: DedupeEntry[];
   status: 'pending' | 'committed' | 'failed';
   done: Promise<void>;
   resolve: () => void;
-}
-
-interface DedupeEntry {
-  id: bigint;
-  /** receivedAt of the first copy: the window runs from there. */
-  receivedAt: number;
-  /** The group that will store it while it is pending; null once committed. */
-  group: Group | null;
 }
 
 interface Slot {
@@ -186,12 +178,14 @@ function checkStorable(e: EventRecord): void {
  * increasing. This assumes one writing process per data directory, which is what embedded mode is.
  * Ids of a failed commit are never reused (they were never acknowledged), so gaps are possible.
  *
- * Dedupe is an in-memory map from dedupeKey to the first copy, rebuilt at open from the last window
- * of stored events, so a resend after a restart still gets the first id.
+ * Dedupe is an in-memory index from dedupeKey to the first copy (a compact ring, see
+ * dedupe-ring.ts), rebuilt at open from the last window of stored events, so a resend after a
+ * restart still gets the first id.
  */
 export class SqliteEventLog implements EventLog {
   private readonly groups: Group[] = [];
-  private readonly dedupe = new Map<string, DedupeEntry>();
+  /** Pending entries are tagged with the group that will store them. */
+  private readonly dedupe = new DedupeRing<Group>();
   private readonly writer: GroupWriter;
   /** The commit in flight: one at a time, so groups reach the disk in id order. */
   private committing: Promise<void> | null = null;
@@ -224,9 +218,7 @@ export class SqliteEventLog implements EventLog {
       .safeIntegers();
     for (const row of rows.iterate(since)) {
       // The lowest id wins: it is the copy that was acknowledged first.
-      if (!this.dedupe.has(row.dedupe_key)) {
-        this.dedupe.set(row.dedupe_key, { id: row.id, receivedAt: Number(row.received_at), group: null });
-      }
+      if (this.dedupe.get(row.dedupe_key) === undefined) this.dedupe.add(row.dedupe_key, row.id, Number(row.received_at), null);
     }
   }
 
@@ -242,20 +234,17 @@ export class SqliteEventLog implements EventLog {
       if (first !== undefined && event.receivedAt - first.receivedAt < this.options.dedupeWindowMs) {
         // Same id as the first copy, which may still be waiting for its commit (in this group or
         // an earlier one): answer once it is durable, and share its fate if that commit fails.
-        slots.push({ id: first.id, duplicate: true, group: first.group });
-        if (first.group !== null) awaited.add(first.group);
+        slots.push({ id: first.id, duplicate: true, group: first.pending });
+        if (first.pending !== null) awaited.add(first.pending);
         this.counters.duplicates++;
         continue;
       }
       const group = this.openGroup();
       const id = this.nextId++;
-      const entry: DedupeEntry = { id, receivedAt: event.receivedAt, group };
-      // Delete before set so the map stays in arrival order, which pruning relies on.
-      if (first !== undefined) this.dedupe.delete(event.dedupeKey);
-      this.dedupe.set(event.dedupeKey, entry);
+      // Replaces an entry outside the window: the ring stays in arrival order, which pruning relies on.
+      this.dedupe.add(event.dedupeKey, id, event.receivedAt, group);
       group.events.push(event);
       group.ids.push(id);
-      group.entries.push(entry);
       slots.push({ id, duplicate: false, group });
       awaited.add(group);
     }
@@ -293,7 +282,7 @@ export class SqliteEventLog implements EventLog {
     if (tail !== undefined && tail.events.length < this.maxGroupEvents) return tail;
     let resolve: () => void = () => {};
     const done = new Promise<void>((r) => (resolve = r));
-    const group: Group = { events: [], ids: [], entries: [], status: 'pending', done, resolve };
+    const group: Group = { events: [], ids: [], status: 'pending', done, resolve };
     this.groups.push(group);
     this.scheduleFlush();
     return group;
@@ -338,15 +327,13 @@ export class SqliteEventLog implements EventLog {
       await this.writer.write(rows, reports);
       group.status = 'committed';
       // Committed entries drop the group so its events can be garbage-collected.
-      for (const entry of group.entries) entry.group = null;
+      for (const event of group.events) this.dedupe.settle(event.dedupeKey, group);
       this.counters.commits++;
       this.counters.events += group.events.length;
     } catch (error) {
       group.status = 'failed';
       // Never acknowledged, so a retry must be stored, not answered as a duplicate.
-      group.events.forEach((event, i) => {
-        if (this.dedupe.get(event.dedupeKey) === group.entries[i]) this.dedupe.delete(event.dedupeKey);
-      });
+      for (const event of group.events) this.dedupe.forget(event.dedupeKey, group);
       this.counters.failedCommits++;
       this.options.onCommitError?.(error, group.events.length);
     }
@@ -363,11 +350,6 @@ export class SqliteEventLog implements EventLog {
    * arrival order, so stop at the first one to keep. Pending entries are never dropped.
    */
   private prune(): void {
-    const cutoff = this.options.now() - this.options.dedupeWindowMs;
-    const max = this.options.maxDedupeKeys ?? DEFAULT_MAX_DEDUPE_KEYS;
-    for (const [key, entry] of this.dedupe) {
-      if ((entry.receivedAt > cutoff && this.dedupe.size <= max) || entry.group !== null) break;
-      this.dedupe.delete(key);
-    }
+    this.dedupe.prune(this.options.now() - this.options.dedupeWindowMs, this.options.maxDedupeKeys ?? DEFAULT_MAX_DEDUPE_KEYS);
   }
 }

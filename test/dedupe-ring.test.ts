@@ -1,0 +1,129 @@
+/** The embedded event log's compact dedupe index, against a plain Map model of the same rules. */
+import { describe, expect, it } from 'vitest';
+import { DedupeRing } from '../shared/backends/embedded/dedupe-ring.js';
+
+/** The rules as the event log had them with a Map of entry objects (insertion order = arrival order). */
+class ModelIndex<T> {
+  readonly map = new Map<string, { id: bigint; receivedAt: number; pending: T | null }>();
+  get(key: string) {
+    const e = this.map.get(key);
+    return e === undefined ? undefined : { ...e };
+  }
+  add(key: string, id: bigint, receivedAt: number, tag: T | null): void {
+    this.map.delete(key);
+    this.map.set(key, { id, receivedAt, pending: tag });
+  }
+  settle(key: string, tag: T): void {
+    const e = this.map.get(key);
+    if (e !== undefined && e.pending === tag) e.pending = null;
+  }
+  forget(key: string, tag: T): void {
+    const e = this.map.get(key);
+    if (e !== undefined && e.pending === tag) this.map.delete(key);
+  }
+  prune(cutoff: number, max: number): void {
+    for (const [key, e] of this.map) {
+      if (e.pending !== null || (e.receivedAt > cutoff && this.map.size <= max)) break;
+      this.map.delete(key);
+    }
+  }
+}
+
+/** Deterministic PRNG (mulberry32), so a failure reproduces. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('DedupeRing', () => {
+  it('answers, replaces, settles, forgets and prunes oldest first', () => {
+    const ring = new DedupeRing<string>();
+    ring.add('a', 1n, 100, null);
+    ring.add('b', 2n, 200, 'g1');
+    ring.add('c', 3n, 300, 'g1');
+    expect(ring.get('a')).toEqual({ id: 1n, receivedAt: 100, pending: null });
+    expect(ring.get('b')).toEqual({ id: 2n, receivedAt: 200, pending: 'g1' });
+    expect(ring.get('zz')).toBeUndefined();
+
+    // A pending entry stops pruning, even of older-than-cutoff entries behind it.
+    ring.prune(1000, 10);
+    expect(ring.size).toBe(2);
+    expect(ring.get('a')).toBeUndefined();
+    ring.settle('b', 'other-group'); // not its group: still pending
+    ring.prune(1000, 10);
+    expect(ring.get('b')?.pending).toBe('g1');
+    ring.settle('b', 'g1');
+    ring.forget('c', 'g1'); // its commit failed
+    expect(ring.get('c')).toBeUndefined();
+    ring.prune(150, 10);
+    expect(ring.get('b')).toEqual({ id: 2n, receivedAt: 200, pending: null }); // inside the window
+    ring.prune(200, 10);
+    expect(ring.size).toBe(0);
+
+    // Re-adding a key moves it to the newest position; the cap drops the oldest.
+    ring.add('x', 10n, 1, null);
+    ring.add('y', 11n, 2, null);
+    ring.add('x', 12n, 3, null);
+    ring.prune(0, 1);
+    expect(ring.get('y')).toBeUndefined();
+    expect(ring.get('x')).toEqual({ id: 12n, receivedAt: 3, pending: null });
+  });
+
+  it('keeps ids exact beyond 2^53', () => {
+    const ring = new DedupeRing<string>();
+    const big = 2n ** 62n + 12345n;
+    ring.add('k', big, 1, null);
+    expect(ring.get('k')?.id).toBe(big);
+  });
+
+  it.each([
+    { name: 'small window, frequent pruning (crosses the rebase threshold many times)', keySpace: 3000, pruneShare: 0.17, rebaseAt: 5000 },
+    { name: 'large window, rare pruning (the ring grows several times, and rebases)', keySpace: 40_000, pruneShare: 0.005, rebaseAt: 10_000 },
+  ])('behaves like the Map model over a long random run: $name', ({ keySpace, pruneShare, rebaseAt }) => {
+    const next = random(42);
+    const ring = new DedupeRing<number>(rebaseAt);
+    const model = new ModelIndex<number>();
+    let now = 0;
+    let id = 1n;
+    const groups = [1, 2, 3];
+    for (let step = 0; step < 25_000; step++) {
+      now += Math.floor(next() * 3);
+      const key = `k${Math.floor(next() * keySpace)}`;
+      const r = next();
+      const group = groups[Math.floor(next() * groups.length)]!;
+      if (r < 0.6) {
+        const tag = next() < 0.3 ? group : null;
+        ring.add(key, id, now, tag);
+        model.add(key, id, now, tag);
+        id++;
+      } else if (r < 0.75) {
+        ring.settle(key, group);
+        model.settle(key, group);
+      } else if (r < 0.8) {
+        ring.forget(key, group);
+        model.forget(key, group);
+      } else if (r < 1 - pruneShare) {
+        // Settle everything now and then, so pruning can move.
+        if (next() < 0.05) {
+          for (const k of model.map.keys()) for (const g of groups) {
+            ring.settle(k, g);
+            model.settle(k, g);
+          }
+        }
+      } else {
+        const cutoff = now - 500 * Math.ceil(keySpace / 3000);
+        const max = keySpace / 15 + Math.floor(next() * keySpace);
+        ring.prune(cutoff, max);
+        model.prune(cutoff, max);
+      }
+      expect(ring.get(key)).toEqual(model.get(key));
+      expect(ring.size).toBe(model.map.size);
+    }
+    for (const key of model.map.keys()) expect(ring.get(key)).toEqual(model.get(key));
+  });
+});

@@ -99,17 +99,6 @@ describe('database', () => {
   });
 });
 
-describe('ProviderStore', () => {
-  it('survives a reopen', async () => {
-    const dataDir = tempDir();
-    const b = await open(dataDir);
-    await b.providers.create(provider('durable'));
-    await b.close();
-    const again = await open(dataDir);
-    expect(await again.providers.get('durable')).toEqual(provider('durable'));
-  });
-});
-
 describe('LockoutStore', () => {
   it('sweeps users whose failures and lock are over', async () => {
     const store = new MemoryLockoutStore();
@@ -137,23 +126,6 @@ describe('SessionStore', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(sessions.size).toBe(1);
     expect(await sessions.touch('b', c.t, MINUTE)).not.toBeNull();
-  });
-});
-
-describe('CommandStore', () => {
-  const DAY = 24 * 3_600_000;
-
-  it('keeps commands across a reopen and never reuses a NUMERO', async () => {
-    const dataDir = tempDir();
-    const b = await open(dataDir);
-    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
-    await b.commands.deliverNext('acme', T0 + 1);
-    await b.close();
-    const again = await open(dataDir);
-    const d = await again.commands.deliverNext('acme', T0 + 2);
-    expect(d).toMatchObject({ numero: c1.numero, deliveries: 2 });
-    const c2 = await again.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0 + 3, expiresAt: T0 + DAY });
-    expect(c2.numero).toBeGreaterThan(c1.numero);
   });
 });
 
@@ -502,5 +474,5 @@ describe('durability settings', () => {
 });
 
 describe('store contract (embedded)', () => {
-  storeContract(() => open(tempDir()));
+  storeContract({ place: tempDir, open: (dataDir) => open(dataDir) });
 });

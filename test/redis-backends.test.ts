@@ -200,19 +200,6 @@ describe('SessionStore', () => {
 });
 
 describe('CommandStore', () => {
-  it('keeps commands for every gateway and never reuses a NUMERO', async () => {
-    const prefix = freshPrefix();
-    const b = await open(prefix);
-    const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
-    await b.commands.deliverNext('acme', T0 + 1);
-    await b.close();
-    const again = await open(prefix);
-    const d = await again.commands.deliverNext('acme', T0 + 2);
-    expect(d).toMatchObject({ numero: c1.numero, deliveries: 2 });
-    const c2 = await again.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0 + 3, expiresAt: T0 + DAY });
-    expect(c2.numero).toBeGreaterThan(c1.numero);
-  });
-
   it('never applies a call twice when its reply is lost with the connection', async () => {
     const prefix = freshPrefix();
     const s = await open(prefix, { commandTimeoutMs: 500 });
@@ -311,7 +298,7 @@ describe('TripStore and LastReportSink', () => {
 });
 
 describe('store contract (Redis)', () => {
-  storeContract(() => open(freshPrefix()));
+  storeContract({ place: freshPrefix, open: (prefix) => open(prefix) });
 });
 
 describe('IdAllocator', () => {

@@ -7,7 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Backends, Provider } from '../../shared/backends/types.js';
 
-export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips'>;
+export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'close'>;
+
+/** Where stores live (a data directory, a Redis key prefix) and how to open them there. */
+export interface StoreFactory {
+  /** A new, empty place. */
+  place(): string;
+  /** Stores at `place`; the caller's cleanup closes them (closing twice is harmless). */
+  open(place: string): Promise<ContractStores>;
+}
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
@@ -26,8 +34,10 @@ export function provider(systemUser: string, at = T0): Provider {
   };
 }
 
-/** Declares the shared tests; `open` gives fresh, empty stores (closed by the caller's cleanup). */
-export function storeContract(open: () => Promise<ContractStores>): void {
+/** Declares the shared tests against one implementation. */
+export function storeContract(stores: StoreFactory): void {
+  const open = (): Promise<ContractStores> => stores.open(stores.place());
+
   describe('ProviderStore', () => {
     it('creates, refuses duplicates (case-sensitively), gets, updates and lists', async () => {
       const b = await open();
@@ -64,7 +74,18 @@ export function storeContract(open: () => Promise<ContractStores>): void {
 
   });
 
-    describe('LockoutStore', () => {
+    describe('ProviderStore after a reopen', () => {
+    it('survives a reopen', async () => {
+      const place = stores.place();
+      const b = await stores.open(place);
+      await b.providers.create(provider('durable'));
+      await b.close();
+      const again = await stores.open(place);
+      expect(await again.providers.get('durable')).toEqual(provider('durable'));
+    });
+  });
+
+  describe('LockoutStore', () => {
     it('counts failures inside a sliding window', async () => {
       const b = await open();
       expect(await b.lockouts.recordFailure('u', T0, 15 * MINUTE)).toBe(1);
@@ -244,7 +265,22 @@ export function storeContract(open: () => Promise<ContractStores>): void {
 
   });
 
-    describe('TripStore', () => {
+    describe('CommandStore after a reopen', () => {
+    it('keeps commands across a reopen and never reuses a NUMERO', async () => {
+      const place = stores.place();
+      const b = await stores.open(place);
+      const c1 = await b.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
+      await b.commands.deliverNext('acme', T0 + 1);
+      await b.close();
+      const again = await stores.open(place);
+      const d = await again.commands.deliverNext('acme', T0 + 2);
+      expect(d).toMatchObject({ numero: c1.numero, deliveries: 2 });
+      const c2 = await again.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0 + 3, expiresAt: T0 + DAY });
+      expect(c2.numero).toBeGreaterThan(c1.numero);
+    });
+  });
+
+  describe('TripStore', () => {
     it('lists vehicles in ordinal order, re-registers, removes', async () => {
       const b = await open();
       await b.trips.addVehicle('acme', 'BB222', 'S2', T0);

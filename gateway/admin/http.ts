@@ -67,6 +67,8 @@ export function sendEmpty(res: ServerResponse, status: number): void {
 export function sendError(res: ServerResponse, error: HttpError): void {
   const body: { [key: string]: JsonValue } = { error: error.message };
   if (error.field !== undefined) body.field = error.field;
+  const requestId = res.getHeader('X-Request-Id');
+  if (typeof requestId === 'string') body.requestId = requestId;
   sendJson(res, error.status, body, error.headers);
 }
 

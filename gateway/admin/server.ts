@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Backends } from '../../shared/backends/types.js';
+import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { bearerChecker } from './auth.js';
@@ -121,29 +122,34 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
 
   const server = http.createServer((req, res) => {
     const started = process.hrtime.bigint();
+    // Every answer carries an id that is also in the log line about it.
+    const requestId = randomUUID();
+    res.setHeader('X-Request-Id', requestId);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const path = (req.url ?? '').split('?')[0];
-      const entry = { method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
+      const entry = { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
       if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
       else logger.info(entry, 'admin request');
     });
     dispatch(req, res).catch((err: unknown) => {
-      // The client went away mid-request: nobody to answer.
-      if (req.destroyed && !(err instanceof HttpError)) {
-        res.destroy();
-        return;
-      }
-      if (res.headersSent) {
-        res.destroy();
+      // Only a connection that is really gone is left unanswered. (req.destroyed is no test of
+      // that: a request whose body was read to the end is destroyed too.)
+      if (res.headersSent || res.destroyed || res.socket?.destroyed === true) {
+        if (!res.writableEnded) res.destroy();
         return;
       }
       if (err instanceof HttpError) {
         sendError(res, err);
         return;
       }
-      logger.error({ err, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: request failed');
-      sendError(res, new HttpError(500, 'Internal error; see the gateway log.'));
+      if (err instanceof BackendUnavailableError) {
+        logger.warn({ requestId, err: err.message, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: store unavailable');
+        sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
+        return;
+      }
+      logger.error({ requestId, err, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: request failed');
+      sendError(res, new HttpError(500, `Internal error (request ${requestId}); the gateway log has the details under this id.`));
     });
   });
   // Slow or stuck clients must not hold connections forever.

@@ -1,5 +1,6 @@
 import type { Command, CommandHistoryEntry, CommandState, CommandStore, FinishOutcome } from '../types.js';
 import type { SqliteDatabase } from './database.js';
+import type { StoreAccess } from './store-access.js';
 
 interface CommandRow {
   numero: number;
@@ -50,10 +51,10 @@ function toCommand(row: CommandRow, history: CommandHistoryEntry[], now: number)
 
 /**
  * Commands and their history in SQLite: durable across restarts (decisions §8). Every operation
- * that reads and then writes runs in one transaction, so a concurrent writer (the admin CLI on the
- * same file) cannot slip in between.
+ * that reads and then writes runs in one IMMEDIATE transaction (the write lock is taken first, so
+ * another writer can neither slip in between nor make it fail), queued behind event commits.
  */
-export function createCommandStore(db: SqliteDatabase): CommandStore {
+export function createCommandStore(db: SqliteDatabase, access: StoreAccess): CommandStore {
   const insertCommand = db.prepare<[string, string, string, string, number, number]>(
     `INSERT INTO commands (system_user, cmd, unidad, equipo, state, created_at, expires_at)
      VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
@@ -153,24 +154,24 @@ export function createCommandStore(db: SqliteDatabase): CommandStore {
 
   return {
     async enqueue(command) {
-      const stored = enqueue(command);
+      const stored = await access.write(() => enqueue.immediate(command));
       if (stored === null) throw new Error('Command vanished right after being queued.');
       return stored;
     },
     async deliverNext(systemUser, now) {
-      return deliverNext(systemUser, now);
+      return access.write(() => deliverNext.immediate(systemUser, now));
     },
     async appendStatus(systemUser, numero, message, now) {
       // NUMERO arrives from the wire; anything but a positive integer cannot name a command.
       if (!Number.isSafeInteger(numero) || numero <= 0) return false;
-      return appendStatus(systemUser, numero, message, now);
+      return access.write(() => appendStatus.immediate(systemUser, numero, message, now));
     },
     async finish(systemUser, numero, succeeded, now) {
       if (!Number.isSafeInteger(numero) || numero <= 0) return 'rejected';
-      return finish(systemUser, numero, succeeded, now);
+      return access.write(() => finish.immediate(systemUser, numero, succeeded, now));
     },
     async list(systemUser, now) {
-      return list(systemUser, now);
+      return access.read(() => list(systemUser, now));
     },
   };
 }

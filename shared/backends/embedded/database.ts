@@ -102,7 +102,20 @@ export const MIGRATIONS: readonly string[] = [
   -- recent({provider}) and recent({provider, dominio}), newest first.
   CREATE INDEX events_by_provider ON events (system_user, id);
   `,
+  `
+  -- Readiness writes here (a row with a padding blob, so the write needs fresh pages like an event
+  -- group does): /readyz fails while the store cannot write (disk full, read-only storage).
+  CREATE TABLE store_probe (
+    id  INTEGER PRIMARY KEY CHECK (id = 1),
+    at  INTEGER NOT NULL,
+    pad BLOB NOT NULL
+  ) STRICT;
+  `,
 ];
+
+/** Upsert of the readiness probe: ?1 = now, ?2 = padding bytes. */
+export const STORE_PROBE_SQL = `INSERT INTO store_probe (id, at, pad) VALUES (1, ?, zeroblob(?))
+  ON CONFLICT (id) DO UPDATE SET at = excluded.at, pad = excluded.pad`;
 
 /** Opens (creating if needed) DATA_DIR/gateway.sqlite and brings its schema up to date. */
 export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {

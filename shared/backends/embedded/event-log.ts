@@ -1,6 +1,7 @@
 import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
 import { DedupeRing } from './dedupe-ring.js';
-import type { SqliteDatabase } from './database.js';
+import { STORE_PROBE_SQL, type SqliteDatabase } from './database.js';
+import type { StoreAccess } from './store-access.js';
 import { noteReport, UPSERT_LAST_REPORT_SQL, type LastReport } from './trips.js';
 import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thread.js';
 
@@ -30,7 +31,12 @@ export interface EventLogOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** Told about every failed commit (its events were answered 'unavailable'). */
   onCommitError?: (error: unknown, events: number) => void;
+  /** Serialises the main connection's writes with this log's commits (see store-access.ts). */
+  access?: StoreAccess;
 }
+
+/** Padding of the readiness probe row: enough fresh pages that a full disk refuses it, as it refuses a group. */
+const PROBE_PAD_BYTES = 64 * 1024;
 
 export interface EventLogStats {
   /** Transactions committed, each holding one group of events. */
@@ -99,6 +105,7 @@ const INSERT_EVENT_SQL = `INSERT INTO events (id, system_user, dominio, nro_seri
 function inlineWriter(db: SqliteDatabase): GroupWriter {
   const insert = db.prepare(INSERT_EVENT_SQL);
   const upsert = db.prepare(UPSERT_LAST_REPORT_SQL);
+  const probe = db.prepare(STORE_PROBE_SQL);
   const write = db.transaction((rows: readonly EventRow[], reports: readonly LastReportRow[]) => {
     for (const row of rows) insert.run(...row);
     for (const report of reports) upsert.run(...report);
@@ -106,6 +113,9 @@ function inlineWriter(db: SqliteDatabase): GroupWriter {
   return {
     write: async (rows, reports) => {
       write(rows as readonly EventRow[], reports);
+    },
+    probe: async (now, padBytes) => {
+      probe.run(now, padBytes);
     },
     close: async () => {},
   };
@@ -115,7 +125,13 @@ function inlineWriter(db: SqliteDatabase): GroupWriter {
 function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefined): GroupWriter {
   // PRAGMA synchronous reads back as a number: 2 = FULL, 1 = NORMAL.
   const synchronous = configured ?? (Number(db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL');
-  return new WriterThread({ file: db.name, synchronous, insertSql: INSERT_EVENT_SQL, upsertSql: UPSERT_LAST_REPORT_SQL });
+  return new WriterThread({
+    file: db.name,
+    synchronous,
+    insertSql: INSERT_EVENT_SQL,
+    upsertSql: UPSERT_LAST_REPORT_SQL,
+    probeSql: STORE_PROBE_SQL,
+  });
 }
 
 function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
@@ -193,6 +209,8 @@ export class SqliteEventLog implements EventLog {
   private nextId: bigint;
   private closed = false;
   private flushScheduled = false;
+  /** The latest commit (event group or probe) failed: the store cannot write right now. */
+  private lastCommitFailed = false;
   private readonly counters = { commits: 0, failedCommits: 0, events: 0, duplicates: 0, commitMs: 0, maxCommitMs: 0 };
 
   constructor(
@@ -253,6 +271,30 @@ export class SqliteEventLog implements EventLog {
     return slots.map(({ id, duplicate, group }) =>
       group === null || group.status === 'committed' ? { ok: true, id, duplicate } : UNAVAILABLE,
     );
+  }
+
+  /**
+   * Readiness: commits the probe row on the connection that commits events, queued like a group.
+   * False while the store cannot write (disk full, read-only storage); true again by itself once
+   * it can, even when no event arrives to prove it.
+   */
+  async writable(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      const probed = this.writer.probe(this.options.now(), PROBE_PAD_BYTES);
+      this.options.access?.committing(probed);
+      await probed;
+      this.lastCommitFailed = false;
+      return true;
+    } catch {
+      this.lastCommitFailed = true;
+      return false;
+    }
+  }
+
+  /** True when the latest commit failed and none has succeeded since. */
+  get failing(): boolean {
+    return this.lastCommitFailed;
   }
 
   async close(): Promise<void> {
@@ -324,14 +366,18 @@ export class SqliteEventLog implements EventLog {
         noteReport(latest, event.systemUser, event.dominio, event.eventTime);
       }
       const reports: LastReportRow[] = [...latest.values()].map((r) => [r.systemUser, r.dominio, r.instant.epochMs, r.instant.subMsTicks]);
-      await this.writer.write(rows, reports);
+      const written = this.writer.write(rows, reports);
+      this.options.access?.committing(written);
+      await written;
       group.status = 'committed';
+      this.lastCommitFailed = false;
       // Committed entries drop the group so its events can be garbage-collected.
       for (const event of group.events) this.dedupe.settle(event.dedupeKey, group);
       this.counters.commits++;
       this.counters.events += group.events.length;
     } catch (error) {
       group.status = 'failed';
+      this.lastCommitFailed = true;
       // Never acknowledged, so a retry must be stored, not answered as a duplicate.
       for (const event of group.events) this.dedupe.forget(event.dedupeKey, group);
       this.counters.failedCommits++;

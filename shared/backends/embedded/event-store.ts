@@ -1,5 +1,6 @@
 import type { EventInstant, EventQuery, EventStore, StoredEvent } from '../types.js';
 import type { SqliteDatabase } from './database.js';
+import type { StoreAccess } from './store-access.js';
 
 /** As read with safeIntegers: every INTEGER column is a bigint, REAL columns stay numbers. */
 interface StoredRow {
@@ -70,7 +71,7 @@ function fromRow(row: StoredRow): StoredEvent {
   };
 }
 
-export function createEventStore(db: SqliteDatabase): EventStore {
+export function createEventStore(db: SqliteDatabase, access: StoreAccess): EventStore {
   // One statement per filter combination, so each gets its own plan (events_by_provider when the
   // provider is given; the rowid, newest first, otherwise).
   const prepare = (where: string) =>
@@ -86,14 +87,15 @@ export function createEventStore(db: SqliteDatabase): EventStore {
       const limit = query.limit === Infinity ? -1 : Math.floor(query.limit);
       if (!(limit > 0 || limit === -1)) return [];
       const { provider, dominio } = query;
-      const rows =
+      const rows = access.read(() =>
         provider !== undefined && dominio !== undefined
           ? byBoth.all(provider, dominio, limit)
           : provider !== undefined
             ? byProvider.all(provider, limit)
             : dominio !== undefined
               ? byDominio.all(dominio, limit)
-              : all.all(limit);
+              : all.all(limit),
+      );
       return rows.map(fromRow);
     },
   };

@@ -6,6 +6,7 @@ import { createEventStore } from './event-store.js';
 import { MemoryLockoutStore } from './lockouts.js';
 import { createProviderStore } from './providers.js';
 import { MemorySessionStore } from './sessions.js';
+import { StoreAccess } from './store-access.js';
 import { createTripStore } from './trips.js';
 
 export { DATABASE_FILE, MIGRATIONS } from './database.js';
@@ -55,9 +56,11 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
     db.pragma('synchronous = NORMAL');
   }
 
+  const access = new StoreAccess();
   let eventLog: SqliteEventLog;
   try {
     eventLog = new SqliteEventLog(db, {
+      access,
       dedupeWindowMs: options.dedupeWindowMs,
       now,
       ...(options.maxGroupEvents === undefined ? {} : { maxGroupEvents: options.maxGroupEvents }),
@@ -84,25 +87,21 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
   // The sweep must never be what keeps the process alive.
   sweeper.unref();
 
-  const health = db.prepare('SELECT 1').pluck();
   let closing: Promise<void> | null = null;
 
   return {
-    providers: createProviderStore(db),
+    providers: createProviderStore(db, access),
     lockouts,
     sessions,
-    commands: createCommandStore(db),
-    trips: createTripStore(db),
+    commands: createCommandStore(db, access),
+    trips: createTripStore(db, access),
     eventLog,
-    events: createEventStore(db),
+    events: createEventStore(db, access),
     eventLogStats: () => eventLog.stats,
+    // Ready only while the store can write: a probe commit on the events' own connection.
     async healthy() {
       if (closing !== null || !db.open) return false;
-      try {
-        return health.get() === 1;
-      } catch {
-        return false;
-      }
+      return eventLog.writable();
     },
     close() {
       closing ??= (async () => {

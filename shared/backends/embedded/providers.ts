@@ -1,5 +1,6 @@
 import type { Provider, ProviderPatch, ProviderStore } from '../types.js';
 import type { SqliteDatabase } from './database.js';
+import type { StoreAccess } from './store-access.js';
 
 interface ProviderRow {
   system_user: string;
@@ -35,7 +36,7 @@ function toParams(p: Provider): ProviderRow {
   };
 }
 
-export function createProviderStore(db: SqliteDatabase): ProviderStore {
+export function createProviderStore(db: SqliteDatabase, access: StoreAccess): ProviderStore {
   const insert = db.prepare<ProviderRow>(
     `INSERT INTO providers (system_user, password_hash, enabled, time_zone, require_registered_vehicles, created_at, updated_at)
      VALUES (@system_user, @password_hash, @enabled, @time_zone, @require_registered_vehicles, @created_at, @updated_at)
@@ -69,18 +70,18 @@ export function createProviderStore(db: SqliteDatabase): ProviderStore {
 
   return {
     async create(provider) {
-      const { changes } = insert.run(toParams(provider));
+      const { changes } = await access.write(() => insert.run(toParams(provider)));
       return changes === 0 ? null : { ...provider };
     },
     async get(systemUser) {
-      const row = select.get(systemUser);
+      const row = access.read(() => select.get(systemUser));
       return row === undefined ? null : fromRow(row);
     },
     async update(systemUser, patch, now) {
-      return applyPatch(systemUser, patch, now);
+      return access.write(() => applyPatch.immediate(systemUser, patch, now));
     },
     async list() {
-      return selectAll.all().map(fromRow);
+      return access.read(() => selectAll.all()).map(fromRow);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { EventInstant, TripStore, TripVehicle } from '../types.js';
 import type { SqliteDatabase } from './database.js';
+import type { StoreAccess } from './store-access.js';
 
 interface VehicleRow {
   dominio: string;
@@ -14,7 +15,7 @@ function ordinal(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function createTripStore(db: SqliteDatabase): TripStore {
+export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripStore {
   // Re-registering restarts the registration: new NroSerie, FechaRegistracion = now.
   const upsert = db.prepare<[string, string, string, number]>(
     `INSERT INTO trip_vehicles (system_user, dominio, nro_serie, registered_at) VALUES (?, ?, ?, ?)
@@ -32,16 +33,16 @@ export function createTripStore(db: SqliteDatabase): TripStore {
 
   return {
     async addVehicle(systemUser, dominio, nroSerie, now) {
-      upsert.run(systemUser, dominio, nroSerie, now);
+      await access.write(() => upsert.run(systemUser, dominio, nroSerie, now));
     },
     async removeVehicle(systemUser, dominio) {
-      return remove.run(systemUser, dominio).changes > 0;
+      return (await access.write(() => remove.run(systemUser, dominio))).changes > 0;
     },
     async listVehicles(systemUser) {
       // Sorted here rather than by SQLite's BINARY collation (UTF-8 bytes), which differs from
       // ordinal order for characters beyond the BMP.
-      return selectVehicles
-        .all(systemUser)
+      return access
+        .read(() => selectVehicles.all(systemUser))
         .map(
           (row): TripVehicle => ({
             dominio: row.dominio,
@@ -54,7 +55,7 @@ export function createTripStore(db: SqliteDatabase): TripStore {
         .sort((a, b) => ordinal(a.dominio, b.dominio));
     },
     async isRegistered(systemUser, dominio) {
-      return selectOne.get(systemUser, dominio) !== undefined;
+      return access.read(() => selectOne.get(systemUser, dominio)) !== undefined;
     },
   };
 }

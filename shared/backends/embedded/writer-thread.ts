@@ -16,6 +16,8 @@ export type LastReportRow = [string, string, number, number];
 export interface GroupWriter {
   /** Inserts the rows and moves the last reports forward in one transaction; rejects if it failed. */
   write(rows: readonly (readonly EventRowValue[])[], reports: readonly LastReportRow[]): Promise<void>;
+  /** Commits the readiness probe row on the connection that commits events; rejects if it cannot. */
+  probe(now: number, padBytes: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ db.pragma('synchronous = ' + workerData.synchronous);
 db.pragma('busy_timeout = 5000');
 const insert = db.prepare(workerData.insertSql);
 const upsert = db.prepare(workerData.upsertSql);
+const probe = db.prepare(workerData.probeSql);
 const write = db.transaction((rows, reports) => {
   for (const row of rows) insert.run(...row);
   for (const report of reports) upsert.run(...report);
@@ -39,7 +42,8 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    write(message.rows, message.reports);
+    if (message.type === 'probe') probe.run(message.now, message.padBytes);
+    else write(message.rows, message.reports);
     parentPort.postMessage({ seq: message.seq, ok: true });
   } catch (error) {
     parentPort.postMessage({ seq: message.seq, ok: false, error: error && error.message ? error.message : String(error) });
@@ -58,6 +62,7 @@ export interface WriterThreadOptions {
   synchronous: 'FULL' | 'NORMAL';
   insertSql: string;
   upsertSql: string;
+  probeSql: string;
 }
 
 export class WriterThread implements GroupWriter {
@@ -68,11 +73,19 @@ export class WriterThread implements GroupWriter {
   constructor(private readonly options: WriterThreadOptions) {}
 
   write(rows: readonly (readonly EventRowValue[])[], reports: readonly LastReportRow[]): Promise<void> {
+    return this.send({ type: 'write', rows, reports });
+  }
+
+  probe(now: number, padBytes: number): Promise<void> {
+    return this.send({ type: 'probe', now, padBytes });
+  }
+
+  private send(message: Record<string, unknown>): Promise<void> {
     const worker = this.worker ?? this.start();
     const seq = ++this.seq;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      worker.postMessage({ type: 'write', seq, rows, reports });
+      worker.postMessage({ ...message, seq });
     });
   }
 

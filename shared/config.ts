@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyaddr from 'proxy-addr';
 
 /**
  * All configuration comes from the environment (12-factor). Every variable is documented in
@@ -27,6 +28,15 @@ export interface Config {
   lockoutMaxFailures: number;
   lockoutWindowMs: number;
   lockoutDurationMs: number;
+  /** Failures of one SystemUser from all addresses inside the window that lock it everywhere. */
+  lockoutUserMaxFailures: number;
+  /** SystemUser+address pairs the embedded lockout store tracks at most (oldest forgotten first). */
+  lockoutTrackedMax: number;
+  /**
+   * Proxies whose X-Forwarded-For is believed (proxy-addr syntax: addresses, CIDRs, `loopback`,
+   * `linklocal`, `uniquelocal`); the client address is the last one not in this list.
+   */
+  trustedProxies: string[];
   credentialCacheMs: number;
   /** How long a gateway reuses a provider record it read (its own writes invalidate at once). */
   providerCacheMs: number;
@@ -96,6 +106,19 @@ export function isValidTimeZone(zone: string): boolean {
   }
 }
 
+function trustedProxies(env: Env): string[] {
+  const list = str(env, 'TRUSTED_PROXIES', 'loopback')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && p !== 'none');
+  try {
+    proxyaddr.compile(list);
+  } catch (err) {
+    throw new ConfigError(`TRUSTED_PROXIES: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return list;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   let servicePath = str(env, 'SERVICE_PATH', '/service.asmx');
   if (!servicePath.startsWith('/')) servicePath = `/${servicePath}`;
@@ -138,6 +161,9 @@ export function loadConfig(env: Env = process.env): Config {
     lockoutMaxFailures: int(env, 'LOCKOUT_MAX_FAILURES', 10, 1),
     lockoutWindowMs: int(env, 'LOCKOUT_WINDOW_MINUTES', 15, 1) * minute,
     lockoutDurationMs: int(env, 'LOCKOUT_MINUTES', 15, 1) * minute,
+    lockoutUserMaxFailures: int(env, 'LOCKOUT_USER_MAX_FAILURES', 1000, 1),
+    lockoutTrackedMax: int(env, 'LOCKOUT_TRACKED_MAX', 100_000, 1),
+    trustedProxies: trustedProxies(env),
     credentialCacheMs: int(env, 'CREDENTIAL_CACHE_SECONDS', 60) * 1000,
     providerCacheMs: int(env, 'PROVIDER_CACHE_MS', 1000),
     commandTtlMs: int(env, 'COMMAND_TTL_HOURS', 24, 1) * 60 * minute,

@@ -94,6 +94,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Failed logins by reason; unknown SystemUsers cost this counter and nothing else. */
+  readonly loginFailures = new Counter({
+    name: 'gateway_login_failures_total',
+    help: 'Logins refused, by reason (unknown_user, disabled, wrong_password, locked, too_long)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Locks set by the lockout policy, by scope (address: one SystemUser+address; user: everywhere). */
+  readonly lockouts = new Counter({
+    name: 'gateway_lockouts_total',
+    help: 'Lockouts set, by scope (address, user)',
+    labelNames: ['scope'] as const,
+    registers: [this.registry],
+  });
+
+  /** Requests refused before any operation ran: bad encodings, bad escapes, conflicting headers. */
+  readonly rejectedRequests = new Counter({
+    name: 'gateway_rejected_requests_total',
+    help: 'Requests refused while reading them, by reason (unknown_charset, invalid_encoding, bad_escape, bad_content_length)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly workerBatchRows = new Histogram({
     name: 'worker_batch_rows',
     help: 'Rows per ClickHouse insert',

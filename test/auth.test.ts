@@ -8,6 +8,8 @@ import { loadConfig } from '../shared/config.js';
 import { hashPassword, verifyPassword } from '../shared/domain/passwords.js';
 import { Authenticator } from '../gateway/service/auth.js';
 
+const ADDRESS = (): string => '192.0.2.1';
+
 describe('Authenticator', () => {
   let backends: EmbeddedBackends;
   let dir: string;
@@ -28,36 +30,49 @@ describe('Authenticator', () => {
       calls++;
       return verifyPassword(password, stored);
     };
-    const auth = new Authenticator(backends, loadConfig({ CREDENTIAL_CACHE_SECONDS: cacheSeconds }), counting);
+    const auth = new Authenticator(backends, loadConfig({ CREDENTIAL_CACHE_SECONDS: cacheSeconds }), undefined, counting);
     return { auth, calls: () => calls };
   }
 
   it('concurrent first logins share one verification; later ones hit the cache until it expires', async () => {
     const { auth, calls } = await setup('60');
-    const results = await Promise.all(Array.from({ length: 20 }, () => auth.authenticate('acme', 'secret-1', 1000)));
+    const results = await Promise.all(Array.from({ length: 20 }, () => auth.authenticate('acme', 'secret-1', 1000, ADDRESS)));
     expect(results.every((p) => p?.systemUser === 'acme')).toBe(true);
     expect(calls()).toBe(1);
-    await auth.authenticate('acme', 'secret-1', 30_000);
+    await auth.authenticate('acme', 'secret-1', 30_000, ADDRESS);
     expect(calls()).toBe(1);
-    await auth.authenticate('acme', 'secret-1', 1000 + 60_001);
+    await auth.authenticate('acme', 'secret-1', 1000 + 60_001, ADDRESS);
     expect(calls()).toBe(2);
   });
 
   it('wrong passwords are never cached as right, and a changed hash invalidates the cache', async () => {
     const { auth, calls } = await setup('60');
-    expect(await auth.authenticate('acme', 'nope', 1)).toBeNull();
-    expect(await auth.authenticate('acme', 'nope', 2)).toBeNull();
+    expect(await auth.authenticate('acme', 'nope', 1, ADDRESS)).toBeNull();
+    expect(await auth.authenticate('acme', 'nope', 2, ADDRESS)).toBeNull();
     expect(calls()).toBe(2);
-    expect(await auth.authenticate('acme', 'secret-1', 3)).not.toBeNull();
+    expect(await auth.authenticate('acme', 'secret-1', 3, ADDRESS)).not.toBeNull();
     await backends.providers.update('acme', { passwordHash: await hashPassword('secret-2') }, 4);
-    expect(await auth.authenticate('acme', 'secret-1', 5)).toBeNull();
-    expect(await auth.authenticate('acme', 'secret-2', 6)).not.toBeNull();
+    expect(await auth.authenticate('acme', 'secret-1', 5, ADDRESS)).toBeNull();
+    expect(await auth.authenticate('acme', 'secret-2', 6, ADDRESS)).not.toBeNull();
   });
 
   it('with the cache disabled every call verifies', async () => {
     const { auth, calls } = await setup('0');
-    await auth.authenticate('acme', 'secret-1', 1);
-    await auth.authenticate('acme', 'secret-1', 2);
+    await auth.authenticate('acme', 'secret-1', 1, ADDRESS);
+    await auth.authenticate('acme', 'secret-1', 2, ADDRESS);
     expect(calls()).toBe(2);
+  });
+
+  it('made-up SystemUsers leave nothing behind; a real one is locked only for the failing address', async () => {
+    const { auth } = await setup('60');
+    const lockouts = backends.lockouts as unknown as { size: number };
+    for (let i = 0; i < 5000; i++) expect(await auth.authenticate(`nobody-${i}`, 'guess', 10, ADDRESS)).toBeNull();
+    expect(lockouts.size).toBe(0);
+
+    const attacker = (): string => '203.0.113.66';
+    for (let i = 0; i < 10; i++) expect(await auth.authenticate('acme', `guess-${i}`, 20 + i, attacker)).toBeNull();
+    expect(await auth.authenticate('acme', 'secret-1', 40, attacker)).toBeNull();
+    expect(await auth.authenticate('acme', 'secret-1', 40, ADDRESS)).not.toBeNull();
+    expect(await backends.lockouts.list(40)).toEqual([{ systemUser: 'acme', address: '203.0.113.66', until: 29 + 15 * 60_000 }]);
   });
 });

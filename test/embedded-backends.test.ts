@@ -100,16 +100,27 @@ describe('database', () => {
 });
 
 describe('LockoutStore', () => {
-  it('sweeps users whose failures and lock are over', async () => {
+  const policy = { maxFailures: 2, userMaxFailures: 1000, windowMs: MINUTE, lockMs: 10 * MINUTE };
+
+  it('sweeps pairs whose failures and lock are over', async () => {
     const store = new MemoryLockoutStore();
-    await store.recordFailure('stale', T0, MINUTE);
-    await store.recordFailure('fresh', T0 + 2 * MINUTE, MINUTE);
-    await store.lock('locked', T0 + 10 * MINUTE);
+    await store.recordFailure('stale', 'a', T0, policy);
+    await store.recordFailure('fresh', 'a', T0 + 2 * MINUTE, policy);
+    await store.recordFailure('locked', 'a', T0 + 2 * MINUTE - 2, policy);
+    await store.recordFailure('locked', 'a', T0 + 2 * MINUTE - 1, policy);
     store.sweep(T0 + 2 * MINUTE);
     expect(store.size).toBe(2);
-    expect(await store.recordFailure('fresh', T0 + 2 * MINUTE + 1, MINUTE)).toBe(2);
+    expect(await store.recordFailure('fresh', 'a', T0 + 2 * MINUTE + 1, policy)).not.toBeNull();
     store.sweep(T0 + 20 * MINUTE);
     expect(store.size).toBe(0);
+  });
+
+  it('keeps memory bounded: past the cap the least recently failing pair is forgotten', async () => {
+    const store = new MemoryLockoutStore(1000);
+    for (let i = 0; i < 5000; i++) await store.recordFailure(`user-${i % 50}`, `10.1.${i >> 8}.${i & 255}`, T0 + i, policy);
+    expect(store.size).toBe(1000);
+    // The newest pairs are the ones kept.
+    expect(await store.recordFailure('user-49', `10.1.${4999 >> 8}.${4999 & 255}`, T0 + 5000, policy)).not.toBeNull();
   });
 });
 

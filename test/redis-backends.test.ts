@@ -7,7 +7,6 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  MAX_FAILURES_KEPT,
   openRedisStores,
   RedisDataError,
   RedisUnavailableError,
@@ -147,34 +146,48 @@ describe('ProviderStore', () => {
 });
 
 describe('LockoutStore', () => {
-  it('lets Redis expire the keys after the window and the lock (plus slack)', async () => {
-    const c = clock();
+  const policy = { maxFailures: 10, userMaxFailures: 100, windowMs: 15 * MINUTE, lockMs: 15 * MINUTE };
+
+  it('keeps one hash per SystemUser that Redis expires after the window and the lock (plus slack)', async () => {
     const prefix = freshPrefix();
-    const b = await open(prefix, { now: c.now });
-    await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
-    const failuresTtl = await admin.pttl(`${prefix}lockout:failures:u`);
+    const b = await open(prefix);
+    await b.lockouts.recordFailure('u', 'a', T0, policy);
+    const failuresTtl = await admin.pttl(`${prefix}lockout:u`);
     expect(failuresTtl).toBeGreaterThan(15 * MINUTE - 5000);
     expect(failuresTtl).toBeLessThanOrEqual(16 * MINUTE);
-    await b.lockouts.lock('u', T0 + 15 * MINUTE);
-    const lockTtl = await admin.pttl(`${prefix}lockout:lock:u`);
-    expect(lockTtl).toBeGreaterThan(15 * MINUTE - 5000);
-    expect(lockTtl).toBeLessThanOrEqual(16 * MINUTE);
+    for (let i = 1; i < 10; i++) await b.lockouts.recordFailure('u', 'a', T0 + i, policy);
+    expect(await admin.hget(`${prefix}lockout:u`, 'l:a')).toBe(String(T0 + 9 + 15 * MINUTE));
+    // Epoch milliseconds survive Lua exactly (no 1.7e+12 formatting).
+    expect(await b.lockouts.lockedUntil('u', 'a', T0 + 10)).toBe(T0 + 9 + 15 * MINUTE);
   });
 
-  it('counts atomically across gateways and caps what it keeps', async () => {
+  it('counts atomically across gateways', async () => {
     const prefix = freshPrefix();
     const [a, b] = await Promise.all([open(prefix), open(prefix)]);
-    const counts = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).lockouts.recordFailure('shared', T0 + i, 15 * MINUTE)),
+    // 100 failures from 100 addresses through two gateways: exactly the 100th locks the SystemUser.
+    const locks = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? a : b).lockouts.recordFailure('shared', `192.0.2.${i}`, T0 + i, policy)),
     );
-    // Each failure saw a distinct count: no two read-modify-writes interleaved.
-    expect([...counts].sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(locks.filter((l) => l !== null)).toHaveLength(1);
+    expect(await a.lockouts.list(T0 + 200)).toEqual([{ systemUser: 'shared', address: null, until: expect.any(Number) as number }]);
+  });
 
-    const flood = await Promise.all(
-      Array.from({ length: MAX_FAILURES_KEPT + 50 }, () => a.lockouts.recordFailure('flood', T0, 15 * MINUTE)),
-    );
-    expect(Math.max(...flood)).toBe(MAX_FAILURES_KEPT);
-    expect(await admin.zcard(`${prefix}lockout:failures:flood`)).toBe(MAX_FAILURES_KEPT);
+  it('keeps at most the threshold of failure times per address, and drops stale addresses', async () => {
+    const prefix = freshPrefix();
+    const b = await open(prefix);
+    const small = { ...policy, userMaxFailures: 50 };
+    for (let i = 0; i < 9; i++) await b.lockouts.recordFailure('flood', 'same', T0 + i, small);
+    expect((await admin.hget(`${prefix}lockout:flood`, 'f:same'))?.split(',')).toHaveLength(9);
+    // Addresses that failed once, window after window, below the SystemUser-wide ceiling: the
+    // stale ones are pruned, so the hash never holds much more than two windows' worth.
+    for (let w = 0; w < 6; w++) {
+      for (let i = 0; i < 45; i++) await b.lockouts.recordFailure('flood', `w${w}-${i}`, T0 + w * 16 * MINUTE + i, small);
+    }
+    expect(await admin.hlen(`${prefix}lockout:flood`)).toBeLessThanOrEqual(2 * 50 + 8);
+    // Once the SystemUser is locked everywhere, nothing more is recorded.
+    for (let i = 0; i < 60; i++) await b.lockouts.recordFailure('flood', `late-${i}`, T0 + 200 * MINUTE + i, small);
+    const fields = await admin.hkeys(`${prefix}lockout:flood`);
+    expect(fields.filter((f) => f.startsWith('f:late-'))).toHaveLength(50);
   });
 });
 

@@ -1,3 +1,4 @@
+import proxyaddr from 'proxy-addr';
 import { findOperation, httpBindable, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
@@ -6,7 +7,7 @@ import { BareResultWriter } from '../bindings/result-xml.js';
 import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
-import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange } from './exchange.js';
+import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange, type ProxyTrust } from './exchange.js';
 import { FormDecoder } from './form-decoder.js';
 
 const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime', string: 'System.String' } as const;
@@ -16,6 +17,7 @@ const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'Syst
  * `text/plain` with one line ending in CRLF, as ASMX answers (decisions §4).
  */
 export class HttpBinding {
+  private readonly trust: ProxyTrust;
   private readonly writers = new Map<string, BareResultWriter>();
 
   constructor(
@@ -24,7 +26,9 @@ export class HttpBinding {
     private readonly logger: Logger,
     private readonly clock: () => number,
     private readonly cookieHeader: (sessionId: string) => string,
-  ) {}
+  ) {
+    this.trust = proxyaddr.compile(config.trustedProxies);
+  }
 
   handle(ex: Exchange, operationName: string): void {
     const op = findOperation(operationName);
@@ -64,7 +68,14 @@ export class HttpBinding {
       }
       return this.internalError(ex, err);
     }
-    const ctx: CallContext = { now: this.clock(), sessionId, extras: decoded.extras, newSessionId: null };
+    const ctx: CallContext = {
+      operation: op.name,
+      now: this.clock(),
+      sessionId,
+      extras: decoded.extras,
+      clientAddress: () => ex.clientAddress(this.trust),
+      newSessionId: null,
+    };
     this.service.invoke(op, decoded.args, ctx).then(
       (result) => {
         const headers: [string, string][] | undefined =

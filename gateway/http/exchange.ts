@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import proxyaddr from 'proxy-addr';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 /**
@@ -5,7 +7,10 @@ import type { HttpRequest, HttpResponse } from './uws.js';
  * synchronous handler, detaches body buffers after each callback and forbids touching an
  * aborted response: this wrapper captures what we need up front and guards every write.
  */
-type HeaderName = 'content-type' | 'content-length' | 'soapaction' | 'cookie' | 'host';
+type HeaderName = 'content-type' | 'content-length' | 'soapaction' | 'cookie' | 'host' | 'x-forwarded-for';
+
+/** Which hops of X-Forwarded-For to believe (proxy-addr's compiled trust function). */
+export type ProxyTrust = (address: string, hop: number) => boolean;
 
 export class Exchange {
   aborted = false;
@@ -35,11 +40,29 @@ export class Exchange {
       soapaction: req.getHeader('soapaction'),
       cookie: req.getHeader('cookie'),
       host: req.getHeader('host'),
+      'x-forwarded-for': req.getHeader('x-forwarded-for'),
     };
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
     });
+  }
+
+  private address: string | null = null;
+
+  /**
+   * The client's address: the socket's peer, or, when that peer is a trusted proxy, the last
+   * X-Forwarded-For hop not trusted (proxy-addr's rules, as Express applies them). Read lazily:
+   * only authentication needs it.
+   */
+  clientAddress(trust: ProxyTrust): string {
+    if (this.address === null) {
+      const peer = this.aborted || this.done ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString('latin1');
+      const forwarded = this.headers['x-forwarded-for'];
+      const request = { socket: { remoteAddress: peer }, connection: { remoteAddress: peer }, headers: forwarded === '' ? {} : { 'x-forwarded-for': forwarded } };
+      this.address = proxyaddr(request as unknown as IncomingMessage, trust) || 'unknown';
+    }
+    return this.address;
   }
 
   /** '' when absent (uWS does not tell absent from empty; no route needs the difference). */

@@ -1,12 +1,18 @@
 import { hash } from 'node:crypto';
-import type { Backends, Provider } from '../../shared/backends/types.js';
+import type { Backends, LockoutPolicy, Provider } from '../../shared/backends/types.js';
+import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
+import type { Metrics } from '../../shared/metrics.js';
 
 /**
- * Password checks with lockout (decisions §7). Every Login-prefixed call carries the password,
- * so successful verifications are cached in memory, keyed by a hash of user and password and
- * bound to the stored hash: a password change invalidates them without any bookkeeping.
+ * Password checks with lockout (docs/protocol.md, "Lockout"). Every Login-prefixed call carries
+ * the password, so successful verifications are cached in memory, keyed by a hash of user and
+ * password and bound to the stored hash: a password change invalidates them without bookkeeping.
+ *
+ * Failures are counted per SystemUser and client address, and only for SystemUsers that exist:
+ * made-up names cost a metric increment and no memory, and a stranger guessing a provider's
+ * password locks out his own address, not the provider's servers.
  */
 const CACHE_LIMIT = 100_000;
 
@@ -15,36 +21,60 @@ interface CachedVerification {
   expiresAt: number;
 }
 
+type FailureReason = 'unknown_user' | 'disabled' | 'wrong_password' | 'locked' | 'too_long';
+
 export class Authenticator {
   private readonly verified = new Map<string, CachedVerification>();
   /** Verifications under way: concurrent calls with the same credentials share one scrypt. */
   private readonly inFlight = new Map<string, Promise<boolean>>();
+  private readonly policy: LockoutPolicy;
 
   constructor(
     private readonly backends: Pick<Backends, 'providers' | 'lockouts'>,
     private readonly config: Pick<
       Config,
-      'credentialCacheMs' | 'lockoutMaxFailures' | 'lockoutWindowMs' | 'lockoutDurationMs' | 'passwordMinLength'
+      | 'credentialCacheMs'
+      | 'lockoutMaxFailures'
+      | 'lockoutUserMaxFailures'
+      | 'lockoutWindowMs'
+      | 'lockoutDurationMs'
+      | 'passwordMinLength'
     >,
+    private readonly metrics?: Metrics,
     private readonly verify: (password: string, stored: string) => Promise<boolean> = verifyPassword,
-  ) {}
-
-  /** The enabled, unlocked provider these credentials belong to, or null. */
-  async authenticate(systemUser: string | null, password: string | null, now: number): Promise<Provider | null> {
-    if (!systemUser || password === null) return null;
-    if ((await this.backends.lockouts.lockedUntil(systemUser, now)) !== null) return null;
-    const provider = await this.backends.providers.get(systemUser);
-    if (provider !== null && provider.enabled && (await this.checkPassword(provider, password, now))) return provider;
-    await this.recordFailure(systemUser, now);
-    return null;
+  ) {
+    this.policy = {
+      maxFailures: config.lockoutMaxFailures,
+      userMaxFailures: config.lockoutUserMaxFailures,
+      windowMs: config.lockoutWindowMs,
+      lockMs: config.lockoutDurationMs,
+    };
   }
 
-  /** Verifies a password of a known provider (CambiarClave's AntiguaClave), counting failures. */
-  async confirmPassword(provider: Provider, password: string | null, now: number): Promise<boolean> {
-    if (password === null) return false;
-    if ((await this.backends.lockouts.lockedUntil(provider.systemUser, now)) !== null) return false;
-    if (await this.checkPassword(provider, password, now)) return true;
-    await this.recordFailure(provider.systemUser, now);
+  /** The enabled, unlocked provider these credentials belong to, or null. */
+  async authenticate(systemUser: string | null, password: string | null, now: number, address: () => string): Promise<Provider | null> {
+    if (!systemUser || password === null) return null;
+    // No stored SystemUser or password is this long: refused before any lookup or hash.
+    if (systemUser.length > MAX_LENGTH.systemUser || password.length > MAX_LENGTH.password) return this.refuse('too_long');
+    const provider = await this.backends.providers.get(systemUser);
+    if (provider === null) return this.refuse('unknown_user');
+    if (!provider.enabled) return this.refuse('disabled');
+    return (await this.confirmPassword(provider, password, now, address())) ? provider : null;
+  }
+
+  /** Verifies a password of a known provider (also CambiarClave's AntiguaClave), counting failures. */
+  async confirmPassword(provider: Provider, password: string, now: number, address: string): Promise<boolean> {
+    if ((await this.backends.lockouts.lockedUntil(provider.systemUser, address, now)) !== null) {
+      this.refuse('locked');
+      return false;
+    }
+    if (password.length <= MAX_LENGTH.password && (await this.checkPassword(provider, password, now))) return true;
+    this.refuse('wrong_password');
+    const lock = await this.backends.lockouts.recordFailure(provider.systemUser, address, now, this.policy);
+    // A lock is set by the failure that reaches a threshold: its end is exactly now + lockMs.
+    if (lock !== null && lock.until === now + this.policy.lockMs) {
+      this.metrics?.lockouts.labels({ scope: lock.address === null ? 'user' : 'address' }).inc();
+    }
     return false;
   }
 
@@ -53,6 +83,11 @@ export class Authenticator {
     if (newPassword === null || newPassword.length < this.config.passwordMinLength || newPassword === oldPassword) return false;
     const passwordHash = await hashPassword(newPassword);
     return (await this.backends.providers.update(provider.systemUser, { passwordHash }, now)) !== null;
+  }
+
+  private refuse(reason: FailureReason): null {
+    this.metrics?.loginFailures.labels({ reason }).inc();
+    return null;
   }
 
   private async checkPassword(provider: Provider, password: string, now: number): Promise<boolean> {
@@ -70,12 +105,5 @@ export class Authenticator {
       this.verified.set(key, { passwordHash: provider.passwordHash, expiresAt: now + this.config.credentialCacheMs });
     }
     return true;
-  }
-
-  private async recordFailure(systemUser: string, now: number): Promise<void> {
-    const failures = await this.backends.lockouts.recordFailure(systemUser, now, this.config.lockoutWindowMs);
-    if (failures >= this.config.lockoutMaxFailures) {
-      await this.backends.lockouts.lock(systemUser, now + this.config.lockoutDurationMs);
-    }
   }
 }

@@ -1,12 +1,23 @@
+import type { Provider } from '../../shared/backends/types.js';
+
 /** What a handler knows about the call, independent of the binding that carried it. */
 export interface CallContext {
+  /** The catalogue operation being called. */
+  readonly operation: string;
   readonly now: number;
   /** Value of the session cookie, if the request carried one. */
   readonly sessionId: string | null;
   /** Fields sent that the operation does not declare (see bindings/arguments.ts). */
   readonly extras: ReadonlyMap<string, string>;
+  /** The caller's address (the socket's, or X-Forwarded-For from a trusted proxy); read lazily. */
+  readonly clientAddress: () => string;
   /** Set by a successful Login: the binding sends it as the session cookie. */
   newSessionId: string | null;
+}
+
+/** The context of an operation whose provider the call pipeline has resolved. */
+export interface AuthenticatedCall extends CallContext {
+  readonly provider: Provider;
 }
 
 /**

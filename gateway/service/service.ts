@@ -1,46 +1,76 @@
-import { findOperation, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
-import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
+import { findOperation, type Answer, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
+import { BackendUnavailableError, type Backends, type Provider } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { Authenticator } from './auth.js';
-import { Faults, type CallContext } from './context.js';
-import { ResultCode } from './events.js';
-import { EventIngest } from './events.js';
+import { Faults, type AuthenticatedCall, type CallContext } from './context.js';
+import { EventIngest, ResultCode } from './events.js';
 import { createHandlers, type Handlers } from './handlers.js';
+import { OperationLimits } from './limits.js';
 import { Sessions } from './sessions.js';
+
+type AnyHandler = (args: ArgumentBag, ctx: CallContext) => Promise<unknown>;
+
+/** The parameters `authentication: 'credentials'` means; their limits are part of authenticating. */
+const CREDENTIAL_PARAMS: ReadonlySet<string> = new Set(['SystemUser', 'Password']);
+
+/** What the pipeline needs of one operation, derived once from its catalogue entry. */
+interface Plan {
+  readonly op: OperationDef;
+  readonly limits: OperationLimits;
+  readonly handler: AnyHandler;
+}
 
 /**
  * The operation layer: every binding decodes a call into catalogue arguments and calls `invoke`.
  * Bindings never see backends; handlers never see HTTP.
+ *
+ * `invoke` runs the same stages for every operation, driven by its catalogue entry:
+ *   1. authentication: credentials (within their limits) or the session cookie resolve the provider;
+ *      failing that, the operation's `refusals.notAuthenticated` answer;
+ *   2. limits: every string's maxLength and every array's maxItems; a value over its limit gets the
+ *      `refusals.invalid` answer (for a batch, item by item: the other items go ahead);
+ *   3. the handler, with the provider in its context;
+ *   4. a backend that cannot be reached is answered "retry later": -5 for each event of the insert
+ *      family (clients retry on negative codes), a Server fault saying so for the rest.
  */
 export class OperationService {
-  private readonly handlers: Handlers;
+  private readonly plans = new Map<string, Plan>();
+  private readonly auth: Authenticator;
+  private readonly sessions: Sessions;
 
-  constructor(backends: Backends, config: Config, options: { metrics?: Metrics } = {}) {
-    const auth = new Authenticator(backends, config);
-    const sessions = new Sessions(backends.sessions, config.sessionTimeoutMs);
+  constructor(
+    private readonly backends: Backends,
+    config: Config,
+    options: { metrics?: Metrics } = {},
+  ) {
+    this.auth = new Authenticator(backends, config, options.metrics);
+    this.sessions = new Sessions(backends.sessions, config.sessionTimeoutMs);
     const ingest = new EventIngest(backends, {
       timeZone: config.timeZone,
       rateLimitEventsPerSecond: config.rateLimitEventsPerSecond,
       appendTimeoutMs: config.appendTimeoutMs,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     });
-    this.handlers = createHandlers({ backends, config, auth, sessions, ingest });
+    const handlers = createHandlers({ backends, config, auth: this.auth, sessions: this.sessions, ingest });
+    for (const name of Object.keys(handlers) as (keyof Handlers)[]) {
+      const op = findOperation(name);
+      if (op === undefined) throw new Error(`Handler ${name} has no catalogue entry.`);
+      if (op.authentication !== 'none' && op.refusals === undefined) throw new Error(`${name} declares no refusals.`);
+      this.plans.set(name, { op, limits: new OperationLimits(op, CREDENTIAL_PARAMS), handler: handlers[name] as AnyHandler });
+    }
   }
 
   operation(name: string): OperationDef | undefined {
     return findOperation(name);
   }
 
-  /**
-   * `args` must have been decoded for `op` (bindings/arguments.ts), which makes the cast sound.
-   * A backend that cannot be reached is answered as "retry later": -5 for each event of the
-   * insert family (clients retry on negative codes), a Server fault saying so for the rest.
-   */
+  /** `args` must have been decoded for `op` (bindings/arguments.ts), which makes the casts sound. */
   async invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
-    const handler = this.handlers[op.name as keyof Handlers] as (a: ArgumentBag, c: CallContext) => Promise<unknown>;
+    const plan = this.plans.get(op.name);
+    if (plan === undefined) throw new Error(`No handler for ${op.name}.`);
     try {
-      return await handler(args, ctx);
+      return await this.run(plan, args, ctx);
     } catch (err) {
       if (!(err instanceof BackendUnavailableError)) throw err;
       if (op.result.name === 'int') return ResultCode.Unavailable;
@@ -48,4 +78,52 @@ export class OperationService {
       throw Faults.unavailable();
     }
   }
+
+  private async run(plan: Plan, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
+    const { op, limits, handler } = plan;
+    const refusals = op.refusals;
+    if (op.authentication === 'none' || refusals === undefined) return handler(args, ctx);
+
+    const provider = await this.authenticate(op, args, ctx);
+    if (provider === null) return answer(refusals.notAuthenticated, args);
+    const call: AuthenticatedCall = Object.assign(ctx, { provider });
+
+    const check = limits.check(args);
+    if (!check.callInvalid && check.invalidItems.size === 0) return handler(args, call);
+    const invalid = refusals.invalid ?? refusals.notAuthenticated;
+    if (check.callInvalid || limits.perItemParam === null) return answer(invalid, args);
+
+    // A batch: the items within their limits go ahead, the others are answered on their own.
+    const items = args[limits.perItemParam] as unknown[];
+    const valid = items.filter((_, i) => !check.invalidItems.has(i));
+    const results = (await handler({ ...args, [limits.perItemParam]: valid }, call)) as unknown[];
+    const refused = 'value' in invalid ? invalid.value : null;
+    let next = 0;
+    return items.map((_, i) => (check.invalidItems.has(i) ? refused : results[next++]));
+  }
+
+  private authenticate(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {
+    if (op.authentication === 'session') return this.sessionProvider(ctx);
+    const systemUser = typeof args.SystemUser === 'string' ? args.SystemUser : null;
+    const password = typeof args.Password === 'string' ? args.Password : null;
+    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress);
+  }
+
+  /** The enabled provider of the request's live session, or null. */
+  private async sessionProvider(ctx: CallContext): Promise<Provider | null> {
+    const systemUser = await this.sessions.resolve(ctx.sessionId, ctx.now);
+    if (systemUser === null) return null;
+    const provider = await this.backends.providers.get(systemUser);
+    return provider?.enabled === true ? provider : null;
+  }
+}
+
+/** The value (or fault) a refusal answers with; `eachOf` repeats it for every item of a batch. */
+function answer(a: Answer, args: ArgumentBag): unknown {
+  if ('fault' in a) throw a.fault === 'noSession' ? Faults.noSession() : Faults.invalidCredentials();
+  if ('eachOf' in a) {
+    const items = args[a.eachOf];
+    return (Array.isArray(items) ? items : []).map(() => a.value);
+  }
+  return a.value;
 }

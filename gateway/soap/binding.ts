@@ -1,10 +1,11 @@
+import proxyaddr from 'proxy-addr';
 import { findOperation, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { decodeSoapArguments, InvalidValueError } from '../bindings/arguments.js';
 import { SoapResultWriter } from '../bindings/result-xml.js';
 import { BodyDecoder, UnsupportedCharsetError } from '../http/body-decoder.js';
-import { parseMediaType, readBody, readCookie, Status, type Exchange } from '../http/exchange.js';
+import { parseMediaType, readBody, readCookie, Status, type Exchange, type ProxyTrust } from '../http/exchange.js';
 import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
@@ -20,6 +21,7 @@ const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'applicati
  */
 export class SoapBinding {
   private readonly pool = new ReaderPool();
+  private readonly trust: ProxyTrust;
   private readonly writers = new Map<string, SoapResultWriter>();
 
   constructor(
@@ -28,7 +30,9 @@ export class SoapBinding {
     private readonly logger: Logger,
     private readonly clock: () => number,
     private readonly cookieHeader: (sessionId: string) => string,
-  ) {}
+  ) {
+    this.trust = proxyaddr.compile(config.trustedProxies);
+  }
 
   handle(ex: Exchange): void {
     const media = parseMediaType(ex.header('content-type'));
@@ -102,7 +106,14 @@ export class SoapBinding {
       throw err;
     }
 
-    const ctx: CallContext = { now: this.clock(), sessionId, extras: decoded.extras, newSessionId: null };
+    const ctx: CallContext = {
+      operation: op.name,
+      now: this.clock(),
+      sessionId,
+      extras: decoded.extras,
+      clientAddress: () => ex.clientAddress(this.trust),
+      newSessionId: null,
+    };
     let result: unknown;
     try {
       result = await this.service.invoke(op, decoded.args, ctx);

@@ -34,13 +34,38 @@ export interface ProviderStore {
   list(): Promise<Provider[]>;
 }
 
-/** Failed-login bookkeeping; the policy (threshold, durations) lives in the domain. */
+/**
+ * When failed logins lock (docs/protocol.md, "Lockout"). Failures count per SystemUser and client
+ * address, so a stranger guessing a provider's password locks out only his own address; past a
+ * much higher count from all addresses together the SystemUser is locked everywhere (a real,
+ * distributed attack).
+ */
+export interface LockoutPolicy {
+  /** Failures of one SystemUser from one address inside the window that lock that address out. */
+  maxFailures: number;
+  /** Failures of one SystemUser from all addresses inside the window that lock it everywhere. */
+  userMaxFailures: number;
+  windowMs: number;
+  lockMs: number;
+}
+
+/** A lock in force: `address` null means every address (the SystemUser-wide ceiling). */
+export interface Lockout {
+  systemUser: string;
+  address: string | null;
+  until: number;
+}
+
+/** Failed-login bookkeeping of known SystemUsers; the policy is passed in by the domain. */
 export interface LockoutStore {
-  /** Records one failure and returns the failures counted inside the window (this one included). */
-  recordFailure(systemUser: string, now: number, windowMs: number): Promise<number>;
-  lock(systemUser: string, until: number): Promise<void>;
-  lockedUntil(systemUser: string, now: number): Promise<number | null>;
+  /** When the SystemUser is locked for this address (its own lock or the SystemUser-wide one): the end, else null. */
+  lockedUntil(systemUser: string, address: string, now: number): Promise<number | null>;
+  /** Counts one failure and applies the policy; the lock now in force for that address (the SystemUser-wide one first), else null. */
+  recordFailure(systemUser: string, address: string, now: number, policy: LockoutPolicy): Promise<Lockout | null>;
+  /** Lifts every lock of the SystemUser and forgets its failures (operators, a password reset). */
   clear(systemUser: string): Promise<void>;
+  /** Locks in force, soonest ending first (operators' view). */
+  list(now: number): Promise<Lockout[]>;
 }
 
 export interface Session {

@@ -1,6 +1,10 @@
 import type { ArrayType, ComplexType, ScalarField } from './types.js';
 
-/** Field lengths the service accepts. Longer values make an event invalid (-3). */
+/**
+ * Longest text each string accepts (docs/protocol.md, "Limits"). A longer value is answered with
+ * the operation's `invalid` refusal (-3 for an event, false for a boolean operation); over-long
+ * credentials are "not authenticated". Operators' values (commands, trips) obey the same limits.
+ */
 export const MAX_LENGTH = {
   systemUser: 64,
   password: 128,
@@ -11,7 +15,12 @@ export const MAX_LENGTH = {
   msg: 2048,
   sensorKey: 64,
   sensorValue: 256,
+  /** Comando.CMD, set by operators. */
+  cmd: 256,
 } as const;
+
+/** Sensor readings per event at most (LoginYInsertarEvento2); more make the event invalid. */
+export const MAX_SENSORS = 100;
 
 /** The event fields shared by InsertarEvento, LoginYInsertarEvento and pEvento, in wire order. */
 export const EVENT_HEAD = [
@@ -38,9 +47,9 @@ export const Comando = {
   kind: 'complex',
   name: 'Comando',
   fields: [
-    { name: 'CMD', type: 'string' },
-    { name: 'UNIDAD', type: 'string' },
-    { name: 'EQUIPO', type: 'string' },
+    { name: 'CMD', type: 'string', maxLength: MAX_LENGTH.cmd },
+    { name: 'UNIDAD', type: 'string', maxLength: MAX_LENGTH.dominio },
+    { name: 'EQUIPO', type: 'string', maxLength: MAX_LENGTH.nroSerie },
     { name: 'NUMERO', type: 'int' },
   ],
 } as const satisfies ComplexType;

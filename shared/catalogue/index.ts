@@ -56,3 +56,4 @@ export function findOperation(name: string): OperationDef | undefined {
 
 export * from './types.js';
 export * from './complex-types.js';
+export * from './refusals.js';

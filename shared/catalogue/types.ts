@@ -34,6 +34,13 @@ export interface ScalarParam extends ScalarField {}
 export interface ArrayParam {
   readonly name: string;
   readonly type: ArrayType;
+  /** Most items accepted; past it the call (or, with `perItem`, each extra item) is invalid. */
+  readonly maxItems?: number;
+  /**
+   * Each item is a separate unit of work (the events of a batch): an item that breaks a limit is
+   * answered on its own and the others go ahead. Without it, one bad item makes the call invalid.
+   */
+  readonly perItem?: boolean;
 }
 export type Param = ScalarParam | ArrayParam;
 
@@ -43,14 +50,33 @@ export type ResultType =
   | { readonly kind: 'complex'; readonly name: string; readonly type: ComplexType }
   | { readonly kind: 'array'; readonly name: string; readonly type: ArrayType };
 
-/** How an operation identifies the provider. */
+/**
+ * How an operation identifies the provider. The call pipeline (gateway/service/pipeline.ts)
+ * resolves it before the handler runs, and answers `refusals.notAuthenticated` when it cannot.
+ */
 export type Authentication =
-  /** Carries SystemUser and Password (the Login-prefixed family and ConsultarVehiculosEnViaje). */
+  /** Carries SystemUser and Password (Login, the Login-prefixed family, ConsultarVehiculosEnViaje). */
   | 'credentials'
   /** Uses the session established by an earlier Login (cookie). */
   | 'session'
-  /** Login, Logout and InSession manage the session themselves. */
+  /** Logout and InSession manage the session themselves. */
   | 'none';
+
+/**
+ * What a caller gets for a call refused before its handler runs: a result value, one value per
+ * item of an array parameter (a batch answered item by item), or a Client fault.
+ */
+export type Answer =
+  | { readonly value: boolean | number }
+  | { readonly value: number; readonly eachOf: string }
+  | { readonly fault: 'invalidCredentials' | 'noSession' };
+
+export interface Refusals {
+  /** Wrong or over-long credentials, a disabled or locked-out provider, no live session. */
+  readonly notAuthenticated: Answer;
+  /** A value over its declared limit (maxLength, maxItems). */
+  readonly invalid?: Answer;
+}
 
 export interface OperationDef {
   readonly name: string;
@@ -59,6 +85,8 @@ export interface OperationDef {
   readonly params: readonly Param[];
   readonly result: ResultType;
   readonly authentication: Authentication;
+  /** Answers of the call pipeline's refusals; required unless authentication is 'none'. */
+  readonly refusals?: Refusals;
   /**
    * HTTP GET and POST carry only scalar parameters, so ASMX leaves operations with array
    * parameters out of those bindings. Derived, never declared: see `httpBindable`.

@@ -86,36 +86,55 @@ export function storeContract(stores: StoreFactory): void {
   });
 
   describe('LockoutStore', () => {
-    it('counts failures inside a sliding window', async () => {
+    const policy = { maxFailures: 3, userMaxFailures: 6, windowMs: 15 * MINUTE, lockMs: 10 * MINUTE };
+
+    it('locks one SystemUser+address after maxFailures inside the sliding window, and only that address', async () => {
       const b = await open();
-      expect(await b.lockouts.recordFailure('u', T0, 15 * MINUTE)).toBe(1);
-      expect(await b.lockouts.recordFailure('u', T0 + MINUTE, 15 * MINUTE)).toBe(2);
-      expect(await b.lockouts.recordFailure('u', T0 + 10 * MINUTE, 15 * MINUTE)).toBe(3);
-      // The first failure is exactly 15 minutes old: out of the window.
-      expect(await b.lockouts.recordFailure('u', T0 + 15 * MINUTE, 15 * MINUTE)).toBe(3);
-      expect(await b.lockouts.recordFailure('u', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
-      // Users are counted separately.
-      expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(1);
-      // Two failures in the same millisecond count twice.
-      expect(await b.lockouts.recordFailure('v', T0 + 40 * MINUTE, 15 * MINUTE)).toBe(2);
+      expect(await b.lockouts.recordFailure('u', '10.0.0.1', T0, policy)).toBeNull();
+      expect(await b.lockouts.recordFailure('u', '10.0.0.1', T0 + MINUTE, policy)).toBeNull();
+      // The first failure is exactly 15 minutes old at the third: out of the window, no lock.
+      expect(await b.lockouts.recordFailure('u', '10.0.0.1', T0 + 15 * MINUTE, policy)).toBeNull();
+      const third = T0 + 16 * MINUTE - 1;
+      expect(await b.lockouts.recordFailure('u', '10.0.0.1', third, policy)).toEqual({ systemUser: 'u', address: '10.0.0.1', until: third + 10 * MINUTE });
+      expect(await b.lockouts.lockedUntil('u', '10.0.0.1', third + MINUTE)).toBe(third + 10 * MINUTE);
+      // The provider's own servers elsewhere, and other SystemUsers, are not locked.
+      expect(await b.lockouts.lockedUntil('u', '10.0.0.2', third + MINUTE)).toBeNull();
+      expect(await b.lockouts.lockedUntil('v', '10.0.0.1', third + MINUTE)).toBeNull();
+      // Over at its end.
+      expect(await b.lockouts.lockedUntil('u', '10.0.0.1', third + 10 * MINUTE)).toBeNull();
+      expect(await b.lockouts.list(third + MINUTE)).toEqual([{ systemUser: 'u', address: '10.0.0.1', until: third + 10 * MINUTE }]);
     });
 
-    it('locks until a time, then forgets the lock; clear resets everything', async () => {
+    it('counts two failures in the same millisecond twice', async () => {
       const b = await open();
-      expect(await b.lockouts.lockedUntil('u', T0)).toBeNull();
-      await b.lockouts.recordFailure('u', T0, 15 * MINUTE);
-      await b.lockouts.lock('u', T0 + 15 * MINUTE);
-      expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBe(T0 + 15 * MINUTE);
-      expect(await b.lockouts.lockedUntil('u', T0 + 15 * MINUTE)).toBeNull();
-      // Forgotten, not just hidden: an earlier clock does not bring it back.
-      expect(await b.lockouts.lockedUntil('u', T0 + MINUTE)).toBeNull();
+      await b.lockouts.recordFailure('u', 'a', T0, policy);
+      await b.lockouts.recordFailure('u', 'a', T0, policy);
+      expect(await b.lockouts.recordFailure('u', 'a', T0, policy)).not.toBeNull();
+    });
 
-      await b.lockouts.lock('u', T0 + 30 * MINUTE);
+    it('locks the SystemUser everywhere past userMaxFailures from all addresses together', async () => {
+      const b = await open();
+      for (let i = 0; i < 5; i++) expect(await b.lockouts.recordFailure('u', `198.51.100.${i}`, T0 + i, policy)).toBeNull();
+      const lock = await b.lockouts.recordFailure('u', '198.51.100.99', T0 + 5, policy);
+      expect(lock).toEqual({ systemUser: 'u', address: null, until: T0 + 5 + 10 * MINUTE });
+      expect(await b.lockouts.lockedUntil('u', '10.9.9.9', T0 + MINUTE)).toBe(T0 + 5 + 10 * MINUTE);
+      expect(await b.lockouts.list(T0 + MINUTE)).toEqual([{ systemUser: 'u', address: null, until: T0 + 5 + 10 * MINUTE }]);
+      // The SystemUser-wide count starts over in the next window.
+      expect(await b.lockouts.recordFailure('v', 'x', T0, policy)).toBeNull();
+    });
+
+    it('clear lifts every lock of the SystemUser and forgets its failures', async () => {
+      const b = await open();
+      for (let i = 0; i < 3; i++) await b.lockouts.recordFailure('u', 'a', T0 + i, policy);
+      await b.lockouts.recordFailure('u', 'b', T0, policy);
+      for (let i = 0; i < 3; i++) await b.lockouts.recordFailure('w', 'a', T0 + i, policy);
       await b.lockouts.clear('u');
-      expect(await b.lockouts.lockedUntil('u', T0 + 16 * MINUTE)).toBeNull();
-      expect(await b.lockouts.recordFailure('u', T0 + 16 * MINUTE, 15 * MINUTE)).toBe(1);
+      expect(await b.lockouts.lockedUntil('u', 'a', T0 + MINUTE)).toBeNull();
+      expect(await b.lockouts.list(T0 + MINUTE)).toEqual([{ systemUser: 'w', address: 'a', until: T0 + 2 + 10 * MINUTE }]);
+      // Forgotten: two more failures from 'b' do not reach the threshold with the old one.
+      await b.lockouts.recordFailure('u', 'b', T0 + 1, policy);
+      expect(await b.lockouts.recordFailure('u', 'b', T0 + 2, policy)).toBeNull();
     });
-
   });
 
     describe('SessionStore', () => {

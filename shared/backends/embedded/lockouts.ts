@@ -1,85 +1,123 @@
-import type { LockoutStore } from '../types.js';
+import type { Lockout, LockoutPolicy, LockoutStore } from '../types.js';
 
-/**
- * Most failure times kept per user. The policy needs only a handful (default threshold 10); the cap
- * keeps a user hammered thousands of times per second from growing an unbounded array. Counts
- * saturate at this value.
- */
-export const MAX_FAILURES_KEPT = 10_000;
+/** Default cap of SystemUser+address pairs tracked at once. */
+export const DEFAULT_MAX_TRACKED_PAIRS = 100_000;
 
-interface Entry {
-  /** Failure times inside the window (as of the latest recordFailure), oldest first. */
+interface PairEntry {
+  readonly systemUser: string;
+  readonly address: string;
+  /** Failure times inside the window, oldest first; never more than the policy's threshold. */
   failures: number[];
-  /** Window of the latest recordFailure call, so the sweep knows when the failures stop mattering. */
+  lockedUntil: number | null;
+  /** Window of the latest failure, so the sweep knows when the entry stops mattering. */
   windowMs: number;
-  lastFailureAt: number;
+}
+
+/** SystemUser-wide count over a fixed window, and the lock it sets past the ceiling. */
+interface UserEntry {
+  windowStart: number;
+  windowMs: number;
+  count: number;
   lockedUntil: number | null;
 }
 
+const pairKey = (systemUser: string, address: string): string => `${systemUser}\u0000${address}`;
+const live = (until: number | null, now: number): until is number => until !== null && until > now;
+
 /**
- * In process memory, like the ASMX service's InProc state: a restart forgets failures and locks,
- * which is what the deployed service did too.
+ * In process memory, like the ASMX service's InProc state: a restart forgets failures and locks.
+ * Memory is bounded whatever the traffic: only known SystemUsers are recorded (the domain checks),
+ * a pair keeps at most `maxFailures` times, and past `maxTrackedPairs` the least recently failing
+ * pair is forgotten. A SystemUser-wide lock stops further recording for that user.
  */
 export class MemoryLockoutStore implements LockoutStore {
-  private readonly entries = new Map<string, Entry>();
+  /** In least-recently-failed order: a failure moves its pair to the end. */
+  private readonly pairs = new Map<string, PairEntry>();
+  private readonly users = new Map<string, UserEntry>();
 
-  async recordFailure(systemUser: string, now: number, windowMs: number): Promise<number> {
-    let entry = this.entries.get(systemUser);
-    if (entry === undefined) {
-      entry = { failures: [], windowMs, lastFailureAt: -Infinity, lockedUntil: null };
-      this.entries.set(systemUser, entry);
-    }
-    const failures = entry.failures;
-    // Kept sorted so expired times are a prefix. Times come from the caller's clock and are normally
-    // increasing, so the insert is nearly always a push.
-    let at = failures.length;
-    while (at > 0 && (failures[at - 1] ?? 0) > now) at--;
-    failures.splice(at, 0, now);
-    const cutoff = now - windowMs;
-    let expired = 0;
-    while (expired < failures.length && (failures[expired] ?? 0) <= cutoff) expired++;
-    if (failures.length - expired > MAX_FAILURES_KEPT) expired = failures.length - MAX_FAILURES_KEPT;
-    if (expired > 0) failures.splice(0, expired);
-    entry.windowMs = windowMs;
-    entry.lastFailureAt = failures[failures.length - 1] ?? now;
-    // Times after `now` (a caller's clock running behind another's) are inside the window too.
-    return Math.max(failures.length, 1);
+  constructor(private readonly maxTrackedPairs = DEFAULT_MAX_TRACKED_PAIRS) {}
+
+  async lockedUntil(systemUser: string, address: string, now: number): Promise<number | null> {
+    const user = this.users.get(systemUser)?.lockedUntil ?? null;
+    const pair = this.pairs.get(pairKey(systemUser, address))?.lockedUntil ?? null;
+    const until = Math.max(live(user, now) ? user : -Infinity, live(pair, now) ? pair : -Infinity);
+    return until === -Infinity ? null : until;
   }
 
-  async lock(systemUser: string, until: number): Promise<void> {
-    const entry = this.entries.get(systemUser);
-    if (entry === undefined) this.entries.set(systemUser, { failures: [], windowMs: 0, lastFailureAt: -Infinity, lockedUntil: until });
-    else entry.lockedUntil = until;
-  }
+  async recordFailure(systemUser: string, address: string, now: number, policy: LockoutPolicy): Promise<Lockout | null> {
+    // While the SystemUser is locked everywhere nothing more is recorded: memory stays bounded.
+    const locked = this.users.get(systemUser)?.lockedUntil ?? null;
+    if (live(locked, now)) return { systemUser, address: null, until: locked };
+    this.countForUser(systemUser, now, policy);
+    const key = pairKey(systemUser, address);
+    let pair = this.pairs.get(key);
+    if (pair === undefined) {
+      pair = { systemUser, address, failures: [], lockedUntil: null, windowMs: policy.windowMs };
+    } else this.pairs.delete(key);
+    this.pairs.set(key, pair);
+    this.evictBeyondCap();
 
-  async lockedUntil(systemUser: string, now: number): Promise<number | null> {
-    const entry = this.entries.get(systemUser);
-    if (entry === undefined || entry.lockedUntil === null) return null;
-    if (entry.lockedUntil <= now) {
-      entry.lockedUntil = null;
-      return null;
+    const cutoff = now - policy.windowMs;
+    pair.failures = pair.failures.filter((t) => t > cutoff);
+    pair.failures.push(now);
+    if (pair.failures.length > policy.maxFailures) pair.failures.splice(0, pair.failures.length - policy.maxFailures);
+    pair.windowMs = policy.windowMs;
+    if (pair.failures.length >= policy.maxFailures) {
+      pair.lockedUntil = now + policy.lockMs;
+      pair.failures = [];
     }
-    return entry.lockedUntil;
+    const userLock = this.users.get(systemUser)?.lockedUntil ?? null;
+    if (live(userLock, now)) return { systemUser, address: null, until: userLock };
+    return live(pair.lockedUntil, now) ? { systemUser, address, until: pair.lockedUntil } : null;
   }
 
   async clear(systemUser: string): Promise<void> {
-    this.entries.delete(systemUser);
+    this.users.delete(systemUser);
+    for (const [key, pair] of this.pairs) if (pair.systemUser === systemUser) this.pairs.delete(key);
   }
 
-  /**
-   * Drops users whose failures are all outside their window and who are not locked. Without it,
-   * failed logins for made-up SystemUsers would grow the map forever.
-   */
+  async list(now: number): Promise<Lockout[]> {
+    const locks: Lockout[] = [];
+    for (const [systemUser, user] of this.users) if (live(user.lockedUntil, now)) locks.push({ systemUser, address: null, until: user.lockedUntil });
+    for (const pair of this.pairs.values()) {
+      if (live(pair.lockedUntil, now)) locks.push({ systemUser: pair.systemUser, address: pair.address, until: pair.lockedUntil });
+    }
+    return locks.sort((a, b) => a.until - b.until);
+  }
+
+  /** Drops what no longer matters: failures all outside their window and no lock in force. */
   sweep(now: number): void {
-    for (const [systemUser, entry] of this.entries) {
-      const failuresLive = entry.lastFailureAt > now - entry.windowMs;
-      const locked = entry.lockedUntil !== null && entry.lockedUntil > now;
-      if (!failuresLive && !locked) this.entries.delete(systemUser);
+    for (const [key, pair] of this.pairs) {
+      const lastFailure = pair.failures[pair.failures.length - 1] ?? -Infinity;
+      if (lastFailure <= now - pair.windowMs && !live(pair.lockedUntil, now)) this.pairs.delete(key);
+    }
+    for (const [systemUser, user] of this.users) {
+      if (user.windowStart <= now - user.windowMs && !live(user.lockedUntil, now)) this.users.delete(systemUser);
     }
   }
 
-  /** Number of users tracked (for tests and metrics). */
+  /** Pairs tracked (for tests and metrics). */
   get size(): number {
-    return this.entries.size;
+    return this.pairs.size;
+  }
+
+  private countForUser(systemUser: string, now: number, policy: LockoutPolicy): void {
+    let user = this.users.get(systemUser);
+    if (user === undefined || now - user.windowStart >= policy.windowMs) {
+      user = { windowStart: now, windowMs: policy.windowMs, count: 0, lockedUntil: user?.lockedUntil ?? null };
+      this.users.set(systemUser, user);
+    }
+    user.count++;
+    if (user.count >= policy.userMaxFailures) {
+      user.lockedUntil = now + policy.lockMs;
+      user.count = 0;
+    }
+  }
+
+  private evictBeyondCap(): void {
+    for (const key of this.pairs.keys()) {
+      if (this.pairs.size <= this.maxTrackedPairs) return;
+      this.pairs.delete(key);
+    }
   }
 }

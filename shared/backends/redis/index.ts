@@ -12,7 +12,7 @@ import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, typ
 import { DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
 import { DEFAULT_ID_BLOCK_SIZE, ID_BLOCK, ID_FLOOR, RedisIdAllocator } from './ids.js';
 import { RedisKeys } from './keys.js';
-import { createRedisLockoutStore, LOCKOUT_LOCKED_UNTIL, LOCKOUT_RECORD } from './lockouts.js';
+import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
 import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
 import { createRedisSessionStore, SESSION_DESTROY, SESSION_TOUCH } from './sessions.js';
 import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
@@ -21,7 +21,6 @@ export { RedisDataError, RedisUnavailableError, type RedisLogger } from './conne
 export { RedisDedupeIndex } from './dedupe.js';
 export { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
 export { RedisKeys } from './keys.js';
-export { MAX_FAILURES_KEPT } from './lockouts.js';
 
 export interface RedisStoresOptions {
   url: string;
@@ -66,7 +65,6 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   PROVIDER_UPDATE,
   PROVIDER_LIST,
   LOCKOUT_RECORD,
-  LOCKOUT_LOCKED_UNTIL,
   SESSION_TOUCH,
   SESSION_DESTROY,
   COMMAND_ENQUEUE,
@@ -186,7 +184,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     redis,
     keys,
     providers: createRedisProviderStore(redis, keys, guard),
-    lockouts: createRedisLockoutStore(redis, keys, guard, clock),
+    lockouts: createRedisLockoutStore(redis, keys, guard),
     sessions: createRedisSessionStore(redis, keys, guard),
     commands: createRedisCommandStore(redis, keys, guard),
     trips: createRedisTripStore(redis, keys, guard),

@@ -19,13 +19,13 @@ export class RedisKeys {
     return `${this.prefix}providers`;
   }
 
-  /** Sorted set of failure times (score = caller's epoch ms). */
-  lockoutFailures(systemUser: string): string {
-    return `${this.prefix}lockout:failures:${systemUser}`;
+  /** Hash of one SystemUser's failed logins and locks (see lockouts.ts for its fields). */
+  lockout(systemUser: string): string {
+    return `${this.prefix}lockout:${systemUser}`;
   }
-  /** String: locked-until epoch ms. */
-  lockoutLock(systemUser: string): string {
-    return `${this.prefix}lockout:lock:${systemUser}`;
+  /** Sorted set of SystemUsers with a lock, score = latest lock end (operators' list). */
+  lockoutIndex(): string {
+    return `${this.prefix}lockouts`;
   }
 
   /** String: JSON {"u": systemUser, "e": expiresAt}. */

@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { LockoutStore } from '../types.js';
-import { decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard } from './connection.js';
+import type { Lockout, LockoutStore } from '../types.js';
+import { asArray, decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard } from './connection.js';
 import type { RedisKeys } from './keys.js';
-
-/** Same cap as the embedded store: counts saturate here, memory stays bounded under a flood. */
-export const MAX_FAILURES_KEPT = 10_000;
 
 /**
  * Extra lifetime of the keys beyond what the caller's times imply. Times come from the callers'
@@ -15,76 +11,122 @@ export const MAX_FAILURES_KEPT = 10_000;
 const EXPIRY_SLACK_MS = 60_000;
 
 /**
- * KEYS: failures zset. ARGV: now, cutoff (now - window), unique member, cap, pexpire ms.
- * Adds this failure, drops those at or before the cutoff and beyond the cap (oldest first), and
- * returns the count (at least 1, like the embedded store).
+ * One hash per SystemUser holds everything the policy needs, so one script applies it atomically:
+ *   `ws`, `wc`: start and count of the SystemUser-wide window; `L`: its lock end;
+ *   `f:{address}`: that address's failure times inside the window (comma-separated, at most the
+ *   threshold); `l:{address}`: that address's lock end.
+ * The index sorted set (member SystemUser, score = latest lock end) lets operators list locks.
+ * Times are formatted with %.0f: Lua's tostring would print epoch ms as 1.7e+12.
+ *
+ * KEYS: user hash, index. ARGV: now, address, maxFailures, userMaxFailures, windowMs, lockMs, slackMs, systemUser.
+ * Returns the lock now in force for that address as `user:{end}` (SystemUser-wide) or `address:{end}`, or false.
  */
 export const LOCKOUT_RECORD = new LuaScript(
   'lockout-record',
-  `redis.call('ZADD', KEYS[1], ARGV[1], ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-local n = redis.call('ZCARD', KEYS[1])
-local cap = tonumber(ARGV[4])
-if n > cap then
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1)
-  n = cap
+  `local h, now, addr = KEYS[1], tonumber(ARGV[1]), ARGV[2]
+local maxF, userMax, win, lockMs = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local function fmt(n) return string.format('%.0f', n) end
+local u = redis.call('HMGET', h, 'ws', 'wc', 'L', 'l:' .. addr, 'f:' .. addr)
+-- While the SystemUser is locked everywhere nothing more is recorded: memory stays bounded.
+if tonumber(u[3]) and tonumber(u[3]) > now then return 'user:' .. fmt(tonumber(u[3])) end
+local ws, wc = tonumber(u[1]), tonumber(u[2])
+if not ws or now - ws >= win then ws, wc = now, 0 end
+wc = wc + 1
+local L, l = tonumber(u[3]), tonumber(u[4])
+if wc >= userMax then L, wc = now + lockMs, 0 end
+local times = {}
+if u[5] then for t in string.gmatch(u[5], '[^,]+') do if tonumber(t) > now - win then times[#times + 1] = t end end end
+times[#times + 1] = fmt(now)
+while #times > maxF do table.remove(times, 1) end
+if #times >= maxF then l, times = now + lockMs, {} end
+redis.call('HSET', h, 'ws', fmt(ws), 'wc', fmt(wc))
+if L then redis.call('HSET', h, 'L', fmt(L)) end
+if l then redis.call('HSET', h, 'l:' .. addr, fmt(l)) end
+if #times > 0 then redis.call('HSET', h, 'f:' .. addr, table.concat(times, ',')) else redis.call('HDEL', h, 'f:' .. addr) end
+-- Addresses that stopped failing leave fields behind; drop them once the hash grows past the ceiling.
+if redis.call('HLEN', h) > 2 * userMax + 8 then
+  local all = redis.call('HGETALL', h)
+  for i = 1, #all, 2 do
+    local k, v = all[i], all[i + 1]
+    local p = string.sub(k, 1, 2)
+    if p == 'l:' and tonumber(v) <= now then redis.call('HDEL', h, k) end
+    if p == 'f:' then
+      local last = tonumber(string.match(v, '([^,]+)$'))
+      if last <= now - win then redis.call('HDEL', h, k) end
+    end
+  end
 end
-if n > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
-if n < 1 then n = 1 end
-return n`,
+local lockEnd = math.max(L or 0, l or 0)
+local keep = math.max(win, lockEnd - now) + tonumber(ARGV[7])
+if redis.call('PTTL', h) < keep then redis.call('PEXPIRE', h, fmt(keep)) end
+if lockEnd <= now then return false end
+redis.call('ZADD', KEYS[2], 'GT', fmt(lockEnd), ARGV[8])
+if L and L > now then return 'user:' .. fmt(L) end
+return 'address:' .. fmt(l)`,
 );
 
-/** KEYS: lock key. ARGV: now → locked-until text, or nil (an elapsed lock is removed). */
-export const LOCKOUT_LOCKED_UNTIL = new LuaScript(
-  'lockout-locked-until',
-  `local v = redis.call('GET', KEYS[1])
-if not v then return false end
-local t = tonumber(v)
-if t == nil or t <= tonumber(ARGV[1]) then
-  redis.call('DEL', KEYS[1])
-  return false
-end
-return v`,
-);
-
-export function createRedisLockoutStore(redis: Redis, keys: RedisKeys, guard: Guard, clock: () => number): LockoutStore {
-  // Members must be unique (two failures in the same millisecond count twice) and deterministic
-  // inside the script: this gateway's random tag plus a counter.
-  const tag = randomBytes(6).toString('hex');
-  let counter = 0;
+export function createRedisLockoutStore(redis: Redis, keys: RedisKeys, guard: Guard): LockoutStore {
+  const readUntil = (reply: unknown, now: number, what: string): number | null => {
+    let until: number | null = null;
+    for (const v of asArray(reply, what)) {
+      if (v === null) continue;
+      const t = parseNumber(typeof v === 'string' ? v : undefined, what);
+      if (t > now && (until === null || t > until)) until = t;
+    }
+    return until;
+  };
 
   return {
-    recordFailure(systemUser, now, windowMs) {
+    lockedUntil(systemUser, address, now) {
+      return guard('lockouts.lockedUntil', async () =>
+        readUntil(await redis.hmget(keys.lockout(systemUser), 'L', `l:${address}`), now, keys.lockout(systemUser)),
+      );
+    },
+
+    recordFailure(systemUser, address, now, policy) {
       return guard('lockouts.recordFailure', async () => {
-        counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
-        const count = await LOCKOUT_RECORD.run(
+        const reply = await LOCKOUT_RECORD.run(
           redis,
-          [keys.lockoutFailures(systemUser)],
-          [decimal(now), decimal(now - windowMs), `${now}:${tag}:${counter}`, MAX_FAILURES_KEPT, positiveMs(windowMs + EXPIRY_SLACK_MS)],
+          [keys.lockout(systemUser), keys.lockoutIndex()],
+          [
+            decimal(now),
+            address,
+            decimal(policy.maxFailures),
+            decimal(policy.userMaxFailures),
+            decimal(policy.windowMs),
+            decimal(policy.lockMs),
+            positiveMs(EXPIRY_SLACK_MS),
+            systemUser,
+          ],
         );
-        if (typeof count !== 'number') throw new RedisDataError('lockout-record returned a non-integer.');
-        return count;
-      });
-    },
-
-    lock(systemUser, until) {
-      return guard('lockouts.lock', async () => {
-        // Only `until` is given: the expiry is measured against this gateway's clock, plus slack.
-        await redis.set(keys.lockoutLock(systemUser), decimal(until), 'PX', positiveMs(Math.max(until - clock(), 0) + EXPIRY_SLACK_MS));
-      });
-    },
-
-    lockedUntil(systemUser, now) {
-      return guard('lockouts.lockedUntil', async () => {
-        const key = keys.lockoutLock(systemUser);
-        const reply = await LOCKOUT_LOCKED_UNTIL.run(redis, [key], [decimal(now)]);
-        return reply === null ? null : parseNumber(typeof reply === 'string' ? reply : undefined, key);
+        if (reply === null) return null;
+        const m = typeof reply === 'string' ? /^(user|address):(\d+)$/.exec(reply) : null;
+        if (m === null) throw new RedisDataError(`lockout-record returned ${JSON.stringify(reply)}.`);
+        return { systemUser, address: m[1] === 'user' ? null : address, until: parseNumber(m[2], 'lockout-record') };
       });
     },
 
     clear(systemUser) {
       return guard('lockouts.clear', async () => {
-        await redis.del(keys.lockoutFailures(systemUser), keys.lockoutLock(systemUser));
+        await redis.multi().del(keys.lockout(systemUser)).zrem(keys.lockoutIndex(), systemUser).exec();
+      });
+    },
+
+    list(now) {
+      return guard('lockouts.list', async () => {
+        await redis.zremrangebyscore(keys.lockoutIndex(), '-inf', decimal(now));
+        const users = await redis.zrangebyscore(keys.lockoutIndex(), `(${decimal(now)}`, '+inf');
+        const locks: Lockout[] = [];
+        for (const systemUser of users) {
+          const fields = await redis.hgetall(keys.lockout(systemUser));
+          for (const [field, value] of Object.entries(fields)) {
+            const until = Number(value);
+            if (!(until > now)) continue;
+            if (field === 'L') locks.push({ systemUser, address: null, until });
+            else if (field.startsWith('l:')) locks.push({ systemUser, address: field.slice(2), until });
+          }
+        }
+        return locks.sort((a, b) => a.until - b.until);
       });
     },
   };

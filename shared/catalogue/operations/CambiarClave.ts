@@ -1,3 +1,4 @@
+import { refusals } from '../refusals.js';
 import { defineOperation } from '../types.js';
 import { MAX_LENGTH, results } from '../complex-types.js';
 
@@ -5,6 +6,7 @@ export const CambiarClave = defineOperation({
   name: 'CambiarClave',
   documentation: 'Changes the password of the logged-in provider; true when the password was actually changed.',
   authentication: 'session',
+  refusals: refusals.boolean,
   params: [
     { name: 'AntiguaClave', type: 'string', maxLength: MAX_LENGTH.password },
     { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password },

@@ -1,3 +1,4 @@
+import { refusals } from '../refusals.js';
 import { defineOperation } from '../types.js';
 import { CREDENTIALS, MAX_LENGTH, results } from '../complex-types.js';
 
@@ -5,6 +6,7 @@ export const LoginYCambiarClave = defineOperation({
   name: 'LoginYCambiarClave',
   documentation: 'Authenticates and changes the password; true when the password was actually changed.',
   authentication: 'credentials',
+  refusals: refusals.boolean,
   params: [
     ...CREDENTIALS,
     { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password },

@@ -1,3 +1,4 @@
+import { refusals } from '../refusals.js';
 import { defineOperation } from '../types.js';
 import { CREDENTIALS, results } from '../complex-types.js';
 
@@ -5,6 +6,7 @@ export const LoginYComandoProcesado = defineOperation({
   name: 'LoginYComandoProcesado',
   documentation: 'Authenticates and finishes a command.',
   authentication: 'credentials',
+  refusals: refusals.boolean,
   params: [
     ...CREDENTIALS,
     { name: 'NUMERO', type: 'int' },

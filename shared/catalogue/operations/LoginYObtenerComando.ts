@@ -1,3 +1,4 @@
+import { refusals } from '../refusals.js';
 import { defineOperation } from '../types.js';
 import { CREDENTIALS, results } from '../complex-types.js';
 
@@ -5,6 +6,7 @@ export const LoginYObtenerComando = defineOperation({
   name: 'LoginYObtenerComando',
   documentation: 'Authenticates and returns the first pending command.',
   authentication: 'credentials',
+  refusals: refusals.faultWithCredentials,
   params: [...CREDENTIALS],
   result: results.Comando,
 });

@@ -1,0 +1,83 @@
+import {
+  isArrayParam,
+  type ArgumentBag,
+  type ArrayParam,
+  type OperationDef,
+  type ScalarField,
+} from '../../shared/catalogue/index.js';
+
+/**
+ * The declared limits of one operation (maxLength of every string, maxItems of arrays), worked
+ * out once from the catalogue and checked on every call before the handler runs.
+ */
+interface LimitedArray {
+  readonly name: string;
+  readonly maxItems: number;
+  readonly perItem: boolean;
+  /** String fields of each item with a maxLength (complex items only). */
+  readonly fields: readonly Required<Pick<ScalarField, 'name' | 'maxLength'>>[];
+}
+
+export interface LimitCheck {
+  /** True when a value outside any per-item array breaks its limit: the whole call is invalid. */
+  readonly callInvalid: boolean;
+  /** Positions of the per-item array's items that break a limit (each answered on its own). */
+  readonly invalidItems: ReadonlySet<number>;
+}
+
+const NO_ITEMS: ReadonlySet<number> = new Set();
+const VALID: LimitCheck = { callInvalid: false, invalidItems: NO_ITEMS };
+
+function tooLong(value: unknown, max: number): boolean {
+  return typeof value === 'string' && value.length > max;
+}
+
+function limitedFields(fields: readonly ScalarField[]): Required<Pick<ScalarField, 'name' | 'maxLength'>>[] {
+  return fields.flatMap((f) => (f.type === 'string' && f.maxLength !== undefined ? [{ name: f.name, maxLength: f.maxLength }] : []));
+}
+
+export class OperationLimits {
+  /** Top-level strings with a limit; credentials excluded (authentication checks those). */
+  private readonly strings: readonly Required<Pick<ScalarField, 'name' | 'maxLength'>>[];
+  private readonly arrays: readonly LimitedArray[];
+  /** The per-item array, whose items are answered one by one (at most one per operation). */
+  readonly perItemParam: string | null;
+
+  constructor(op: OperationDef, credentialParams: ReadonlySet<string>) {
+    const scalars = op.params.filter((p) => !isArrayParam(p)) as ScalarField[];
+    this.strings = limitedFields(scalars.filter((p) => !credentialParams.has(p.name)));
+    this.arrays = op.params.filter(isArrayParam).map((p: ArrayParam) => ({
+      name: p.name,
+      maxItems: p.maxItems ?? Infinity,
+      perItem: p.perItem === true,
+      fields: typeof p.type.item === 'string' ? [] : limitedFields(p.type.item.fields),
+    }));
+    const perItem = this.arrays.filter((a) => a.perItem);
+    if (perItem.length > 1) throw new Error(`${op.name}: at most one array parameter can be answered per item.`);
+    this.perItemParam = perItem[0]?.name ?? null;
+  }
+
+  check(args: ArgumentBag): LimitCheck {
+    let callInvalid = this.strings.some((s) => tooLong(args[s.name], s.maxLength));
+    let invalidItems: Set<number> | null = null;
+    for (const array of this.arrays) {
+      const items = args[array.name];
+      if (!Array.isArray(items)) continue;
+      if (!array.perItem) {
+        if (items.length > array.maxItems || items.some((item) => this.itemTooLong(array, item))) callInvalid = true;
+        continue;
+      }
+      items.forEach((item, i) => {
+        if (i >= array.maxItems || this.itemTooLong(array, item)) (invalidItems ??= new Set()).add(i);
+      });
+    }
+    if (!callInvalid && invalidItems === null) return VALID;
+    return { callInvalid, invalidItems: invalidItems ?? NO_ITEMS };
+  }
+
+  private itemTooLong(array: LimitedArray, item: unknown): boolean {
+    if (item === null || typeof item !== 'object') return false;
+    const fields = item as Record<string, unknown>;
+    return array.fields.some((f) => tooLong(fields[f.name], f.maxLength));
+  }
+}

@@ -1,4 +1,5 @@
 import type { Backends, Provider } from '../../shared/backends/types.js';
+import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import type { Logger } from '../../shared/logger.js';
@@ -9,7 +10,9 @@ import {
   onlyQueryParams,
   optionalBoolean,
   passwordOf,
+  plainText,
   requiredString,
+  requiredText,
   systemUserOf,
   timeZoneOf,
 } from './validate.js';
@@ -133,9 +136,9 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     const systemUser = param(req, 'systemUser');
     const body = await req.body();
     onlyFields(body, ['cmd', 'unidad', 'equipo']);
-    const cmd = requiredString(body, 'cmd');
-    const unidad = requiredString(body, 'unidad');
-    const equipo = requiredString(body, 'equipo');
+    const cmd = requiredText(body, 'cmd', MAX_LENGTH.cmd);
+    const unidad = requiredText(body, 'unidad', MAX_LENGTH.dominio);
+    const equipo = requiredText(body, 'equipo', MAX_LENGTH.nroSerie);
     await providerOr404(systemUser);
     const now = clock();
     const command = await backends.commands.enqueue({
@@ -169,8 +172,10 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     const dominio = param(req, 'dominio');
     const body = await req.body();
     onlyFields(body, ['nroSerie']);
-    const nroSerie = requiredString(body, 'nroSerie');
+    const nroSerie = requiredText(body, 'nroSerie', MAX_LENGTH.nroSerie);
     if (dominio.trim() === '') throw new HttpError(400, 'dominio must not be empty.', 'dominio');
+    if (dominio.length > MAX_LENGTH.dominio) throw new HttpError(400, `dominio must be at most ${MAX_LENGTH.dominio} characters.`, 'dominio');
+    plainText(dominio, 'dominio');
     await providerOr404(systemUser);
     const existed = await backends.trips.isRegistered(systemUser, dominio);
     await backends.trips.addVehicle(systemUser, dominio, nroSerie, clock());

@@ -1,9 +1,10 @@
+import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import { isValidTimeZone } from '../../shared/config.js';
 import { HttpError, invalid } from './http.js';
 
 /** Field checks of the admin API; each failure is a 400 naming the field. */
 
-export const SYSTEM_USER_MAX_LENGTH = 64;
+export const SYSTEM_USER_MAX_LENGTH = MAX_LENGTH.systemUser;
 
 /** Refuses fields the route does not know, so a misspelt field is not silently ignored. */
 export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
@@ -14,8 +15,22 @@ export function onlyFields(body: Record<string, unknown>, allowed: readonly stri
   }
 }
 
-// C0/C1 controls, and the line/paragraph separators.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// C0/C1 controls, the line/paragraph separators, and what XML 1.0 cannot carry at all (lone
+// surrogates, U+FFFE/U+FFFF): these values end up in SOAP answers, which must stay well-formed.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
+
+/** A 400 naming the field when the value holds a character no client could read back. */
+export function plainText(value: string, field: string): string {
+  if (CONTROL.test(value)) throw invalid(field, `${field} must not contain control characters.`);
+  return value;
+}
+
+/** A required, non-empty string of at most `maxLength` characters without control characters. */
+export function requiredText(body: Record<string, unknown>, field: string, maxLength: number): string {
+  const value = plainText(requiredString(body, field), field);
+  if (value.length > maxLength) throw invalid(field, `${field} must be at most ${maxLength} characters.`);
+  return value;
+}
 
 export function requiredString(body: Record<string, unknown>, field: string): string {
   const value = body[field];
@@ -38,8 +53,7 @@ export function systemUserOf(value: string, field = 'systemUser'): string {
     throw invalid(field, `${field} must be at most ${SYSTEM_USER_MAX_LENGTH} characters.`);
   }
   if (value !== value.trim()) throw invalid(field, `${field} must not start or end with whitespace.`);
-  if (CONTROL.test(value)) throw invalid(field, `${field} must not contain control characters.`);
-  return value;
+  return plainText(value, field);
 }
 
 /** Same rule as CambiarClave (decisions §7): at least passwordMinLength characters. */
@@ -48,7 +62,8 @@ export function passwordOf(body: Record<string, unknown>, minLength: number, fie
   if (value === undefined || value === null) throw invalid(field, `${field} is required.`);
   if (typeof value !== 'string') throw invalid(field, `${field} must be a string.`);
   if (value.length < minLength) throw invalid(field, `${field} must be at least ${minLength} characters.`);
-  return value;
+  if (value.length > MAX_LENGTH.password) throw invalid(field, `${field} must be at most ${MAX_LENGTH.password} characters.`);
+  return plainText(value, field);
 }
 
 let zoneSpellings: Map<string, string> | null = null;

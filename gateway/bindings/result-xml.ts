@@ -117,8 +117,9 @@ export class BareResultWriter {
       case 'scalar':
         return `${XML_DECL}${CRLF}<${root} xmlns="${this.ns}">${scalarText(result.type, value)}</${root}>`;
       case 'complex':
+        // XmlSerializer writes its default declarations (xsi, then xsd) on every root, the nil one too.
         if (value === null || value === undefined) {
-          return `${XML_DECL}${CRLF}<${root} xmlns:xsi="${XSI_NS}" xsi:nil="true" xmlns="${this.ns}" />`;
+          return `${XML_DECL}${CRLF}<${root} xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xsi:nil="true" xmlns="${this.ns}" />`;
         }
         return `${XML_DECL}${CRLF}<${root} ${classAttrs}>${complexChildren(result.type, value as Fields, '  ')}${CRLF}</${root}>`;
       case 'array': {

@@ -30,8 +30,9 @@ export interface GatewayOptions {
 
 /**
  * Routes every request of the public port. The service path is matched case-insensitively:
- * `{path}` GET → help page / ?wsdl / ?disco / ?op=; `{path}` POST → SOAP (with or without a
- * query string); `{path}/Op` GET/POST → HTTP bindings (decisions §2).
+ * `{path}` GET or HEAD → help page / ?wsdl / ?disco / ?op=; `{path}` POST → SOAP (with or without
+ * a query string); `{path}/Op` GET/POST → HTTP bindings (decisions §2). A HEAD gets the headers
+ * of the GET, never a body (Exchange.send).
  */
 export function startGateway({ config, service, logger, clock = Date.now, port, metrics }: GatewayOptions): Promise<GatewayServer> {
   const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
@@ -79,8 +80,12 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
         else if (ex.method === 'GET' || ex.method === 'HEAD') metadata(ex);
         else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
       } else if (lower.startsWith(`${base}/`)) {
-        if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, decodeURIComponent(ex.path.slice(base.length + 1)));
-        else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
+        const pathInfo = decodeURIComponent(ex.path.slice(base.length));
+        if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, pathInfo.slice(1));
+        else if (ex.method === 'HEAD') {
+          // ASMX has no HEAD handler for {path}/Op: it fails the request before any operation runs.
+          ex.send(Status.serverError, TEXT_PLAIN, `Request format is unrecognized for URL unexpectedly ending in '${pathInfo}'.\r\n`);
+        } else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
       } else {
         ex.send(Status.notFound, TEXT_PLAIN, 'Not found.\r\n');
       }

@@ -1,5 +1,5 @@
 /**
- * Byte-exact responses for every result type in every binding (decisions §4). Clients parse these
+ * Byte-exact responses for every result type in every binding (docs/protocol.md §Writing responses). Clients parse these
  * with string search and regexes, so the expected bodies are written out in full.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** How real clients actually call (decisions §3): all of these must be understood. */
+/** How real clients actually call (docs/protocol.md §Routing, §Reading requests): all of these must be understood. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, event, NS, SOAP11, SOAP12, TestApp, xmlParams } from './helpers/harness.js';
 

@@ -2,7 +2,7 @@ import type { ComplexType, OperationDef, ResultType, ScalarType } from '../../sh
 import { escapeXmlAttr, escapeXmlText } from '../metadata/xml-escape.js';
 
 /**
- * Result serialization, byte-exact with ASMX (decisions §4): SOAP bodies on one line, the
+ * Result serialization, byte-exact with ASMX (docs/protocol.md §Writing responses): SOAP bodies on one line, the
  * HTTP GET/POST bare documents indented by two spaces with CRLF as XmlSerializer writes them.
  * Everything constant is rendered once per operation; a response is a few concatenations.
  */

@@ -17,7 +17,7 @@ const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'Syst
 
 /**
  * HTTP GET ({path}/Op?a=b) and HTTP POST form ({path}/Op) bindings. Every failure is HTTP 500
- * `text/plain` with one line ending in CRLF, as ASMX answers (decisions §4).
+ * `text/plain` with one line ending in CRLF, as ASMX answers (docs/protocol.md §Errors).
  */
 export class HttpBinding {
   private readonly writers = new Map<string, BareResultWriter>();

@@ -1,7 +1,7 @@
 /**
  * The service description (`GET {path}?wsdl`), generated from the operation catalogue in exactly
  * the shape ASP.NET ASMX produces for a `Service` class with SOAP 1.1, SOAP 1.2, HTTP GET and
- * HTTP POST enabled (see notes/asmx-behaviour.md §A1 and decisions.md §2):
+ * HTTP POST enabled (docs/protocol.md §Metadata):
  *
  * - XML declaration, then `wsdl:definitions` with ASMX's namespace declarations, in ASMX's order;
  * - operations everywhere in the catalogue's order, the deployed service's declaration order;

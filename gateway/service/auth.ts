@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.js';
 import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
 
 /**
- * Password checks with lockout (decisions §7). Every Login-prefixed call carries the password,
+ * Password checks with lockout (docs/protocol.md §Authentication and passwords, §Lockout). Every Login-prefixed call carries the password,
  * so successful verifications are cached in memory, keyed by a hash of user and password and
  * bound to the stored hash: a password change invalidates them without any bookkeeping.
  */

@@ -49,7 +49,7 @@ function toCommand(row: CommandRow, history: CommandHistoryEntry[], now: number)
 }
 
 /**
- * Commands and their history in SQLite: durable across restarts (decisions §8). Every operation
+ * Commands and their history in SQLite: durable across restarts (docs/protocol.md §Commands). Every operation
  * that reads and then writes runs in one transaction, so a concurrent writer (the admin CLI on the
  * same file) cannot slip in between.
  */

@@ -151,13 +151,15 @@ describe('WSDL_FILE that does not describe this service', () => {
   });
 
   it('a renamed parameter is named, both ways', async () => {
-    const renamed = CAPTURED_TEXT.replace(
-      /(<xs:element name="ComandoProcesado">[^]*?name=")NUMERO(")/,
+    const renamed = CAPTURED_TEXT.replace(/(<xs:element name="ComandoProcesado">[^]*?name=")NUMERO(")/, '$1Numero$2').replace(
+      /(<wsdl:message name="ComandoProcesadoHttp(?:Get|Post)In">\n\s*<wsdl:part name=")NUMERO(")/g,
       '$1Numero$2',
     );
     expect(renamed).not.toBe(CAPTURED_TEXT);
     const err = await refusal('renamed-param.wsdl', renamed);
     expect(err.message).toContain('ComandoProcesado: parameter NUMERO is missing; ComandoProcesado: parameter Numero is not served by the gateway');
+    // Said once although the HTTP GET and POST port types both carry it.
+    expect(err.message.split('ComandoProcesado (HTTP): parameter NUMERO is missing')).toHaveLength(2);
   });
 
   it('an operation the gateway does not serve, and a renamed type field', async () => {

@@ -161,7 +161,7 @@ class WsdlChecker {
     }
     for (const portType of this.portTypesOfAddress(HTTP)) this.checkHttpOperations(portType);
     this.checkTypes();
-    return this.found;
+    return [...new Set(this.found)]; // the HTTP GET and POST port types repeat the same findings
   }
 
   private qnameTarget(node: XmlElement, attr: string): string | null {

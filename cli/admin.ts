@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The operators' CLI (decisions §10): `npm run admin -- <command>`. Every command is one call of
+ * The operators' CLI (docs/protocol.md §Operators): `npm run admin -- <command>`. Every command is one call of
  * the admin JSON API, so it works the same against any deployment mode. Output is pretty JSON on
  * stdout; on failure the API's error goes to stderr and the exit code is 1.
  */

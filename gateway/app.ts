@@ -6,6 +6,7 @@ import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
+import { serviceDescription } from './metadata/description.js';
 import { startGateway, type GatewayServer } from './server.js';
 import { OperationService } from './service/service.js';
 
@@ -51,6 +52,8 @@ function openBackends(mode: string, config: Config, logger: Logger, metrics: Met
 export async function startApplication(options: ApplicationOptions): Promise<Application> {
   const { config, logger, clock = Date.now } = options;
   const metrics = options.metrics ?? new Metrics();
+  // Checked first: a WSDL_FILE that does not match the catalogue stops the start before any store opens.
+  const description = serviceDescription(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API goes through one provider cache, so this
@@ -62,7 +65,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     close: () => opened.close(),
   };
   const service = new OperationService(backends, config, { metrics });
-  const gateway = await startGateway({ config, service, logger, clock, metrics, ...(options.port === undefined ? {} : { port: options.port }) });
+  const gateway = await startGateway({ config, service, logger, clock, metrics, description, ...(options.port === undefined ? {} : { port: options.port }) });
   const { token, generated, path } = await resolveAdminToken(config);
   const admin = await startAdminServer({
     config,

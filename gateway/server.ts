@@ -4,9 +4,8 @@ import type { Metrics } from '../shared/metrics.js';
 import { HttpBinding } from './http/binding.js';
 import { Exchange, Status, TEXT_PLAIN, TEXT_XML } from './http/exchange.js';
 import { uWS, type us_listen_socket } from './http/uws.js';
-import { renderDisco } from './metadata/disco.js';
+import { serviceDescription, type ServiceDescription } from './metadata/description.js';
 import { renderHelpPage, renderOperationPage } from './metadata/help-page.js';
-import { renderWsdl } from './metadata/wsdl.js';
 import type { OperationService } from './service/service.js';
 import { SoapBinding } from './soap/binding.js';
 
@@ -26,14 +25,18 @@ export interface GatewayOptions {
   /** Overrides config.port (0 = ephemeral, for tests). */
   port?: number;
   metrics?: Metrics;
+  /** What ?wsdl and ?disco serve; default from config (generated, or WSDL_FILE checked now). */
+  description?: ServiceDescription;
 }
 
 /**
  * Routes every request of the public port. The service path is matched case-insensitively:
- * `{path}` GET → help page / ?wsdl / ?disco / ?op=; `{path}` POST → SOAP (with or without a
- * query string); `{path}/Op` GET/POST → HTTP bindings (decisions §2).
+ * `{path}` GET or HEAD → help page / ?wsdl / ?disco / ?op=; `{path}` POST → SOAP (with or without
+ * a query string); `{path}/Op` GET/POST → HTTP bindings (docs/protocol.md §Routing). A HEAD gets
+ * the headers of the GET, never a body (Exchange.send).
  */
-export function startGateway({ config, service, logger, clock = Date.now, port, metrics }: GatewayOptions): Promise<GatewayServer> {
+export function startGateway({ config, service, logger, clock = Date.now, port, metrics, description }: GatewayOptions): Promise<GatewayServer> {
+  const metadataDocs = description ?? serviceDescription(config);
   const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
   const soap = new SoapBinding(service, config, logger, clock, cookieHeader);
   const http = new HttpBinding(service, config, logger, clock, cookieHeader);
@@ -57,9 +60,9 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     const ql = q.toLowerCase();
     const opts = { namespace: config.namespace, serviceUrl: serviceUrl(ex) };
     if (ql === 'wsdl' || ql.startsWith('wsdl=') || ql.startsWith('wsdl&')) {
-      ex.send(Status.ok, TEXT_XML, renderWsdl(opts));
+      ex.send(Status.ok, TEXT_XML, metadataDocs.wsdl(opts.serviceUrl));
     } else if (ql === 'disco' || ql.startsWith('disco&')) {
-      ex.send(Status.ok, TEXT_XML, renderDisco(opts));
+      ex.send(Status.ok, TEXT_XML, metadataDocs.disco(opts.serviceUrl));
     } else if (ql.startsWith('op=')) {
       const page = renderOperationPage({ ...opts, operation: decodeURIComponent(q.slice(3).split('&')[0] ?? '') });
       if (page === null) ex.send(Status.notFound, TEXT_PLAIN, 'Unknown operation.\r\n');
@@ -79,8 +82,12 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
         else if (ex.method === 'GET' || ex.method === 'HEAD') metadata(ex);
         else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
       } else if (lower.startsWith(`${base}/`)) {
-        if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, decodeURIComponent(ex.path.slice(base.length + 1)));
-        else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
+        const pathInfo = decodeURIComponent(ex.path.slice(base.length));
+        if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, pathInfo.slice(1));
+        else if (ex.method === 'HEAD') {
+          // ASMX has no HEAD handler for {path}/Op: it fails the request before any operation runs.
+          ex.send(Status.serverError, TEXT_PLAIN, `Request format is unrecognized for URL unexpectedly ending in '${pathInfo}'.\r\n`);
+        } else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
       } else {
         ex.send(Status.notFound, TEXT_PLAIN, 'Not found.\r\n');
       }

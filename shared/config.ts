@@ -14,6 +14,8 @@ export interface Config {
   namespace: string;
   /** Base URL used in the WSDL and disco addresses instead of the request's Host (behind proxies). */
   publicUrl: string | null;
+  /** A deployment's captured WSDL to serve instead of the generated one (checked at start); null = generate. */
+  wsdlFile: string | null;
   dataDir: string;
   adminPort: number;
   adminHost: string;
@@ -149,6 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     servicePath,
     namespace,
     publicUrl,
+    wsdlFile: env.WSDL_FILE ? path.resolve(env.WSDL_FILE) : null,
     dataDir: path.resolve(str(env, 'DATA_DIR', './data')),
     adminPort: int(env, 'ADMIN_PORT', 8081),
     adminHost: str(env, 'ADMIN_HOST', '127.0.0.1'),

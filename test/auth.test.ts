@@ -1,4 +1,4 @@
-/** The authenticator's verification cache and single flight (decisions §7), on real SQLite. */
+/** The authenticator's verification cache and single flight (docs/protocol.md §Authentication and passwords), on real SQLite. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

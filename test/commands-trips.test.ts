@@ -1,4 +1,4 @@
-/** The command lifecycle (decisions §8) and vehicles on a trip (§9), through the protocol. */
+/** The command lifecycle (docs/protocol.md §Commands) and vehicles on a trip (§Vehicles on a trip), through the protocol. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * An event is acknowledged only after it is committed (decisions §5): SIGKILL the real process
+ * An event is acknowledged only after it is committed (docs/protocol.md §Events): SIGKILL the real process
  * (`main.ts`, as `npm start` runs it) while a burst is in flight, restart it on the same DATA_DIR,
  * and every id that was answered must be stored, once.
  */

@@ -1,4 +1,4 @@
-/** The InsertarEvento family: ids, negative codes (decisions §5), dedupe, stored fields. */
+/** The InsertarEvento family: ids, negative codes (docs/protocol.md §Result codes), dedupe, stored fields. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import { foldId } from '../gateway/service/events.js';

@@ -1,5 +1,5 @@
 /**
- * Byte-exact responses for every result type in every binding (decisions §4). Clients parse these
+ * Byte-exact responses for every result type in every binding (docs/protocol.md §Writing responses). Clients parse these
  * with string search and regexes, so the expected bodies are written out in full.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,7 +99,7 @@ describe('golden responses', () => {
       const none12 = await t.soap12('LoginYObtenerComando', xmlParams(credentials()));
       expect(none12.text).toBe(soapResponse('1.2', `<LoginYObtenerComandoResponse xmlns="${NS}" />`));
       const noneGet = await t.get('LoginYObtenerComando', credentials());
-      expect(noneGet.text).toBe(`${DECL}${CRLF}<Comando xmlns:xsi="${XSI}" xsi:nil="true" xmlns="${NS}" />`);
+      expect(noneGet.text).toBe(`${DECL}${CRLF}<Comando xmlns:xsi="${XSI}" xmlns:xsd="${XSD}" xsi:nil="true" xmlns="${NS}" />`);
     });
 
     it('ObtenerComando with a session uses the same shapes', async () => {
@@ -108,7 +108,7 @@ describe('golden responses', () => {
       const none = await t.soap11('ObtenerComando', '', undefined, cookie);
       expect(none.text).toBe(soapResponse('1.1', `<ObtenerComandoResponse xmlns="${NS}" />`));
       const noneGet = await t.get('ObtenerComando', {}, cookie);
-      expect(noneGet.text).toBe(`${DECL}${CRLF}<Comando xmlns:xsi="${XSI}" xsi:nil="true" xmlns="${NS}" />`);
+      expect(noneGet.text).toBe(`${DECL}${CRLF}<Comando xmlns:xsi="${XSI}" xmlns:xsd="${XSD}" xsi:nil="true" xmlns="${NS}" />`);
     });
   });
 

@@ -107,6 +107,13 @@ const httpOps = operationList.filter(httpBindable);
 const soapOnlyOps = operationList.filter((op) => !httpBindable(op));
 const opNames = operationList.map((op) => op.name);
 
+/** The deployed service's declaration order, which its WSDL lists operations in. */
+const DECLARATION_ORDER = [
+  'Login', 'Logout', 'InsertarEvento', 'LoginYInsertarEventos', 'LoginYInsertarEvento', 'LoginYInsertarEvento2',
+  'InSession', 'ObtenerComando', 'ComandoProcesado', 'EstadoComando', 'CambiarClave', 'LoginYCambiarClave',
+  'LoginYObtenerComando', 'LoginYComandoProcesado', 'LoginYEstadoComando', 'ConsultarVehiculosEnViaje',
+];
+
 describe('catalogue assumptions the metadata relies on', () => {
   it('has SOAP-only operations and HTTP-bindable operations', () => {
     expect(soapOnlyOps.map((o) => o.name).sort()).toEqual(['LoginYInsertarEvento2', 'LoginYInsertarEventos']);
@@ -439,6 +446,24 @@ describe('renderWsdl', () => {
     expect(doc).not.toContain('<script>');
   });
 
+  it('lists operations in the deployed service declaration order in every section', () => {
+    const httpOrder = DECLARATION_ORDER.filter((n) => n !== 'LoginYInsertarEventos' && n !== 'LoginYInsertarEvento2');
+    const wrappers = elements.map((e) => attr(e, 'name')).filter((n) => DECLARATION_ORDER.includes(n));
+    expect(wrappers).toEqual(DECLARATION_ORDER);
+    expect(messages.filter((m) => attr(m, 'name').endsWith('SoapIn')).map((m) => attr(m, 'name'))).toEqual(DECLARATION_ORDER.map((n) => `${n}SoapIn`));
+    for (const pt of portTypes) {
+      const names = kids(pt, WSDL_NS, 'operation').map((o) => attr(o, 'name'));
+      expect(names).toEqual(attr(pt, 'name') === 'ServiceSoap' ? DECLARATION_ORDER : httpOrder);
+    }
+    for (const b of bindings) {
+      const names = kids(b, WSDL_NS, 'operation').map((o) => attr(o, 'name'));
+      expect(names).toEqual(attr(b, 'name').startsWith('ServiceSoap') ? DECLARATION_ORDER : httpOrder);
+    }
+    // The HTTP root elements follow in order of first use in that order.
+    const roots = elements.map((e) => attr(e, 'name')).filter((n) => ['boolean', 'int', 'Comando', 'ArrayOfVehiculo'].includes(n));
+    expect(roots).toEqual(['boolean', 'int', 'Comando', 'ArrayOfVehiculo']);
+  });
+
   it('is deterministic', () => {
     expect(renderWsdl(opts)).toBe(wsdl);
   });
@@ -559,6 +584,12 @@ describe('help pages', () => {
     }
     return out;
   }
+
+  it('lists the operations sorted by name, as ASMX does, not in declaration order', () => {
+    const listed = [...home.matchAll(/<li><a href="[^"]*\?op=([^"]+)">/g)].map((m) => m[1]);
+    expect(listed).toEqual([...DECLARATION_ORDER].sort());
+    expect(listed[0]).toBe('CambiarClave');
+  });
 
   it('lists every operation with its documentation and links to the WSDL', () => {
     expect(home).toMatch(/^<!DOCTYPE html>/);

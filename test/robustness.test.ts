@@ -1,4 +1,4 @@
-/** Bad input gets a defined answer and the server keeps serving (decisions §3, §4). */
+/** Bad input gets a defined answer and the server keeps serving (docs/protocol.md §Reading requests, §Errors). */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBinaryPath } from '../gateway/http/uws.js';

@@ -1,4 +1,4 @@
-/** Sessions (decisions §6), lockout and password changes (§7), over the real server. */
+/** Sessions, lockout and password changes (docs/protocol.md §Sessions, §Lockout, §Authentication and passwords), over the real server. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 

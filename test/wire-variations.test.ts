@@ -1,4 +1,4 @@
-/** How real clients actually call (decisions §3): all of these must be understood. */
+/** How real clients actually call (docs/protocol.md §Routing, §Reading requests): all of these must be understood. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, event, NS, SOAP11, SOAP12, TestApp, xmlParams } from './helpers/harness.js';
 
@@ -162,7 +162,7 @@ describe('wire variations', () => {
   it('an unknown Body element without SOAPAction is a Client fault', async () => {
     const r = await t.soap11('Frobnicate', '', {});
     expect(r.status).toBe(500);
-    expect(r.text).toContain("<faultstring>Unable to handle request. The action 'Frobnicate' was not recognized.</faultstring>");
+    expect(r.text).toContain('<faultstring>Unable to handle request without a valid action parameter. Please supply a valid soap action.</faultstring>');
   });
 
   it('an Envelope in an unknown namespace is a VersionMismatch fault', async () => {

@@ -58,7 +58,7 @@ function send(res: ServerResponse, reply: Reply): void {
 }
 
 /**
- * The operators' JSON API (decisions §10) on its own port, bound to ADMIN_HOST (loopback by
+ * The operators' JSON API (docs/protocol.md §Operators) on its own port, bound to ADMIN_HOST (loopback by
  * default), behind a bearer token. node:http is enough here: this port is not the hot path.
  */
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {

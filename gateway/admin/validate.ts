@@ -56,7 +56,7 @@ export function systemUserOf(value: string, field = 'systemUser'): string {
   return plainText(value, field);
 }
 
-/** Same rule as CambiarClave (decisions §7): at least passwordMinLength characters. */
+/** Same rule as CambiarClave (docs/protocol.md §Authentication and passwords): at least passwordMinLength characters. */
 export function passwordOf(body: Record<string, unknown>, minLength: number, field = 'password'): string {
   const value = body[field];
   if (value === undefined || value === null) throw invalid(field, `${field} is required.`);

@@ -11,7 +11,7 @@ import type { XmlNode } from '../soap/envelope-reader.js';
 
 /**
  * Turns what a binding read (SOAP elements or form fields) into typed handler arguments,
- * following the catalogue. Leniency rules (decisions §3): parameters by local name in any order,
+ * following the catalogue. Leniency rules (docs/protocol.md §Reading requests): parameters by local name in any order,
  * unknown ones ignored (but kept as `extras`, so an event keeps e.g. a Rumbo its operation
  * lacks), missing ones defaulted. Doubles and dates never fault here: an unreadable one makes
  * the event invalid (-3) later. An unreadable int or boolean is the caller's error.

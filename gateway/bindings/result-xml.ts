@@ -2,7 +2,7 @@ import type { ComplexType, OperationDef, ResultType, ScalarType } from '../../sh
 import { escapeXmlAttr, escapeXmlText } from '../metadata/xml-escape.js';
 
 /**
- * Result serialization, byte-exact with ASMX (decisions §4): SOAP bodies on one line, the
+ * Result serialization, byte-exact with ASMX (docs/protocol.md §Writing responses): SOAP bodies on one line, the
  * HTTP GET/POST bare documents indented by two spaces with CRLF as XmlSerializer writes them.
  * Everything constant is rendered once per operation; a response is a few concatenations.
  */
@@ -117,8 +117,9 @@ export class BareResultWriter {
       case 'scalar':
         return `${XML_DECL}${CRLF}<${root} xmlns="${this.ns}">${scalarText(result.type, value)}</${root}>`;
       case 'complex':
+        // XmlSerializer writes its default declarations (xsi, then xsd) on every root, the nil one too.
         if (value === null || value === undefined) {
-          return `${XML_DECL}${CRLF}<${root} xmlns:xsi="${XSI_NS}" xsi:nil="true" xmlns="${this.ns}" />`;
+          return `${XML_DECL}${CRLF}<${root} xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xsi:nil="true" xmlns="${this.ns}" />`;
         }
         return `${XML_DECL}${CRLF}<${root} ${classAttrs}>${complexChildren(result.type, value as Fields, '  ')}${CRLF}</${root}>`;
       case 'array': {

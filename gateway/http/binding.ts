@@ -1,20 +1,24 @@
 import proxyaddr from 'proxy-addr';
-import { findOperation, httpBindable, type OperationDef } from '../../shared/catalogue/index.js';
+import { findOperation, httpBindable, operationList, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { decodeFormArguments, InvalidValueError, MissingParameterError } from '../bindings/arguments.js';
 import { BareResultWriter } from '../bindings/result-xml.js';
+import { aspNetHtmlEncode } from '../metadata/xml-escape.js';
 import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
 import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange, type ProxyTrust } from './exchange.js';
 import { FormDecoder } from './form-decoder.js';
 
+/** HTTP-bindable operations by lower-cased name, to tell a name in the wrong case from an unknown one. */
+const BY_LOWER_NAME = new Map(operationList.filter(httpBindable).map((op) => [op.name.toLowerCase(), op.name]));
+
 const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime', string: 'System.String' } as const;
 
 /**
  * HTTP GET ({path}/Op?a=b) and HTTP POST form ({path}/Op) bindings. Every failure is HTTP 500
- * `text/plain` with one line ending in CRLF, as ASMX answers (decisions §4).
+ * `text/plain` with one line ending in CRLF, as ASMX answers (docs/protocol.md §Errors).
  */
 export class HttpBinding {
   private readonly trust: ProxyTrust;
@@ -34,7 +38,14 @@ export class HttpBinding {
     const op = findOperation(operationName);
     ex.binding = ex.method === 'GET' ? 'get' : 'post';
     if (op === undefined || !httpBindable(op)) {
-      this.error(ex, `${operationName} Web Service method name is not valid.`);
+      const intended = BY_LOWER_NAME.get(operationName.toLowerCase());
+      // ASMX's texts, HTML-encoded as it writes them; the wrong case is an ArgumentException, whose
+      // message ends in a line naming the parameter.
+      const message =
+        intended === undefined
+          ? `${operationName} Web Service method name is not valid.`
+          : `Invalid method name '${operationName}',  method names are case sensitive.   The method name '${intended}' with the same name but different casing was found.\r\nParameter name: methodName`;
+      ex.send(Status.serverError, TEXT_PLAIN, `${aspNetHtmlEncode(message)}\r\n`);
       return;
     }
     ex.operation = op.name;

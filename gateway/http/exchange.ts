@@ -78,7 +78,15 @@ export class Exchange {
       this.res.writeStatus(status);
       if (contentType !== null) this.res.writeHeader('Content-Type', contentType);
       if (extraHeaders) for (const [k, v] of extraHeaders) this.res.writeHeader(k, v);
-      this.res.end(body);
+      if (this.method === 'HEAD') {
+        // The headers a GET would get, never a body (a body after HEAD desynchronizes a kept-alive
+        // connection). The length goes in as a header: uWS's endWithoutBody(length) closes the
+        // connection instead of keeping it alive.
+        this.res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+        this.res.endWithoutBody();
+      } else {
+        this.res.end(body);
+      }
     });
     this.finish();
   }

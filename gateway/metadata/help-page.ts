@@ -10,7 +10,7 @@ import {
   findOperation,
   httpBindable,
   isArrayParam,
-  operationList,
+  operationsByName,
   type ArrayType,
   type ComplexType,
   type OperationDef,
@@ -76,7 +76,7 @@ function operationHref(serviceUrl: string, name: string): string {
 /** `GET {path}`: the list of operations with their documentation. */
 export function renderHelpPage(opts: MetadataOptions): string {
   const url = opts.serviceUrl;
-  const items = operationList
+  const items = operationsByName
     .map((op) => {
       const doc = op.documentation === '' ? '' : `<span class="doc">${escapeHtml(op.documentation)}</span>`;
       return `<li><a href="${escapeHtml(operationHref(url, op.name))}">${escapeHtml(op.name)}</a>${doc}</li>\n`;

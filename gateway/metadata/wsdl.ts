@@ -1,13 +1,14 @@
 /**
  * The service description (`GET {path}?wsdl`), generated from the operation catalogue in exactly
  * the shape ASP.NET ASMX produces for a `Service` class with SOAP 1.1, SOAP 1.2, HTTP GET and
- * HTTP POST enabled (see notes/asmx-behaviour.md §A1 and decisions.md §2):
+ * HTTP POST enabled (docs/protocol.md §Metadata):
  *
  * - XML declaration, then `wsdl:definitions` with ASMX's namespace declarations, in ASMX's order;
- * - one inline `s:schema` (elementFormDefault="qualified"): for each operation, in catalogue
- *   order, the wrapper element `Op` followed by the named types it references (depth first, each
- *   once), then `OpResponse` and the types it references; finally the root elements of the HTTP
- *   bindings' results (`boolean`, `ArrayOfVehiculo`, `int`, `Comando`), in order of first use;
+ * - operations everywhere in the catalogue's order, the deployed service's declaration order;
+ * - one inline `s:schema` (elementFormDefault="qualified"): for each operation the wrapper
+ *   element `Op` followed by the named types it references (depth first, each once), then
+ *   `OpResponse` and the types it references; finally the root elements of the HTTP bindings'
+ *   results (`boolean`, `int`, `Comando`, `ArrayOfVehiculo`), in order of first use;
  * - messages: all `OpSoapIn/OpSoapOut`, then all `OpHttpGetIn/Out`, then all `OpHttpPostIn/Out`;
  * - port types `ServiceSoap`, `ServiceHttpGet`, `ServiceHttpPost`; bindings `ServiceSoap`,
  *   `ServiceSoap12` (both on port type ServiceSoap), `ServiceHttpGet`, `ServiceHttpPost`;

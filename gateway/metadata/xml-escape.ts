@@ -61,3 +61,20 @@ const INVALID_XML_CHARS_G = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FF
 export function stripInvalidXmlChars(value: string): string {
   return INVALID_XML_CHARS.test(value) ? value.replace(INVALID_XML_CHARS_G, '') : value;
 }
+
+/**
+ * HttpUtility.HtmlEncode of .NET Framework 4.5+ (WebUtility.HtmlEncode, strict conformance), which
+ * ASMX applies to every message of an HTTP GET/POST error: `& < > " '` as entities, U+00A0..U+00FF
+ * and characters outside the BMP as decimal references (`&#241;`, `&#128512;`). A lone surrogate
+ * becomes U+FFFD.
+ */
+export function aspNetHtmlEncode(value: string): string {
+  let out = '';
+  for (const ch of value) {
+    const code = ch.codePointAt(0) ?? 0;
+    if ((code >= 0xa0 && code <= 0xff) || code > 0xffff) out += `&#${code};`;
+    else if (code >= 0xd800 && code <= 0xdfff) out += '\uFFFD';
+    else out += HTML_SPECIAL.test(ch) ? entity(ch) : ch;
+  }
+  return out;
+}

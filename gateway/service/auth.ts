@@ -6,7 +6,7 @@ import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
 import type { Metrics } from '../../shared/metrics.js';
 
 /**
- * Password checks with lockout (docs/protocol.md, "Lockout"). Every Login-prefixed call carries
+ * Password checks with lockout (docs/protocol.md §Authentication and passwords, §Lockout). Every Login-prefixed call carries
  * the password, so successful verifications are cached in memory, keyed by a hash of user and
  * password and bound to the stored hash: a password change invalidates them without bookkeeping.
  *

@@ -6,7 +6,7 @@ import { resolveInstant } from '../../shared/xsd/timezone.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
 
-/** Result codes of the InsertarEvento family (decisions §5); clients retry on negative. */
+/** Result codes of the InsertarEvento family (docs/protocol.md §Result codes); clients retry on negative. */
 export const ResultCode = {
   InvalidCredentials: -1,
   NoSession: -2,
@@ -125,7 +125,7 @@ export class EventIngest {
       if (tooLong(s.Clave, MAX_LENGTH.sensorKey) || tooLong(s.Valor, MAX_LENGTH.sensorValue)) return null;
       if (s.Clave !== null && s.Clave !== '') sensors.push({ clave: s.Clave, valor: s.Valor ?? '' });
     }
-    // Out-of-range coordinates are stored, flagged: clients swap lat/lon by mistake (decisions §5).
+    // Out-of-range coordinates are stored, flagged: clients swap lat/lon by mistake (docs/protocol.md §Events).
     const inRange = Math.abs(e.Latitud) <= 90 && Math.abs(e.Longitud) <= 180;
     const valido = e.Valido ?? null;
     const nroSerie = e.NroSerie ?? '';
@@ -171,7 +171,7 @@ export class EventIngest {
   }
 }
 
-/** Rumbo and Crudo sent to an operation that does not declare them are kept (decisions §3). */
+/** Rumbo and Crudo sent to an operation that does not declare them are kept (docs/protocol.md §Reading requests). */
 export function withExtras(input: EventInput, extras: ReadonlyMap<string, string>): EventInput {
   const rumbo = extras.get('Rumbo');
   const crudo = extras.get('Crudo');

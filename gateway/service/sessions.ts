@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SessionStore } from '../../shared/backends/types.js';
 
-/** ASP.NET session ids: 24 chars of [a-z0-5], 120 random bits (asmx-behaviour §A7). */
+/** ASP.NET session ids: 24 chars of [a-z0-5], 120 random bits (docs/protocol.md §Sessions). */
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz012345';
 
 export function newSessionId(): string {

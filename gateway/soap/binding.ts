@@ -17,7 +17,8 @@ const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'applicati
 /**
  * SOAP 1.1 and 1.2 over POST {service path}. The body streams through the charset decoder into
  * a pooled SAX envelope reader; the call is routed by SOAPAction, else the Content-Type action
- * parameter, else the first Body element (decisions §3), and answered in the envelope's version.
+ * parameter, else the first Body element (docs/protocol.md §Routing), and answered in the
+ * envelope's version.
  */
 export class SoapBinding {
   private readonly pool = new ReaderPool();
@@ -37,7 +38,7 @@ export class SoapBinding {
   handle(ex: Exchange): void {
     const media = parseMediaType(ex.header('content-type'));
     if (!SOAP_MEDIA_TYPES.has(media.type)) {
-      ex.send(Status.unsupportedMediaType, null, '');
+      unsupportedMediaType(ex, media.type);
       return;
     }
     // Until the Envelope is read, answer errors in the version the Content-Type suggests.
@@ -48,12 +49,12 @@ export class SoapBinding {
       decoder = new BodyDecoder(media.params.get('charset') ?? null);
     } catch (err) {
       if (err instanceof UnsupportedCharsetError) {
-        ex.send(Status.unsupportedMediaType, null, '');
+        unsupportedMediaType(ex, media.type);
         return;
       }
       throw err;
     }
-    const action = cleanAction(ex.header('soapaction')) ?? cleanAction(media.params.get('action') ?? null);
+    const action: Action = { header: cleanAction(ex.header('soapaction')), contentType: cleanAction(media.params.get('action') ?? null) };
     const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
     const reader = this.pool.acquire();
 
@@ -72,26 +73,35 @@ export class SoapBinding {
     });
   }
 
-  private async dispatch(ex: Exchange, env: SoapEnvelope, action: string | null, sessionId: string | null): Promise<void> {
-    ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
-    const bodyName = env.operation?.name ?? null;
-    let op: OperationDef | undefined;
-    if (action !== null) {
-      op = findOperation(this.operationNameOf(action));
+  /**
+   * The operation a call names, or the fault text when it names none. A SOAPAction header must name
+   * the Body's operation; a Content-Type action is tried first and then the Body element (ASMX's
+   * SOAP 1.2 routing); without either, the Body element decides. Texts are ASMX's.
+   */
+  private route(action: Action, bodyName: string | null): OperationDef | string {
+    if (action.header !== null) {
+      const op = findOperation(this.operationNameOf(action.header));
       if (op === undefined || (bodyName !== null && bodyName !== op.name)) {
-        this.fault(ex, env.version, 'Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`);
-        return;
+        return `Server did not recognize the value of HTTP Header SOAPAction: ${action.header}.`;
       }
-    } else {
-      if (bodyName === null) {
-        this.fault(ex, env.version, 'Client', 'Unable to handle request without a valid action parameter. Please supply a valid soap action.');
-        return;
-      }
-      op = findOperation(bodyName);
-      if (op === undefined) {
-        this.fault(ex, env.version, 'Client', `Unable to handle request. The action '${bodyName}' was not recognized.`);
-        return;
-      }
+      return op;
+    }
+    const byBody = bodyName === null ? undefined : findOperation(bodyName);
+    if (action.contentType !== null) {
+      const op = findOperation(this.operationNameOf(action.contentType));
+      if (op !== undefined && (bodyName === null || bodyName === op.name)) return op;
+      if (op !== undefined) return `Server did not recognize the value of HTTP Header SOAPAction: ${action.contentType}.`;
+      return byBody ?? `Unable to handle request. The action '${action.contentType}' was not recognized.`;
+    }
+    return byBody ?? 'Unable to handle request without a valid action parameter. Please supply a valid soap action.';
+  }
+
+  private async dispatch(ex: Exchange, env: SoapEnvelope, action: Action, sessionId: string | null): Promise<void> {
+    ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
+    const op = this.route(action, env.operation?.name ?? null);
+    if (typeof op === 'string') {
+      this.fault(ex, env.version, 'Client', op);
+      return;
     }
 
     ex.operation = op.name;
@@ -163,6 +173,22 @@ export class SoapBinding {
     this.logger.error({ err }, 'SOAP request failed');
     this.fault(ex, version, 'Server', 'Server was unable to process request. ---> An internal error occurred.');
   }
+}
+
+/** Where a call names its operation: the SOAPAction header, and the `action` of a SOAP 1.2 Content-Type. */
+interface Action {
+  readonly header: string | null;
+  readonly contentType: string | null;
+}
+
+/**
+ * 415 with an empty body, as ASMX answers an unsupported media type. Its Content-Type is that of
+ * the SOAP version ASMX guesses before reading the envelope: 1.2 when the request has no SOAPAction
+ * or is `application/soap+xml`, else 1.1.
+ */
+function unsupportedMediaType(ex: Exchange, mediaType: string): void {
+  const guessed: SoapVersion = ex.header('soapaction') === '' || mediaType === 'application/soap+xml' ? '1.2' : '1.1';
+  ex.send(Status.unsupportedMediaType, SOAP_CONTENT_TYPE[guessed], '');
 }
 
 /** SOAPAction value without quotes and URL-escapes; null when absent or empty. */

@@ -18,26 +18,27 @@ import type { ResultValues } from './complex-types.js';
 import type { ArgsOf, OperationDef } from './types.js';
 
 /**
- * The operation catalogue, in the order the WSDL and the help page list it (ASMX sorts
- * operations by name). Adding an operation: one file in operations/, one line here, one handler.
+ * The operation catalogue, in the deployed service's declaration order: the order its WSDL lists
+ * operations in, which the generated WSDL keeps (the help page sorts them by name, as ASMX does).
+ * Adding an operation: one file in operations/, one line here, one handler.
  */
 export const operations = {
-  CambiarClave,
-  ComandoProcesado,
-  ConsultarVehiculosEnViaje,
-  EstadoComando,
-  InSession,
-  InsertarEvento,
   Login,
-  LoginYCambiarClave,
-  LoginYComandoProcesado,
-  LoginYEstadoComando,
+  Logout,
+  InsertarEvento,
+  LoginYInsertarEventos,
   LoginYInsertarEvento,
   LoginYInsertarEvento2,
-  LoginYInsertarEventos,
-  LoginYObtenerComando,
-  Logout,
+  InSession,
   ObtenerComando,
+  ComandoProcesado,
+  EstadoComando,
+  CambiarClave,
+  LoginYCambiarClave,
+  LoginYObtenerComando,
+  LoginYComandoProcesado,
+  LoginYEstadoComando,
+  ConsultarVehiculosEnViaje,
 } as const;
 
 export type Operations = typeof operations;
@@ -45,7 +46,11 @@ export type OperationName = keyof Operations;
 export type Args<N extends OperationName> = ArgsOf<Operations[N]>;
 export type Result<N extends OperationName> = ResultValues[Operations[N]['result']['name']];
 
+/** Every operation, in declaration order. */
 export const operationList: readonly OperationDef[] = Object.values(operations);
+
+/** Every operation sorted by name (ordinal), the order of the help page. */
+export const operationsByName: readonly OperationDef[] = [...operationList].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
 const byName = new Map<string, OperationDef>(operationList.map((op) => [op.name, op]));
 

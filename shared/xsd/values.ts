@@ -2,7 +2,7 @@ import type { DateTimeValue, ParsedDateTime } from '../catalogue/types.js';
 
 /**
  * Parsing of XML Schema scalar values as the deployed service accepts them (XmlConvert rules,
- * made a little more lenient by decisions §3). Parsers return `undefined` for text they cannot
+ * made a little more lenient, docs/protocol.md §Value conversion). Parsers return `undefined` for text they cannot
  * read, never throw: the caller decides whether that is a fault or an invalid event (-3).
  */
 

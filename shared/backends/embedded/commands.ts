@@ -50,7 +50,7 @@ function toCommand(row: CommandRow, history: CommandHistoryEntry[], now: number)
 }
 
 /**
- * Commands and their history in SQLite: durable across restarts (decisions §8). Every operation
+ * Commands and their history in SQLite: durable across restarts (docs/protocol.md §Commands). Every operation
  * that reads and then writes runs in one IMMEDIATE transaction (the write lock is taken first, so
  * another writer can neither slip in between nor make it fail), queued behind event commits.
  */

@@ -23,7 +23,7 @@ import type { RedisKeys } from './keys.js';
  *   {p}commands:expiry:{u}       zset of the same numeros, score = expiresAt (finds overdue ones)
  *   {p}commands:all:{u}          zset of every numero of the provider, score = numero (list())
  * Every read-modify-write is one Lua script, so gateways racing on a command cannot interleave.
- * Durability: commands must survive a restart (decisions §8): production Redis needs AOF
+ * Durability: commands must survive a restart (docs/protocol.md §Commands): production Redis needs AOF
  * (appendonly yes, appendfsync everysec or always).
  */
 

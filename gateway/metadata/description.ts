@@ -1,0 +1,29 @@
+import type { Config } from '../../shared/config.js';
+import { loadCapturedWsdl } from './captured-wsdl.js';
+import { renderDisco } from './disco.js';
+import { renderWsdl } from './wsdl.js';
+
+/** What `?wsdl` and `?disco` answer, for one service URL (the request's, or PUBLIC_URL's). */
+export interface ServiceDescription {
+  wsdl(serviceUrl: string): string;
+  disco(serviceUrl: string): string;
+}
+
+/**
+ * The generated description by default; with WSDL_FILE the deployment's captured WSDL, checked
+ * against the catalogue here, so a mismatch stops the start before anything is opened.
+ */
+export function serviceDescription(config: Pick<Config, 'namespace' | 'wsdlFile'>): ServiceDescription {
+  const namespace = config.namespace;
+  if (config.wsdlFile === null) {
+    return {
+      wsdl: (serviceUrl) => renderWsdl({ namespace, serviceUrl }),
+      disco: (serviceUrl) => renderDisco({ namespace, serviceUrl }),
+    };
+  }
+  const captured = loadCapturedWsdl(config.wsdlFile, namespace);
+  return {
+    wsdl: (serviceUrl) => captured.render(serviceUrl),
+    disco: (serviceUrl) => renderDisco({ namespace, serviceUrl, soapBindings: captured.soapBindings }),
+  };
+}

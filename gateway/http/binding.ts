@@ -2,7 +2,8 @@ import proxyaddr from 'proxy-addr';
 import { findOperation, httpBindable, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { decodeFormArguments, InvalidValueError, MissingParameterError } from '../bindings/arguments.js';
+import { asmxConversionFault } from '../../shared/xsd/dotnet-convert.js';
+import { decodeFormArguments, InvalidValueError, MissingParameterError, todayIn } from '../bindings/arguments.js';
 import { BareResultWriter } from '../bindings/result-xml.js';
 import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
@@ -10,11 +11,12 @@ import type { OperationService } from '../service/service.js';
 import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange, type ProxyTrust } from './exchange.js';
 import { FormDecoder } from './form-decoder.js';
 
-const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime', string: 'System.String' } as const;
+const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime' } as const;
 
 /**
  * HTTP GET ({path}/Op?a=b) and HTTP POST form ({path}/Op) bindings. Every failure is HTTP 500
- * `text/plain` with one line ending in CRLF, as ASMX answers (decisions §4).
+ * `text/plain` with one line ending in CRLF (decisions §4), except a parameter that does not
+ * convert: that gets ASMX's exact two-line text (see asmxConversionFault).
  */
 export class HttpBinding {
   private readonly trust: ProxyTrust;
@@ -60,11 +62,11 @@ export class HttpBinding {
   private call(ex: Exchange, op: OperationDef, fields: ReadonlyMap<string, string>, sessionId: string | null): void {
     let decoded;
     try {
-      decoded = decodeFormArguments(op, fields);
+      decoded = decodeFormArguments(op, fields, todayIn(this.config.timeZone, this.clock));
     } catch (err) {
       if (err instanceof MissingParameterError) return this.error(ex, err.message);
-      if (err instanceof InvalidValueError) {
-        return this.error(ex, `Cannot convert ${err.text} to ${CLR_TYPE[err.type]}. ---> Input string was not in a correct format.`);
+      if (err instanceof InvalidValueError && err.failure !== null && err.type !== 'string') {
+        return ex.send(Status.serverError, TEXT_PLAIN, asmxConversionFault(err.text, CLR_TYPE[err.type], err.failure));
       }
       return this.internalError(ex, err);
     }

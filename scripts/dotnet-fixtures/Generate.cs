@@ -164,7 +164,7 @@ static class Generate
     {
         Prop(sb, "exception", e.GetType().FullName);
         sb.Append(", ");
-        Prop(sb, "message", WindowsNewLines(e.Message));
+        Prop(sb, "message", WindowsMessage(e));
     }
 
     // ScalarFormatter.FromString wraps every conversion failure as
@@ -172,14 +172,14 @@ static class Generate
     // with WebChangeTypeFailed = "Cannot convert {0} to {1}.", and HttpServerProtocol.WriteException
     // writes GenerateFaultString(e, htmlEscapeMessage: true) with WriteLine. With customErrors on
     // (remote clients, the production default) that is every message of the chain, HTML-encoded,
-    // joined by " ---> ". ASMX runs on Windows: Environment.NewLine (inside ArgumentException.Message
-    // and after WriteLine) is CRLF there, so Mono's LF is rewritten to CRLF.
+    // joined by " ---> ". ASMX runs on Windows: Environment.NewLine (before "Parameter name" in
+    // ArgumentException.Message, and after WriteLine) is CRLF there, where Mono writes LF.
     static string AsmxFaultBody(string value, Type type, Exception inner)
     {
         var wrapped = new ArgumentException(string.Format("Cannot convert {0} to {1}.", value, type.FullName), "type", inner);
         var sb = new StringBuilder();
         for (Exception e = wrapped; e != null; e = e.InnerException) {
-            string text = HttpUtility.HtmlEncode(WindowsNewLines(e.Message));
+            string text = HttpUtility.HtmlEncode(WindowsMessage(e));
             if (text.Length == 0) text = wrapped.GetType().Name;
             sb.Append(text);
             if (e.InnerException != null) sb.Append(" ---> ");
@@ -188,9 +188,16 @@ static class Generate
         return sb.ToString();
     }
 
-    static string WindowsNewLines(string s)
+    // The message as .NET on Windows words it: only the line break ArgumentException inserts is
+    // rewritten, never one that came with the input text.
+    static string WindowsMessage(Exception e)
     {
-        return Environment.NewLine == "\r\n" ? s : s.Replace(Environment.NewLine, "\r\n");
+        string message = e.Message;
+        var argument = e as ArgumentException;
+        if (argument == null || argument.ParamName == null) return message;
+        string suffix = Environment.NewLine + "Parameter name: " + argument.ParamName;
+        if (!message.EndsWith(suffix, StringComparison.Ordinal)) return message;
+        return message.Substring(0, message.Length - suffix.Length) + "\r\nParameter name: " + argument.ParamName;
     }
 
     static void Field(StringBuilder sb, string name, string value)

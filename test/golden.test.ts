@@ -200,7 +200,7 @@ describe('golden responses', () => {
       );
     });
 
-    it('HTTP GET/POST errors are one text line, but for ASMX two-line conversion error', async () => {
+    it('HTTP GET/POST errors are one text line, except the two-line conversion error of ASMX', async () => {
       const missing = await t.get('LoginYInsertarEvento', { ...credentials(), Dominio: 'X' });
       expect(missing.status).toBe(500);
       expect(missing.contentType).toBe('text/plain; charset=utf-8');

@@ -200,7 +200,7 @@ describe('golden responses', () => {
       );
     });
 
-    it('HTTP GET/POST errors are one text line', async () => {
+    it('HTTP GET/POST errors are one text line, except the two-line conversion error of ASMX', async () => {
       const missing = await t.get('LoginYInsertarEvento', { ...credentials(), Dominio: 'X' });
       expect(missing.status).toBe(500);
       expect(missing.contentType).toBe('text/plain; charset=utf-8');
@@ -211,7 +211,7 @@ describe('golden responses', () => {
       const soapOnly = await t.get('LoginYInsertarEventos', credentials());
       expect(soapOnly.text).toBe(`LoginYInsertarEventos Web Service method name is not valid.${CRLF}`);
       const badInt = await t.get('LoginYComandoProcesado', { ...credentials(), NUMERO: 'abc', correcto: 'true' });
-      expect(badInt.text).toBe(`Cannot convert abc to System.Int32. ---> Input string was not in a correct format.${CRLF}`);
+      expect(badInt.text).toBe(`Cannot convert abc to System.Int32.${CRLF}Parameter name: type ---> Input string was not in a correct format.${CRLF}`);
       const fault = await t.get('LoginYObtenerComando', credentials('acme', 'wrong'));
       expect(fault.status).toBe(500);
       expect(fault.text).toBe(`Invalid credentials: the SystemUser or Password is wrong, or the provider is disabled or locked out.${CRLF}`);

@@ -2,7 +2,8 @@ import proxyaddr from 'proxy-addr';
 import { findOperation, httpBindable, operationList, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { decodeFormArguments, InvalidValueError, MissingParameterError } from '../bindings/arguments.js';
+import { asmxConversionFault } from '../../shared/xsd/dotnet-convert.js';
+import { decodeFormArguments, InvalidValueError, MissingParameterError, todayIn } from '../bindings/arguments.js';
 import { BareResultWriter } from '../bindings/result-xml.js';
 import { aspNetHtmlEncode } from '../metadata/xml-escape.js';
 import type { CallContext } from '../service/context.js';
@@ -14,11 +15,12 @@ import { FormDecoder } from './form-decoder.js';
 /** HTTP-bindable operations by lower-cased name, to tell a name in the wrong case from an unknown one. */
 const BY_LOWER_NAME = new Map(operationList.filter(httpBindable).map((op) => [op.name.toLowerCase(), op.name]));
 
-const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime', string: 'System.String' } as const;
+const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime' } as const;
 
 /**
  * HTTP GET ({path}/Op?a=b) and HTTP POST form ({path}/Op) bindings. Every failure is HTTP 500
- * `text/plain` with one line ending in CRLF, as ASMX answers (docs/protocol.md §Errors).
+ * `text/plain` with one line ending in CRLF (docs/protocol.md §Errors), except a parameter that
+ * does not convert: that gets ASMX's exact two-line text (see asmxConversionFault).
  */
 export class HttpBinding {
   private readonly trust: ProxyTrust;
@@ -71,11 +73,11 @@ export class HttpBinding {
   private call(ex: Exchange, op: OperationDef, fields: ReadonlyMap<string, string>, sessionId: string | null): void {
     let decoded;
     try {
-      decoded = decodeFormArguments(op, fields);
+      decoded = decodeFormArguments(op, fields, todayIn(this.config.timeZone, this.clock));
     } catch (err) {
       if (err instanceof MissingParameterError) return this.error(ex, err.message);
-      if (err instanceof InvalidValueError) {
-        return this.error(ex, `Cannot convert ${err.text} to ${CLR_TYPE[err.type]}. ---> Input string was not in a correct format.`);
+      if (err instanceof InvalidValueError && err.failure !== null && err.type !== 'string') {
+        return ex.send(Status.serverError, TEXT_PLAIN, asmxConversionFault(err.text, CLR_TYPE[err.type], err.failure));
       }
       return this.internalError(ex, err);
     }

@@ -2,7 +2,7 @@ import proxyaddr from 'proxy-addr';
 import { findOperation, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { decodeSoapArguments, InvalidValueError } from '../bindings/arguments.js';
+import { decodeSoapArguments, InvalidValueError, todayIn } from '../bindings/arguments.js';
 import { SoapResultWriter } from '../bindings/result-xml.js';
 import { BodyDecoder, UnsupportedCharsetError } from '../http/body-decoder.js';
 import { parseMediaType, readBody, readCookie, Status, type Exchange, type ProxyTrust } from '../http/exchange.js';
@@ -107,7 +107,7 @@ export class SoapBinding {
     ex.operation = op.name;
     let decoded;
     try {
-      decoded = decodeSoapArguments(op, env.operation?.children ?? []);
+      decoded = decodeSoapArguments(op, env.operation?.children ?? [], todayIn(this.config.timeZone, this.clock));
     } catch (err) {
       if (err instanceof InvalidValueError) {
         this.fault(ex, env.version, 'Client', `Server was unable to read request. ---> ${err.message}`);

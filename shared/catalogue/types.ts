@@ -112,7 +112,7 @@ export function defineOperation<const D extends OperationDef>(def: D): D {
 /** A dateTime as received: the text exactly as sent, and its fields when it parsed. */
 export interface DateTimeValue {
   readonly text: string;
-  /** null when the text is not an XML Schema dateTime: the event is then invalid (-3). */
+  /** null when the binding's .NET reader (XmlConvert for SOAP, DateTime.Parse for HTTP) refuses the text: the event is then invalid (-3). */
   readonly parsed: ParsedDateTime | null;
 }
 

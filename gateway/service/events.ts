@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
-import { resolveInstant } from '../../shared/xsd/timezone.js';
+import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
 
@@ -42,8 +42,15 @@ function tooLong(value: string | null, max: number): boolean {
   return value !== null && value.length > max;
 }
 
+/**
+ * The instant a received dateTime denotes, or null when there is none or it falls outside .NET's
+ * DateTime range once the offset or the provider's zone is applied (0001-01-01T00:00 in a zone
+ * east of UTC is still 0000-12-31 in UTC): such an event is invalid (-3), never "retry later".
+ */
 function instantOf(dt: DateTimeValue | null, zone: string): EventInstant | null {
-  return dt?.parsed ? resolveInstant(dt.parsed, zone) : null;
+  if (!dt?.parsed) return null;
+  const instant = resolveInstant(dt.parsed, zone);
+  return withinDotNetRange(instant) ? instant : null;
 }
 
 export interface IngestOptions {
@@ -109,11 +116,10 @@ export class EventIngest {
   }
 
   private toRecord(systemUser: string, e: EventInput, zone: string, operation: string, now: number): EventRecord | null {
+    // Declared limits were applied by the call pipeline; a Crudo kept from an undeclared extra
+    // field (docs/protocol.md §Reading requests) did not pass through it.
     const dominio = e.Dominio?.trim() ?? '';
-    if (dominio === '' || dominio.length > MAX_LENGTH.dominio) return null;
-    if (tooLong(e.NroSerie, MAX_LENGTH.nroSerie) || tooLong(e.Codigo, MAX_LENGTH.codigo) || tooLong(e.Crudo ?? null, MAX_LENGTH.crudo)) {
-      return null;
-    }
+    if (dominio === '' || tooLong(e.Crudo ?? null, MAX_LENGTH.crudo)) return null;
     const numbers = [e.Latitud, e.Longitud, e.Altitud, e.Velocidad];
     const rumbo = e.Rumbo ?? null;
     if (!numbers.every(Number.isFinite) || (rumbo !== null && !Number.isFinite(rumbo))) return null;
@@ -122,7 +128,6 @@ export class EventIngest {
     if (eventTime === null || receptionTime === null) return null;
     const sensors: { clave: string; valor: string }[] = [];
     for (const s of e.Sensores ?? []) {
-      if (tooLong(s.Clave, MAX_LENGTH.sensorKey) || tooLong(s.Valor, MAX_LENGTH.sensorValue)) return null;
       if (s.Clave !== null && s.Clave !== '') sensors.push({ clave: s.Clave, valor: s.Valor ?? '' });
     }
     // Out-of-range coordinates are stored, flagged: clients swap lat/lon by mistake (docs/protocol.md §Events).

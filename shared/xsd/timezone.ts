@@ -77,3 +77,11 @@ export function formatInstant(instant: EventInstant, zone: string): string {
   const abs = Math.abs(offset);
   return `${text}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
+
+/** .NET's DateTime range, which every store and every client can hold: 0001-01-01 to 9999-12-31 (UTC). */
+const MIN_EPOCH_MS = Date.UTC(2000, 0, 1) - 730_119 * 86_400_000; // 0001-01-01T00:00:00Z
+const MAX_EPOCH_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999); // with up to 9999 ticks below it
+
+export function withinDotNetRange(instant: EventInstant): boolean {
+  return instant.epochMs >= MIN_EPOCH_MS && instant.epochMs <= MAX_EPOCH_MS;
+}

@@ -1,5 +1,5 @@
 import type { ComplexType, OperationDef, ResultType, ScalarType } from '../../shared/catalogue/index.js';
-import { escapeXmlAttr, escapeXmlText } from '../metadata/xml-escape.js';
+import { escapeXmlAttr, escapeXmlText, stripInvalidXmlChars } from '../metadata/xml-escape.js';
 
 /**
  * Result serialization, byte-exact with ASMX (docs/protocol.md §Writing responses): SOAP bodies on one line, the
@@ -23,7 +23,8 @@ function scalarText(type: ScalarType, value: Value): string {
       return String(value);
     case 'string':
     case 'dateTime':
-      return escapeXmlText(String(value));
+      // Whatever a stored string holds (an operator's command, an old row), the answer stays XML.
+      return escapeXmlText(stripInvalidXmlChars(String(value)));
   }
 }
 

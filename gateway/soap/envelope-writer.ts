@@ -1,4 +1,4 @@
-import { escapeXmlText } from '../metadata/xml-escape.js';
+import { escapeXmlText, stripInvalidXmlChars } from '../metadata/xml-escape.js';
 import { XML_DECL, XSD_NS, XSI_NS } from '../bindings/result-xml.js';
 import { SOAP11_NS, SOAP12_NS, type SoapVersion } from './envelope-reader.js';
 
@@ -23,7 +23,8 @@ export type FaultCode = 'Client' | 'Server' | 'VersionMismatch';
 const SOAP12_CODE: Record<FaultCode, string> = { Client: 'Sender', Server: 'Receiver', VersionMismatch: 'VersionMismatch' };
 
 export function faultEnvelope(version: SoapVersion, code: FaultCode, message: string): string {
-  const text = escapeXmlText(message);
+  // Fault texts can quote what the client sent (a SOAPAction, an element name).
+  const text = escapeXmlText(stripInvalidXmlChars(message));
   if (version === '1.1') {
     return envelope(version, `<soap:Fault><faultcode>soap:${code}</faultcode><faultstring>${text}</faultstring><detail /></soap:Fault>`);
   }

@@ -73,7 +73,7 @@ function goals(key: KeyRows): { lines: string[]; allMet: boolean } {
   const ours = key.soap11.m;
   const ceiling = key.ceiling.m;
   const fastest = fastestPeer(key.peers);
-  const gsoapPool = key.peers.find((p) => p.server.includes('pool'));
+  const gsoapPool = key.peers.find((p) => p.goalPeer === true);
 
   const poolNote = !PEERS.has('gsoap') ? ' (gSOAP not run: BENCH_PEERS leaves it out)' : gsoapPool?.m ? '' : ' (gSOAP with its thread pool failed)';
   if (ours && fastest) {

@@ -12,8 +12,10 @@ export type Role = 'ceiling' | 'peer' | 'ours';
 
 export interface Row {
   role: Role;
-  /** Who serves: `uWebSockets.js`, `gSOAP, 2-thread pool`, `ours`… */
+  /** Who serves: `uWebSockets.js`, `gSOAP 2.8, 2-thread pool`, `ours`… */
   server: string;
+  /** The goal's reference peer (gSOAP with its thread pool) is marked. */
+  goalPeer?: boolean;
   scenario: string;
   /** Events per request for the rows that store events (null: not an insert, or not stored). */
   eventsPerRequest: number | null;
@@ -83,7 +85,8 @@ async function peerRows(rows: Row[]): Promise<Row[]> {
       [0, 'gSOAP 2.8, 1 thread'],
       [2, 'gSOAP 2.8, 2-thread pool'],
     ] as const) {
-      peers.push(await row(rows, { role: 'peer', server: label, scenario: inMemory, eventsPerRequest: null, loadGen: 'wrk' }, wrkPlan(() => startGsoap(threads), 'soap11-insert.lua')));
+      const r = { role: 'peer', server: label, goalPeer: threads === 2, scenario: inMemory, eventsPerRequest: null, loadGen: 'wrk' } as const;
+      peers.push(await row(rows, r, wrkPlan(() => startGsoap(threads), 'soap11-insert.lua')));
     }
   }
   if (PEERS.has('cxf')) {

@@ -10,9 +10,9 @@
  *      flag on one build; the server runs embedded with SQLITE_SYNCHRONOUS=FULL, as in
  *      bench/compare.ts)
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { cpuSeconds } from './lib/proc.js';
 import { startServer } from './lib/server.js';
 import { runWrk } from './lib/wrk.js';
 
@@ -24,14 +24,6 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-/** CPU seconds (user + system, all threads) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
 const nodeArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
 
 async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string; cpuUs: number }> {
@@ -41,9 +33,14 @@ async function measure(root: string | undefined, seed: number, flags: string[]):
     const wrk = (seconds: number, seed: number) =>
       runWrk({ url: server.serviceUrl, script, seconds, connections: CONNECTIONS, seed, args: scriptArgs });
     await wrk(2, seed + 50_000_000); // warm-up
-    const cpu0 = cpuSeconds(server.child.pid!);
+    const serverCpu = (): number => {
+      const s = cpuSeconds(server.child.pid!);
+      if (s === null) throw new Error('the server exited during the run');
+      return s;
+    };
+    const cpu0 = serverCpu();
     const r = await wrk(DURATION, seed);
-    const cpu = cpuSeconds(server.child.pid!) - cpu0;
+    const cpu = serverCpu() - cpu0;
     if (r.code !== 0 || r.reqPerSec === null || r.requests === null) throw new Error(`wrk failed (exit ${r.code}):\n${r.stdout}${r.stderr}`);
     if (r.bad !== 0) throw new Error(`answers failed the check (${r.bad}):\n${r.stdout}`);
     const p99 = r.p99 === null ? '?' : `${r.p99.toFixed(2)}ms`;

@@ -28,6 +28,7 @@ import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
 import { ensureTopic } from '../shared/backends/kafka/client.js';
 import type { EventRecord } from '../shared/backends/types.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
+import { cpuSeconds } from './lib/proc.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,7 +45,7 @@ const CONFLUENT_DIR = process.env.CONFLUENT_KAFKA_DIR ?? '/tmp/kjs';
 /** KAFKA_BROKERS from the .services.env that scripts/services/up.sh writes. */
 function brokersFromServicesEnv(): string | null {
   try {
-    const text = readFileSync(path.resolve(import.meta.dirname, '..', '.services.env'), 'utf8');
+    const text = readFileSync(process.env.SERVICES_ENV_FILE || path.resolve(import.meta.dirname, '..', '.services.env'), 'utf8');
     return /^KAFKA_BROKERS=(.*)$/m.exec(text)?.[1] ?? null;
   } catch {
     return null;
@@ -189,10 +190,7 @@ function confluentClient(): ClientUnderTest | string {
 function brokerCpuSeconds(): number | null {
   try {
     const dir = process.env.SERVICES_DIR ?? path.resolve(import.meta.dirname, '..', '.services');
-    const pid = readFileSync(path.join(dir, 'kafka.pid'), 'utf8').trim();
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after "pid (comm) "; USER_HZ = 100.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return cpuSeconds(Number(readFileSync(path.join(dir, 'kafka.pid'), 'utf8').trim()));
   } catch {
     return null;
   }

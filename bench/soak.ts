@@ -1,7 +1,9 @@
 /**
  * Soak and connection capacity of the embedded gateway (`npm run bench:soak`):
  *
- * 1. max: SOAP 1.1 LoginYInsertarEvento, wrk -c100 for MAX_SECONDS: the saturated rate;
+ * 1. max: SOAP 1.1 LoginYInsertarEvento, wrk -c100 for MAX_SECONDS: the saturated rate; then
+ *    sustained: the same saturated load for SUSTAINED_SECONDS in five back-to-back wrk slices (one
+ *    minute each by default), with issue 11's goal: the last slice's throughput ≥ 95% of the first's;
  * 2. soak: the same request evenly paced at 70% of that rate (bench/wrk/soap11-insert-paced.lua)
  *    for WARMUP_SECONDS, then SOAK_SECONDS more; the server's RSS is sampled every 5 s. The warm-up
  *    (3 minutes: that is how long V8's heap took to settle here) covers three resend-dedupe windows (DEDUPE_WINDOW_MINUTES=1 here): the dedupe index grows with
@@ -14,11 +16,11 @@
  *    a separate client checks that the service still answers. A few more sockets are left idle
  *    for 15 s to record when the server closes idle keep-alive connections.
  *
- * Run: npm run bench:soak   (env MAX_SECONDS=10, WARMUP_SECONDS=180, SOAK_SECONDS=300,
- *      IDLE_CONNECTIONS=10000, HOLD_SECONDS=8)
+ * Run: npm run bench:soak   (env MAX_SECONDS=10, SUSTAINED_SECONDS=300, WARMUP_SECONDS=180,
+ *      SOAK_SECONDS=300, IDLE_CONNECTIONS=10000, HOLD_SECONDS=8)
  */
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { rssKb } from './lib/proc.js';
 import { startServer, type BenchServer } from './lib/server.js';
 import { runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -28,6 +30,8 @@ const num = (name: string, fallback: number): number => {
   return n;
 };
 const MAX_SECONDS = num('MAX_SECONDS', 10);
+const SUSTAINED_SECONDS = num('SUSTAINED_SECONDS', 300);
+const SUSTAINED_SLICES = 5;
 const WARMUP_SECONDS = num('WARMUP_SECONDS', 180);
 const SOAK_SECONDS = num('SOAK_SECONDS', 300);
 const IDLE_CONNECTIONS = num('IDLE_CONNECTIONS', 10_000);
@@ -37,7 +41,7 @@ const log = (msg: string): void => {
   process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 };
 
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssMb = (pid: number): number => rssKb(pid) / 1024;
 
 /** SOAP 1.1 LoginYInsertarEvento scripts at 100 connections; fails on a wrk error. */
 async function wrk(server: BenchServer, script: string, seconds: number, seed: number, args: string[] = []): Promise<WrkResult> {
@@ -126,6 +130,11 @@ async function main(): Promise<void> {
     const max = await wrk(server, 'soap11-insert.lua', MAX_SECONDS, 100_000_000);
     const rate = Math.floor(max.reqPerSec! * 0.7);
 
+    const slice = SUSTAINED_SECONDS / SUSTAINED_SLICES;
+    log(`sustained: wrk -c100 for ${SUSTAINED_SLICES} × ${slice}s`);
+    const sustained: WrkResult[] = [];
+    for (let i = 0; i < SUSTAINED_SLICES; i++) sustained.push(await wrk(server, 'soap11-insert.lua', slice, 400_000_000 + i * 20_000_000));
+
     log(`soak: ${rate} req/s (70%) for ${WARMUP_SECONDS}+${SOAK_SECONDS}s`);
     const samples: { t: number; rss: number }[] = [];
     const t0 = performance.now();
@@ -197,6 +206,14 @@ async function main(): Promise<void> {
     console.log(`| max (wrk -c100, ${MAX_SECONDS} s) | — | ${max.reqPerSec!.toFixed(0)} | ${ms(max.p50)} | ${ms(max.p99)} | — | ${errs(max)} | — |`);
     console.log(`| warm-up at 70% (${WARMUP_SECONDS} s, ${WARMUP_SECONDS / 60} dedupe windows) | ${rate} | ${warm.reqPerSec!.toFixed(0)} | ${ms(warm.p50)} | ${ms(warm.p99)} | ${warm.late ?? '?'} | ${errs(warm)} | ${rssStart.toFixed(0)} at its end |`);
     console.log(`| soak at 70% (${SOAK_SECONDS} s) | ${rate} | ${soak.reqPerSec!.toFixed(0)} | ${ms(soak.p50)} | ${ms(soak.p99)} | ${soak.late ?? '?'} | ${errs(soak)} | ${rssEnd.toFixed(0)} at its end, max ${rssMax.toFixed(0)} |`);
+    const firstSlice = sustained[0]!.reqPerSec!;
+    const lastSlice = sustained[sustained.length - 1]!.reqPerSec!;
+    const kept = (100 * lastSlice) / firstSlice;
+    console.log(
+      `\nSustained, saturated (wrk -c100, ${SUSTAINED_SLICES} × ${slice} s back to back, after the max run): ${sustained.map((r) => r.reqPerSec!.toFixed(0)).join(' / ')} req/s ` +
+        `(p99 ${sustained.map((r) => ms(r.p99)).join(' / ')}; errors ${sustained.reduce((a, r) => a + errs(r), 0)}).`,
+    );
+    console.log(`Goal: throughput in the last ${slice} s ≥ 95% of the first ${slice} s of a ${+(SUSTAINED_SECONDS / 60).toFixed(2)}-minute run: ${kept >= 95 ? 'met' : 'not met'} (${kept.toFixed(1)}%).`);
     console.log(`\nRSS during the soak (MB, every 5 s from the end of the warm-up): ${soakSamples.map((s) => s.rss.toFixed(0)).join(' ')}`);
     console.log(
       `RSS, first ${window} s of the soak: floor ${Math.min(...firstMinute).toFixed(0)} MB, peak ${Math.max(...firstMinute).toFixed(0)} MB; last ${window} s: floor ${Math.min(...lastMinute).toFixed(0)} MB, peak ${Math.max(...lastMinute).toFixed(0)} MB.`,

@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { peakRssKb } from './proc.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 let builtOnce = false;
@@ -60,13 +61,12 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
     const text = await res.text();
     return text ? (JSON.parse(text) as unknown) : null;
   };
-  const { readFileSync } = await import('node:fs');
   return {
     serviceUrl: service,
     adminUrl: admin,
     child,
     admin: adminCall,
-    rssKb: () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0),
+    rssKb: () => peakRssKb(child.pid!),
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -4,14 +4,14 @@
  * `renderWsdl`, exactly what the gateway serves at `?wsdl`) with an in-memory handler for
  * LoginYInsertarEvento: plain credential compare, an incrementing id, nothing stored durably.
  *
- * Run by bench/compare.ts in its own process: listens on 127.0.0.1 (PORT, default 0 = any free
+ * Run by bench/compare.ts (npm run bench) in its own process: listens on 127.0.0.1 (PORT, default 0 = any free
  * port), expects the provider's credentials in PEER_USER / PEER_PASSWORD and prints one JSON line
  * `{"url": ...}` on stdout once the WSDL is loaded. Exits on SIGTERM/SIGINT.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen, type IServices } from 'soap';
-import { renderWsdl } from '../../gateway/metadata/wsdl.js';
+import { renderWsdl } from '../../../gateway/metadata/wsdl.js';
 
 const HOST = '127.0.0.1';
 const PORT = Number(process.env.PORT ?? 0);

@@ -1,0 +1,132 @@
+/** `npm run bench`'s report: the machine, one table of every row, and the goal lines (met or not). */
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import { CONNECTIONS, CXF_SLICE, DURATION, PEERS, WARMUP, WRK } from './config.js';
+import type { KeyRows, Row } from './scenarios.js';
+
+const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
+const fmtMs = (n: number): string => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const fmtX = (n: number): string => `${n.toFixed(2)}x`;
+export const loadAverage = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' / ');
+
+export function wrkVersion(): string {
+  try {
+    execFileSync(WRK, ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    // `wrk -v` prints its version and exits 1
+    const out = (err as { stdout?: unknown }).stdout;
+    if (typeof out === 'string') return out.split('\n')[0]?.replace(/\s*Copyright.*$/, '') ?? 'wrk';
+  }
+  return 'wrk';
+}
+
+/** The fastest peer measured in this run (by req/s), if any. */
+export function fastestPeer(peers: Row[]): (Row & { m: NonNullable<Row['m']> }) | undefined {
+  let best: (Row & { m: NonNullable<Row['m']> }) | undefined;
+  for (const p of peers) if (p.m && (!best || p.m.reqPerSec > best.m.reqPerSec)) best = p as Row & { m: NonNullable<Row['m']> };
+  return best;
+}
+
+function table(rows: Row[], key: KeyRows): { lines: string[]; notes: string[] } {
+  const ceiling = key.ceiling.m;
+  const fastest = fastestPeer(key.peers);
+  const lines = [
+    '| server | scenario | req/s | events/s | p50 ms | p99 ms | errors | server peak RSS MB | server CPU % (main thread) | server CPU ms per 1,000 req | req/s ÷ ceiling | req/s ÷ fastest peer | CPU per req ÷ ceiling | load-gen CPU % |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const notes: string[] = [];
+  for (const r of rows) {
+    if (!r.m) {
+      lines.push(`| ${r.server} | ${r.scenario} | failed | | | | | | | | | | | |`);
+      notes.push(`${r.server} / ${r.scenario}: ${r.failure ?? 'no measurement'}`);
+      continue;
+    }
+    const m = r.m;
+    // Ratios compare one request with one request: not for the ×100 batch.
+    const single = r.eventsPerRequest === null || r.eventsPerRequest === 1;
+    const ratio = (base: number | undefined): string => (single && base ? fmtX(m.reqPerSec / base) : '—');
+    lines.push(
+      `| ${r.server} | ${r.scenario} | ${fmtInt(m.reqPerSec)} | ${r.eventsPerRequest === null ? '—' : fmtInt(m.reqPerSec * r.eventsPerRequest)} | ` +
+        `${fmtMs(m.p50)} | ${fmtMs(m.p99)} | ${fmtInt(m.errors)} | ${((r.rssKb ?? 0) / 1024).toFixed(0)} | ${m.serverCpu.toFixed(0)} (${m.serverMainCpu.toFixed(0)}) | ` +
+        `${m.cpuMsPer1000.toFixed(1)} | ${ratio(ceiling?.reqPerSec)} | ${ratio(fastest?.m.reqPerSec)} | ` +
+        `${single && ceiling ? fmtX(m.cpuMsPer1000 / ceiling.cpuMsPer1000) : '—'} | ${m.loadCpu.toFixed(0)} (${r.loadGen}) |`,
+    );
+    if (m.errorDetail) notes.push(`${r.server} / ${r.scenario}: ${m.errorDetail}`);
+    if (r.curve) notes.push(`${r.server}: JIT warm-up, req/s per ${CXF_SLICE} s slice: ${r.curve.map(fmtInt).join(' → ')} → measured ${fmtInt(m.reqPerSec)}`);
+  }
+  return { lines, notes };
+}
+
+function goals(key: KeyRows): { lines: string[]; allMet: boolean } {
+  const verdict = (ok: boolean): string => (ok ? '**met**' : '**NOT met**');
+  const lines: string[] = [];
+  let allMet = true;
+  const goal = (ok: boolean | null, text: string): void => {
+    if (ok === null) {
+      allMet = false;
+      lines.push(`- ${text}: **not measured**`);
+      return;
+    }
+    allMet &&= ok;
+    lines.push(`- ${text}: ${verdict(ok)}`);
+  };
+  const ours = key.soap11.m;
+  const ceiling = key.ceiling.m;
+  const fastest = fastestPeer(key.peers);
+  const gsoapPool = key.peers.find((p) => p.goalPeer === true);
+
+  const poolNote = !PEERS.has('gsoap') ? ' (gSOAP not run: BENCH_PEERS leaves it out)' : gsoapPool?.m ? '' : ' (gSOAP with its thread pool failed)';
+  if (ours && fastest) {
+    const x = ours.reqPerSec / fastest.m.reqPerSec;
+    goal(x >= 1, `SOAP 1.1 LoginYInsertarEvento, durable: ours / the fastest peer (${fastest.server}) = ${fmtInt(ours.reqPerSec)} / ${fmtInt(fastest.m.reqPerSec)} req/s = ${fmtX(x)} (goal ≥ 1.0x the fastest peer, gSOAP with its thread pool${poolNote})`);
+  } else goal(null, 'SOAP 1.1 LoginYInsertarEvento, durable: ours / the fastest peer (goal ≥ 1.0x)');
+  if (ours && ceiling) {
+    const x = ours.reqPerSec / ceiling.reqPerSec;
+    goal(x >= 0.5, `ours / ceiling = ${fmtInt(ours.reqPerSec)} / ${fmtInt(ceiling.reqPerSec)} req/s = ${fmtX(x)} (goal ≥ 0.5x)`);
+    const c = ours.cpuMsPer1000 / ceiling.cpuMsPer1000;
+    goal(c <= 2, `server CPU per request, ours / ceiling = ${ours.cpuMsPer1000.toFixed(1)} / ${ceiling.cpuMsPer1000.toFixed(1)} ms per 1,000 requests = ${fmtX(c)} (goal ≤ 2x)`);
+  } else {
+    goal(null, 'ours / ceiling (goal ≥ 0.5x)');
+    goal(null, 'server CPU per request, ours / ceiling (goal ≤ 2x)');
+  }
+  const even = key.even?.m;
+  if (even) {
+    const ok = even.p99 <= 5 && even.errors === 0;
+    const runs = even.p99Runs ? `, the median of ${even.p99Runs.length} runs on one server: ${even.p99Runs.map(fmtMs).join(' / ')} ms` : '';
+    goal(ok, `p99 at 70% of our maximum, evenly paced = ${fmtMs(even.p99)} ms at ${fmtInt(even.reqPerSec)} req/s achieved${runs} (goal ≤ 5 ms${even.errors > 0 ? ', and no errors' : ''})`);
+  } else goal(null, 'p99 at 70% of our maximum, evenly paced (goal ≤ 5 ms)');
+  const paced = key.paced?.m;
+  if (paced) lines.push(`- for reference, not a goal: p99 at the same rate with autocannon's per-second bursts = ${fmtMs(paced.p99)} ms`);
+  lines.push('- throughput in the last minute of a 5-minute run ≥ 95% of the first minute: measured by `npm run bench:soak`, not in this run');
+  lines.push("- pipeline: gateway CPU per acknowledged event halved from today's: measured by `npm run bench:pipeline`, not in this run");
+  return { lines, allMet };
+}
+
+export function report(rows: Row[], key: KeyRows, run: { startedAt: Date; loadStart: string; loadEnd: string; wrk: string }): { text: string; allMet: boolean } {
+  const cpus = os.cpus();
+  const { lines: tableLines, notes } = table(rows, key);
+  const { lines: goalLines, allMet } = goals(key);
+  const lines = [
+    `## Ours vs the peers vs the ceiling — ${run.startedAt.toISOString()}`,
+    '',
+    `Machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ` +
+      `${os.type()} ${os.release()}, Node.js ${process.version}, ${run.wrk}, autocannon 9. ` +
+      `Load average (1/5/15 min) at start ${run.loadStart}, at end ${run.loadEnd}.`,
+    `Each row: a fresh server process, one answer checked, ${WARMUP} s warm-up (CXF: the JIT curve below), then ${DURATION} s measured with ${CONNECTIONS} connections ` +
+      `(\`wrk -t1 -c${CONNECTIONS} -d${DURATION}s --latency\`, one thread; the 70% rows: autocannon with overallRate, ` +
+      `and wrk with a Lua schedule spacing the same rate evenly). Every event distinct. The peers answer an in-memory counter; ` +
+      `ours commits every event to SQLite (synchronous=FULL) before answering. Load generator and server share the same cores: compare ratios within this run.`,
+    '',
+    ...tableLines,
+    '',
+    'Errors = socket errors + non-2xx + timeouts + 2xx answers without the expected result (a positive id; ×100 positive ids; a Comando).',
+    'events/s only for rows that durably store events (ours; the peers keep nothing). Server CPU is /proc utime+stime of the server process, all its threads ' +
+      '(% of one core over the measured run, its main thread in brackets; per 1,000 answered requests in ms). Ratios are against the ceiling and the fastest peer of this run.',
+    ...notes.map((n) => `- ${n}`),
+    '',
+    'Goals:',
+    '',
+    ...goalLines,
+  ];
+  return { text: `${lines.join('\n')}\n`, allMet };
+}

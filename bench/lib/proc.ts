@@ -1,0 +1,81 @@
+/**
+ * What the bench scripts read from /proc about a process: CPU time (all threads, or one) and
+ * resident memory. The one place these files are parsed.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ). */
+export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/**
+ * CPU time (user + system) of a process, all its threads, or of one thread (`tid`; the main
+ * thread's id is the pid), in seconds; null when it is gone.
+ */
+export function cpuSeconds(pid: number, tid?: number): number | null {
+  try {
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds used by a server since the probe started: all threads, and its main thread. */
+export interface CpuUse {
+  seconds: number;
+  mainSeconds: number;
+  /** Wall-clock seconds since the probe started. */
+  wall: number;
+  /** % of one core: all threads, and the main thread. */
+  total: number;
+  main: number;
+}
+
+/** Starts measuring a process's CPU use; the returned function reads it since then. */
+export function cpuProbe(pid: number): () => CpuUse {
+  const t0 = performance.now();
+  const total0 = cpuSeconds(pid) ?? 0;
+  const main0 = cpuSeconds(pid, pid) ?? 0;
+  return () => {
+    const wall = Math.max(0.001, (performance.now() - t0) / 1000);
+    const seconds = (cpuSeconds(pid) ?? total0) - total0;
+    const mainSeconds = (cpuSeconds(pid, pid) ?? main0) - main0;
+    return { seconds, mainSeconds, wall, total: (seconds / wall) * 100, main: (mainSeconds / wall) * 100 };
+  };
+}
+
+/**
+ * Samples a short-lived process's CPU time while it runs (its /proc entry is gone once it exits,
+ * so the last sample is what is known): for a load generator such as wrk.
+ */
+export function sampleCpu(pid: number, everyMs = 200): { stop(): { seconds: number; over: number } } {
+  const start = Date.now();
+  let last = { seconds: 0, at: start };
+  const timer = setInterval(() => {
+    const s = cpuSeconds(pid);
+    if (s !== null) last = { seconds: s, at: Date.now() };
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { seconds: last.seconds, over: Math.max(0.001, (last.at - start) / 1000) };
+    },
+  };
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident set size now, kB (0 when the process is gone). */
+export const rssKb = (pid: number): number => statusKb(pid, 'VmRSS');
+
+/** Peak resident set size (VmHWM) so far, kB (0 when the process is gone). */
+export const peakRssKb = (pid: number): number => statusKb(pid, 'VmHWM');

@@ -2,7 +2,7 @@ import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import { HttpBinding } from './http/binding.js';
-import { Exchange, Status, TEXT_PLAIN, TEXT_XML } from './http/exchange.js';
+import { Exchange, Status, TEXT_PLAIN, TEXT_XML, type RejectReason } from './http/exchange.js';
 import { uWS, type us_listen_socket } from './http/uws.js';
 import { serviceDescription, type ServiceDescription } from './metadata/description.js';
 import { renderHelpPage, renderOperationPage } from './metadata/help-page.js';
@@ -38,8 +38,14 @@ export interface GatewayOptions {
 export function startGateway({ config, service, logger, clock = Date.now, port, metrics, description }: GatewayOptions): Promise<GatewayServer> {
   const metadataDocs = description ?? serviceDescription(config);
   const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
-  const soap = new SoapBinding(service, config, logger, clock, cookieHeader);
+  const rejected = (reason: RejectReason): void => metrics?.rejectedRequests.labels({ reason }).inc();
+  const soap = new SoapBinding(service, config, logger, clock, cookieHeader, rejected);
   const http = new HttpBinding(service, config, logger, clock, cookieHeader);
+  /** A %-escape that is not UTF-8 (`%zz`, `%C0%BC`) is the client's error: 400, counted, no stack trace. */
+  const badEscape = (ex: Exchange): void => {
+    rejected('bad_escape');
+    ex.send(Status.badRequest, TEXT_PLAIN, 'Bad request: the URL holds an invalid %-escape.\r\n');
+  };
   const base = config.servicePath.toLowerCase();
   const open = new Set<Exchange>();
   let drained: (() => void) | null = null;
@@ -64,7 +70,9 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     } else if (ql === 'disco' || ql.startsWith('disco&')) {
       ex.send(Status.ok, TEXT_XML, metadataDocs.disco(opts.serviceUrl));
     } else if (ql.startsWith('op=')) {
-      const page = renderOperationPage({ ...opts, operation: decodeURIComponent(q.slice(3).split('&')[0] ?? '') });
+      const operation = decodeComponent(q.slice(3).split('&')[0] ?? '');
+      if (operation === null) return badEscape(ex);
+      const page = renderOperationPage({ ...opts, operation });
       if (page === null) ex.send(Status.notFound, TEXT_PLAIN, 'Unknown operation.\r\n');
       else ex.send(Status.ok, 'text/html; charset=utf-8', page);
     } else {
@@ -82,8 +90,9 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
         else if (ex.method === 'GET' || ex.method === 'HEAD') metadata(ex);
         else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', [['Allow', 'GET, POST']]);
       } else if (lower.startsWith(`${base}/`)) {
-        const pathInfo = decodeURIComponent(ex.path.slice(base.length));
-        if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, pathInfo.slice(1));
+        const pathInfo = decodeComponent(ex.path.slice(base.length));
+        if (pathInfo === null) badEscape(ex);
+        else if (ex.method === 'GET' || ex.method === 'POST') http.handle(ex, pathInfo.slice(1));
         else if (ex.method === 'HEAD') {
           // ASMX has no HEAD handler for {path}/Op: it fails the request before any operation runs.
           ex.send(Status.serverError, TEXT_PLAIN, `Request format is unrecognized for URL unexpectedly ending in '${pathInfo}'.\r\n`);
@@ -120,4 +129,14 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
       });
     });
   });
+}
+
+/** decodeURIComponent that answers null instead of throwing on a malformed escape. */
+function decodeComponent(text: string): string | null {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
 }

@@ -9,6 +9,9 @@ const DECL_SNIFF_LIMIT = 256;
 
 export class UnsupportedCharsetError extends Error {}
 
+/** Bytes that are not valid in the declared encoding (ASMX: "Invalid character in the given encoding"). */
+export class InvalidEncodingError extends Error {}
+
 type Decode = (chunk: Uint8Array, last: boolean) => string;
 
 function decoderFor(charset: string): Decode {
@@ -19,11 +22,23 @@ function decoderFor(charset: string): Decode {
   }
   let td: TextDecoder;
   try {
-    td = new TextDecoder(cs === '' ? 'utf-8' : cs);
+    // fatal: invalid bytes are refused, never turned into U+FFFD and stored as if sent.
+    td = new TextDecoder(cs === '' ? 'utf-8' : cs, { fatal: true });
   } catch {
     throw new UnsupportedCharsetError(`Unsupported charset: ${charset}.`);
   }
-  return (chunk, last) => td.decode(chunk, { stream: !last });
+  let consumed = 0;
+  return (chunk, last) => {
+    try {
+      const text = td.decode(chunk, { stream: !last });
+      consumed += chunk.byteLength;
+      return text;
+    } catch {
+      throw new InvalidEncodingError(
+        `Invalid character in the given encoding (${td.encoding}), within bytes ${consumed + 1}-${consumed + chunk.byteLength} of the body.`,
+      );
+    }
+  };
 }
 
 export class BodyDecoder {

@@ -9,6 +9,9 @@ import type { HttpRequest, HttpResponse } from './uws.js';
  */
 type HeaderName = 'content-type' | 'content-length' | 'soapaction' | 'cookie' | 'host' | 'x-forwarded-for';
 
+/** Why a request was refused before any operation ran (gateway_rejected_requests_total). */
+export type RejectReason = 'unknown_charset' | 'invalid_encoding' | 'bad_escape' | 'bad_content_length';
+
 /** Which hops of X-Forwarded-For to believe (proxy-addr's compiled trust function). */
 export type ProxyTrust = (address: string, hop: number) => boolean;
 

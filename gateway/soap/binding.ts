@@ -4,8 +4,8 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { decodeSoapArguments, InvalidValueError, todayIn } from '../bindings/arguments.js';
 import { SoapResultWriter } from '../bindings/result-xml.js';
-import { BodyDecoder, UnsupportedCharsetError } from '../http/body-decoder.js';
-import { parseMediaType, readBody, readCookie, Status, type Exchange, type ProxyTrust } from '../http/exchange.js';
+import { BodyDecoder, InvalidEncodingError, UnsupportedCharsetError } from '../http/body-decoder.js';
+import { parseMediaType, readBody, readCookie, Status, type Exchange, type ProxyTrust, type RejectReason } from '../http/exchange.js';
 import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
@@ -31,6 +31,8 @@ export class SoapBinding {
     private readonly logger: Logger,
     private readonly clock: () => number,
     private readonly cookieHeader: (sessionId: string) => string,
+    /** Counts a request refused while reading it (docs/protocol.md §Encodings). */
+    private readonly rejected: (reason: RejectReason) => void = () => undefined,
   ) {
     this.trust = proxyaddr.compile(config.trustedProxies);
   }
@@ -49,6 +51,7 @@ export class SoapBinding {
       decoder = new BodyDecoder(media.params.get('charset') ?? null);
     } catch (err) {
       if (err instanceof UnsupportedCharsetError) {
+        this.rejected('unknown_charset');
         unsupportedMediaType(ex, media.type);
         return;
       }
@@ -162,7 +165,14 @@ export class SoapBinding {
   }
 
   private readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
-    if (err instanceof XmlSyntaxError) {
+    if (err instanceof UnsupportedCharsetError) {
+      // Named in the XML declaration: found only once the body arrived.
+      this.rejected('unknown_charset');
+      unsupportedMediaType(ex, parseMediaType(ex.header('content-type')).type);
+    } else if (err instanceof InvalidEncodingError) {
+      this.rejected('invalid_encoding');
+      this.fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
+    } else if (err instanceof XmlSyntaxError) {
       this.fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
     } else if (err instanceof EnvelopeError) {
       this.fault(ex, version, err.kind, err.message);

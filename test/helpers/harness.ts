@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { Backends } from '../../shared/backends/types.js';
 import { loadConfig, type Config } from '../../shared/config.js';
@@ -32,13 +33,22 @@ export class TestApp {
   base = '';
   dataDir = '';
 
+  /** Log lines (JSON) at info and above, captured for the tests that assert on them. */
+  readonly logs: string[] = [];
+
   static async start(env: Record<string, string> = {}, backends?: (config: Config) => Promise<Backends>): Promise<TestApp> {
     const t = new TestApp();
+    const capture = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        t.logs.push(chunk.toString('utf8'));
+        done();
+      },
+    });
     t.dataDir = mkdtempSync(path.join(tmpdir(), 'gw-test-'));
     t.config = loadConfig({ DATA_DIR: t.dataDir, ADMIN_TOKEN: 'test-token', HOST: '127.0.0.1', SQLITE_SYNCHRONOUS: 'NORMAL', ...env });
     t.app = await startApplication({
       config: t.config,
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, capture),
       clock: t.clock,
       port: 0,
       adminPort: 0,
@@ -110,6 +120,12 @@ export class TestApp {
       'Content-Type': 'application/x-www-form-urlencoded',
       ...(cookie ? { Cookie: cookie } : {}),
     });
+  }
+
+  /** The Prometheus text of this server's /metrics. */
+  async metrics(): Promise<string> {
+    const res = await fetch(`${this.app.admin.url}/metrics`, { headers: { Authorization: `Bearer ${this.app.adminToken}` } });
+    return res.text();
   }
 
   async admin(method: string, pathAndQuery: string, body?: unknown): Promise<{ status: number; json: unknown }> {

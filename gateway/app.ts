@@ -43,6 +43,8 @@ function openBackends(mode: string, config: Config, logger: Logger, metrics: Met
     maxDedupeKeys: config.dedupeMaxKeys,
     offThreadCommits: config.sqliteCommit === 'thread',
     maxSessions: config.sessionMax,
+    minFreeBytes: config.storeMinFreeBytes,
+    lockoutTrackedMax: config.lockoutTrackedMax,
     now: clock,
     onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
   });

@@ -53,6 +53,8 @@ export interface Config {
   sqliteSynchronous: 'FULL' | 'NORMAL';
   /** Where the embedded store commits event groups: a writer thread (fsync off the event loop) or inline. */
   sqliteCommit: 'thread' | 'inline';
+  /** Free disk below which the embedded store reports not ready (/readyz), in bytes. */
+  storeMinFreeBytes: number;
   logLevel: string;
 
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitEventsPerSecond: int(env, 'RATE_LIMIT_EVENTS_PER_SECOND', 0),
     sqliteSynchronous: sync,
     sqliteCommit: commit,
+    storeMinFreeBytes: int(env, 'STORE_MIN_FREE_MB', 64) * 1024 * 1024,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     redisUrl: env.REDIS_URL ? env.REDIS_URL : null,
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'gw:'),

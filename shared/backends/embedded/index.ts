@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Backends } from '../types.js';
 import { createCommandStore } from './commands.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
@@ -28,6 +29,10 @@ export interface EmbeddedOptions {
   maxSessions?: number;
   /** How often expired sessions and stale lockout entries are dropped (default one minute). */
   sweepIntervalMs?: number;
+  /** Free bytes below which the store reports itself not ready (default 64 MiB; 0 disables). */
+  minFreeBytes?: number;
+  /** SystemUser+address pairs the lockout store tracks at most. */
+  lockoutTrackedMax?: number;
   /** Told about each failed event commit; those events were answered 'unavailable'. */
   onCommitError?: (error: unknown, events: number) => void;
 }
@@ -40,6 +45,16 @@ export interface EmbeddedBackends extends Backends {
 }
 
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+export const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
+
+async function freeBytes(dir: string): Promise<number> {
+  try {
+    const s = await fs.promises.statfs(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return 0;
+  }
+}
 
 /**
  * Single-process deployment: everything durable in DATA_DIR/gateway.sqlite, sessions and lockouts in
@@ -78,7 +93,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
   }
 
   const sessions = new MemorySessionStore(options.maxSessions);
-  const lockouts = new MemoryLockoutStore();
+  const lockouts = new MemoryLockoutStore(options.lockoutTrackedMax);
   const sweeper = setInterval(() => {
     const t = now();
     sessions.sweep(t);
@@ -98,9 +113,12 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
     eventLog,
     events: createEventStore(db, access),
     eventLogStats: () => eventLog.stats,
-    // Ready only while the store can write: a probe commit on the events' own connection.
+    // Ready only while the store can write: enough free disk (a write that still fits in the WAL
+    // succeeds on a full disk, so a probe alone would say ready until the WAL runs out), and a
+    // probe commit on the events' own connection (read-only or failing storage).
     async healthy() {
       if (closing !== null || !db.open) return false;
+      if ((await freeBytes(options.dataDir)) < (options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES)) return false;
       return eventLog.writable();
     },
     close() {

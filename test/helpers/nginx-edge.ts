@@ -22,7 +22,7 @@ function nginxBinary(): string {
 
 /** Replaces `pattern` in `text`, insisting it matched (the shipped file must not drift silently). */
 function replaceOrFail(text: string, pattern: RegExp, replacement: string, what: string): string {
-  if (!pattern.test(text)) throw new Error(`deploy/nginx: ${what} not found (pattern ${pattern})`);
+  if (text.search(pattern) < 0) throw new Error(`deploy/nginx: ${what} not found (pattern ${pattern})`);
   return text.replace(pattern, replacement);
 }
 

@@ -96,9 +96,14 @@ export class Exchange {
       if (this.method === 'HEAD') {
         // The headers a GET would get, never a body (a body after HEAD desynchronizes a kept-alive
         // connection). The length goes in as a header: uWS's endWithoutBody(length) closes the
-        // connection instead of keeping it alive.
-        this.res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
-        this.res.endWithoutBody(undefined, close);
+        // connection instead of keeping it alive. A refusal, which must hang up, ends with an
+        // empty body instead: endWithoutBody(length, true) waits for the body it announced.
+        if (close) {
+          this.res.end('', true);
+        } else {
+          this.res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+          this.res.endWithoutBody();
+        }
       } else {
         this.res.end(body, close);
       }

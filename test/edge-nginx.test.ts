@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, event, NS, soap11Envelope, TestApp, xmlParams } from './helpers/harness.js';
 import { EDGE_CONFIG_DIR, NginxEdge } from './helpers/nginx-edge.js';
-import { RawConnection, type RawResponse } from './helpers/raw-http.js';
+import { RawConnection, type RawResponse } from './helpers/raw-connection.js';
 
 /** Open TCP connections accepted on 127.0.0.1:`port` (Linux /proc/net/tcp; state 01 = ESTABLISHED). */
 function establishedTo(port: number): number {
@@ -41,7 +41,7 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
   };
   const idOf = (r: RawResponse): number => {
     expect(r.status).toBe(200);
-    const m = /<LoginYInsertarEventoResult>(\d+)<\/LoginYInsertarEventoResult>/.exec(r.body);
+    const m = /<LoginYInsertarEventoResult>(\d+)<\/LoginYInsertarEventoResult>/.exec(r.body.toString());
     if (m === null) throw new Error(`no event id in ${r.body}`);
     return Number(m[1]);
   };
@@ -67,14 +67,14 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     const { head, body, codes } = bigBatch('slow-');
     const c = await RawConnection.open(edge.port);
     const started = Date.now();
-    await c.write(head);
+    c.write(head);
     await c.writeSlowly(body, 1024, 200);
-    const r = await c.response(20_000);
+    const r = await c.read(false, 20_000);
     const seconds = (Date.now() - started) / 1000;
     c.close();
     expect(seconds).toBeGreaterThan(14);
     expect(r.status).toBe(200);
-    const ids = [...r.body.matchAll(/<int>(-?\d+)<\/int>/g)].map((m) => Number(m[1]));
+    const ids = [...r.body.toString().matchAll(/<int>(-?\d+)<\/int>/g)].map((m) => Number(m[1]));
     expect(ids).toHaveLength(codes.length);
     const byCode = await stored('slow-');
     expect(codes.map((code) => byCode.get(code))).toEqual(ids);
@@ -84,17 +84,17 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
   it('without the edge, uWS drops the same slow batch (why the edge exists)', { timeout: 45_000 }, async () => {
     const { head, body } = bigBatch('direct-slow-');
     const c = await RawConnection.open(t.app.gateway.port);
-    await c.write(head);
+    c.write(head);
     await expect(c.writeSlowly(body, 1024, 200)).rejects.toThrow(/closed the connection after \d+ of \d+ body bytes/);
-    expect(c.pending()).toBe('');
+    expect(c.unread()).toBe('');
     expect((await stored('direct-slow-')).size).toBe(0);
   });
 
   it('answers two pipelined inserts on one connection, in order, each with its own id', async () => {
     const c = await RawConnection.open(edge.port);
-    await c.write(insert('pipe-1') + insert('pipe-2'));
-    const first = idOf(await c.response());
-    const second = idOf(await c.response());
+    c.write(insert('pipe-1') + insert('pipe-2'));
+    const first = idOf(await c.read(false, 10_000));
+    const second = idOf(await c.read(false, 10_000));
     c.close();
     expect(first).not.toBe(second);
     const byCode = await stored('pipe-');
@@ -104,14 +104,14 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
 
   it('keeps a client connection idle for 60 s usable', { timeout: 75_000 }, async () => {
     const c = await RawConnection.open(edge.port);
-    await c.write(insert('idle-1'));
-    idOf(await c.response());
+    c.write(insert('idle-1'));
+    idOf(await c.read(false, 10_000));
     await new Promise((r) => setTimeout(r, 60_000));
     expect(c.closed).toBe(false);
     // By now the gateway has closed or nginx has retired every upstream connection; a POST on a
     // connection uWS was closing would come back as a 502.
-    await c.write(insert('idle-2'));
-    const id = idOf(await c.response());
+    c.write(insert('idle-2'));
+    const id = idOf(await c.read(false, 10_000));
     c.close();
     expect((await stored('idle-')).get('idle-2')).toBe(id);
     expect(edge.errorLog()).not.toMatch(/\[error\]/);
@@ -125,15 +125,15 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
       await gw.provider('acme', 'secret-1');
       const c = await RawConnection.open(own.port);
       for (const code of ['pool-1', 'pool-2']) {
-        await c.write(insert(code));
-        idOf(await c.response());
+        c.write(insert(code));
+        idOf(await c.read(false, 10_000));
       }
       expect(establishedTo(gw.app.gateway.port)).toBe(1);
       // uWS closes an idle connection after 8-12 s; nginx's pool (keepalive_timeout 4s) first.
       await new Promise((r) => setTimeout(r, 6_000));
       expect(establishedTo(gw.app.gateway.port)).toBe(0);
-      await c.write(insert('pool-3'));
-      idOf(await c.response());
+      c.write(insert('pool-3'));
+      idOf(await c.read(false, 10_000));
       c.close();
     } finally {
       await own.stop();
@@ -143,8 +143,8 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
 
   it('without the edge, uWS closes an idle connection within about 10 s', { timeout: 30_000 }, async () => {
     const c = await RawConnection.open(t.app.gateway.port);
-    await c.write(insert('direct-idle'));
-    idOf(await c.response());
+    c.write(insert('direct-idle'));
+    idOf(await c.read(false, 10_000));
     const started = Date.now();
     expect(await c.closesWithin(20_000)).toBe(true);
     expect(Date.now() - started).toBeGreaterThan(4_000);
@@ -153,12 +153,12 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
   it('answers 431 to a request with 100 header lines and keeps serving the connection', async () => {
     const padding = Array.from({ length: 95 }, (_, i) => `X-Pad-${i}: v`);
     const c = await RawConnection.open(edge.port);
-    await c.write(insert('many-headers', padding));
-    const r = await c.response();
+    c.write(insert('many-headers', padding));
+    const r = await c.read(false, 10_000);
     expect(r.status).toBe(431);
-    expect(r.body).toBe('Request Header Fields Too Large: more than 64 header lines.\r\n');
-    await c.write(insert('after-many-headers'));
-    const id = idOf(await c.response());
+    expect(r.body.toString()).toBe('Request Header Fields Too Large: more than 64 header lines.\r\n');
+    c.write(insert('after-many-headers'));
+    const id = idOf(await c.read(false, 10_000));
     c.close();
     const byCode = await stored('many-headers');
     expect(byCode.size).toBe(0);
@@ -167,20 +167,20 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
 
   it('serves a request with 60 header lines, which uWS alone leaves unanswered', async () => {
     const c = await RawConnection.open(edge.port);
-    await c.write(insert('sixty-headers', Array.from({ length: 55 }, (_, i) => `X-Pad-${i}: v`)));
-    const id = idOf(await c.response());
+    c.write(insert('sixty-headers', Array.from({ length: 55 }, (_, i) => `X-Pad-${i}: v`)));
+    const id = idOf(await c.read(false, 10_000));
     c.close();
     expect((await stored('sixty-headers')).get('sixty-headers')).toBe(id);
   });
 
   it('answers 400 to a head line over 8 KB and to conflicting Content-Length headers', async () => {
     const big = await RawConnection.open(edge.port);
-    await big.write(insert('big-head', [`Cookie: a=${'c'.repeat(9_000)}`]));
-    expect((await big.response()).status).toBe(400);
+    big.write(insert('big-head', [`Cookie: a=${'c'.repeat(9_000)}`]));
+    expect((await big.read(false, 10_000)).status).toBe(400);
     big.close();
     const dup = await RawConnection.open(edge.port);
-    await dup.write(insert('dup-length', ['Content-Length: 5']));
-    expect((await dup.response()).status).toBe(400);
+    dup.write(insert('dup-length', ['Content-Length: 5']));
+    expect((await dup.read(false, 10_000)).status).toBe(400);
     expect(await dup.closesWithin(2_000)).toBe(true);
     expect((await stored('big-head')).size + (await stored('dup-length')).size).toBe(0);
   });
@@ -197,12 +197,28 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     expect(cookie).toBeDefined();
     const body = soap11Envelope('InsertarEvento', xmlParams(event({ Codigo: 'cookie-1' })));
     const c = await RawConnection.open(edge.port);
-    await c.write(post('InsertarEvento', body, [`Cookie: ${cookie}`]) + body);
-    const r = await c.response();
+    c.write(post('InsertarEvento', body, [`Cookie: ${cookie}`]) + body);
+    const r = await c.read(false, 10_000);
     c.close();
-    const m = /<InsertarEventoResult>(\d+)<\/InsertarEventoResult>/.exec(r.body);
+    const m = /<InsertarEventoResult>(\d+)<\/InsertarEventoResult>/.exec(r.body.toString());
     expect(m).not.toBeNull();
     expect((await stored('cookie-1')).get('cookie-1')).toBe(Number(m?.[1]));
+  });
+
+  it('passes the client address as the only X-Forwarded-For entry, so a client cannot pick its lockout key', { timeout: 30_000 }, async () => {
+    await t.provider('xff', 'secret-1');
+    const login = async (password: string, forwardedFor: string): Promise<string> => {
+      const r = await fetch(`http://127.0.0.1:${edge.port}/service.asmx/Login`, {
+        method: 'POST',
+        headers: { 'X-Forwarded-For': forwardedFor },
+        body: new URLSearchParams({ SystemUser: 'xff', Password: password }),
+      });
+      return r.text();
+    };
+    // Each failure claims another address; the gateway (trusting the edge on loopback) must still
+    // count them all against the one client the edge saw, and lock it out.
+    for (let i = 0; i < t.config.lockoutMaxFailures; i++) expect(await login('wrong-password', `203.0.113.${i}`)).toContain('>false<');
+    expect(await login('secret-1', '198.51.100.7')).toContain('>false<');
   });
 
   it('ships the docker-compose upstream with the same pool settings as the tested one', () => {

@@ -84,6 +84,10 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     const ex = new Exchange(res, req, finished);
     open.add(ex);
     try {
+      if (ex.ambiguousLength) {
+        ex.refuse(Status.badRequest, 'Bad Request: conflicting or invalid Content-Length headers.');
+        return;
+      }
       const lower = ex.path.toLowerCase();
       if (lower === base || lower === `${base}/`) {
         if (ex.method === 'POST') soap.handle(ex);

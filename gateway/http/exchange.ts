@@ -26,6 +26,8 @@ export class Exchange {
   readonly method: string;
   readonly path: string;
   readonly query: string;
+  /** Content-Length lines that differ or one that is not a number: see `lengthIsAmbiguous`. */
+  readonly ambiguousLength: boolean;
   /** The only request headers any route reads, copied while uWS still lends the request. */
   private readonly headers: Readonly<Record<HeaderName, string>>;
 
@@ -45,6 +47,7 @@ export class Exchange {
       host: req.getHeader('host'),
       'x-forwarded-for': req.getHeader('x-forwarded-for'),
     };
+    this.ambiguousLength = lengthIsAmbiguous(req);
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
@@ -75,6 +78,18 @@ export class Exchange {
 
   /** Sends a complete response unless one was sent already or the client went away. */
   send(status: string, contentType: string | null, body: string, extraHeaders?: readonly [string, string][]): void {
+    this.respond(status, contentType, body, extraHeaders, false);
+  }
+
+  /**
+   * Answers one text/plain line and closes the connection without reading the body: when the
+   * request's framing is in doubt, nothing after it on the connection can be trusted.
+   */
+  refuse(status: string, message: string): void {
+    this.respond(status, TEXT_PLAIN, `${message}\r\n`, undefined, true);
+  }
+
+  private respond(status: string, contentType: string | null, body: string, extraHeaders: readonly [string, string][] | undefined, close: boolean): void {
     if (this.done || this.aborted) return;
     this.status = status.slice(0, 3);
     this.res.cork(() => {
@@ -84,11 +99,16 @@ export class Exchange {
       if (this.method === 'HEAD') {
         // The headers a GET would get, never a body (a body after HEAD desynchronizes a kept-alive
         // connection). The length goes in as a header: uWS's endWithoutBody(length) closes the
-        // connection instead of keeping it alive.
-        this.res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
-        this.res.endWithoutBody();
+        // connection instead of keeping it alive. A refusal, which must hang up, ends with an
+        // empty body instead: endWithoutBody(length, true) waits for the body it announced.
+        if (close) {
+          this.res.end('', true);
+        } else {
+          this.res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+          this.res.endWithoutBody();
+        }
       } else {
-        this.res.end(body);
+        this.res.end(body, close);
       }
     });
     this.finish();
@@ -99,6 +119,43 @@ export class Exchange {
     this.done = true;
     this.onFinish(this);
   }
+}
+
+/** State of one `lengthIsAmbiguous` walk: module-level so the walk allocates no closure. */
+let walkFirstLength: string | null = null;
+let walkAmbiguous = false;
+
+function visitHeader(name: string, value: string): void {
+  if (name !== 'content-length') return;
+  if (walkFirstLength === null) {
+    walkFirstLength = value;
+    if (!isDigits(value)) walkAmbiguous = true;
+  } else if (value !== walkFirstLength) {
+    walkAmbiguous = true;
+  }
+}
+
+function isDigits(value: string): boolean {
+  if (value.length === 0) return false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/**
+ * True when the body's length is in doubt: two Content-Length lines that differ, or one that is
+ * not a number (empty included). uWS frames the body by the first line, a proxy in front may use
+ * another, and what one reads as body the other reads as the next request. uWS itself closes the
+ * connection, unanswered, on a lone non-numeric value and on Content-Length with
+ * Transfer-Encoding; the rest only a walk over every header line finds (bench/header-scan.ts).
+ */
+export function lengthIsAmbiguous(req: HttpRequest): boolean {
+  walkFirstLength = null;
+  walkAmbiguous = false;
+  req.forEach(visitHeader);
+  return walkAmbiguous;
 }
 
 export const Status = {

@@ -2,6 +2,7 @@ import net from 'node:net';
 
 export interface RawResponse {
   readonly statusLine: string;
+  readonly status: number;
   /** Header values by lower-cased name. */
   readonly headers: ReadonlyMap<string, string>;
   readonly body: Buffer;
@@ -9,23 +10,30 @@ export interface RawResponse {
 
 /**
  * One kept-alive HTTP/1.1 connection driven by hand, to see exactly what follows a response on the
- * wire. Responses are framed by Content-Length; a HEAD response is framed as headers only, so any
- * body the server sends after one shows up as garbage before the next status line.
+ * wire, and for what fetch cannot do: pipelining, slow bodies, duplicate or malformed headers, idle
+ * waits on one socket. Responses are framed by Content-Length; a HEAD response is framed as headers
+ * only, so any body the server sends after one shows up as garbage before the next status line.
  */
 export class RawConnection {
   private buffer = Buffer.alloc(0);
   private wake: (() => void) | null = null;
   closed = false;
+  private readonly whenClosed: Promise<void>;
 
   private constructor(private readonly socket: net.Socket) {
     socket.on('data', (d: Buffer) => {
       this.buffer = Buffer.concat([this.buffer, d]);
       this.wake?.();
     });
-    socket.on('close', () => {
-      this.closed = true;
-      this.wake?.();
-    });
+    this.whenClosed = new Promise((resolve) =>
+      socket.on('close', () => {
+        this.closed = true;
+        this.wake?.();
+        resolve();
+      }),
+    );
+    // A write after the server hung up fails; `closed` says so, the error itself adds nothing.
+    socket.on('error', () => undefined);
   }
 
   static open(port: number): Promise<RawConnection> {
@@ -36,8 +44,26 @@ export class RawConnection {
   }
 
   /** Sends raw request bytes (one request or several pipelined). */
-  write(raw: string): void {
+  write(raw: string | Buffer): void {
     this.socket.write(raw);
+  }
+
+  /** Sends `data` in `chunkBytes` pieces, one every `intervalMs`; throws once the server hangs up. */
+  async writeSlowly(data: Buffer, chunkBytes: number, intervalMs: number): Promise<void> {
+    for (let off = 0; off < data.length; off += chunkBytes) {
+      if (off > 0) await new Promise((r) => setTimeout(r, intervalMs));
+      if (this.closed) throw new Error(`the server closed the connection after ${off} of ${data.length} body bytes`);
+      this.socket.write(data.subarray(off, off + chunkBytes));
+    }
+  }
+
+  /** True if the server closes the connection within `timeoutMs`. */
+  async closesWithin(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const closed = await Promise.race([this.whenClosed.then(() => true as const), timedOut]);
+    clearTimeout(timer);
+    return closed;
   }
 
   /** Reads the next response; `head` says it answers a HEAD (no body whatever Content-Length says). */
@@ -56,7 +82,8 @@ export class RawConnection {
         if (this.buffer.length >= end + 4 + length) {
           const body = this.buffer.subarray(end + 4, end + 4 + length);
           this.buffer = this.buffer.subarray(end + 4 + length);
-          return { statusLine: lines[0] ?? '', headers, body: Buffer.from(body) };
+          const statusLine = lines[0] ?? '';
+          return { statusLine, status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? NaN), headers, body: Buffer.from(body) };
         }
       }
       if (this.closed) throw new Error(`connection closed; unread: ${JSON.stringify(this.buffer.toString('latin1'))}`);

@@ -85,6 +85,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     open.add(ex);
     try {
       if (ex.ambiguousLength) {
+        rejected('bad_content_length');
         ex.refuse(Status.badRequest, 'Bad Request: conflicting or invalid Content-Length headers.');
         return;
       }

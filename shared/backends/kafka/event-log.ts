@@ -1,5 +1,6 @@
 import { Partitioners, type ICustomPartitioner, type Producer } from 'kafkajs';
 import { encodeEvent, messageKey } from '../../events/wire.js';
+import { IdEpochChangedError, IdStateLostError } from '../id-state.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
 import { withTimeout } from './errors.js';
@@ -68,6 +69,8 @@ export interface KafkaEventLogStats {
   rejectedBackpressure: number;
   rejectedFailing: number;
   rejectedSeams: number;
+  /** Events answered unavailable because the id state was lost and not restored yet. */
+  rejectedIdState: number;
   failedEvents: number;
   /** Events accepted and not answered yet. */
   inFlight: number;
@@ -120,6 +123,7 @@ export class KafkaEventLog implements EventLog {
     rejectedBackpressure: 0,
     rejectedFailing: 0,
     rejectedSeams: 0,
+    rejectedIdState: 0,
     /** Events refused alone for their size (the sender counts failed sends' events). */
     tooLarge: 0,
   };
@@ -196,23 +200,44 @@ export class KafkaEventLog implements EventLog {
     }
   }
 
+  /**
+   * Ids, then the dedupe claim of those ids, which also checks (atomically, in the distributed
+   * mode) that the id state they were taken under is still current. When it moved on (restored
+   * after a loss elsewhere, or the floor raised), the ids are dropped and the claim is tried once
+   * more with fresh ones. Null: answer unavailable (nothing was published).
+   */
+  private async claimIds(events: EventRecord[], deadline: number): Promise<{ ids: bigint[]; earlier: (bigint | null)[] } | null> {
+    const n = events.length;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const ids = await withTimeout(this.options.ids.allocate(n), deadline - performance.now(), 'id allocation');
+        if (ids.length !== n) throw new Error(`id allocator returned ${ids.length} ids for ${n} events`);
+        const entries = events.map((e, i) => ({ key: e.dedupeKey, id: ids[i] as bigint }));
+        const epoch = this.options.ids.epochOf?.(ids);
+        const earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs, epoch), deadline - performance.now(), 'dedupe claim');
+        if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
+        return { ids, earlier };
+      } catch (error) {
+        if (error instanceof IdEpochChangedError && attempt === 0) continue;
+        if (error instanceof IdStateLostError) {
+          // Logged once by the id recovery, not per append.
+          this.counters.rejectedIdState += n;
+          return null;
+        }
+        // Nothing published. A claim that may have been made holds an id nobody was given: a
+        // resend gets that id and publishes it, so leaving it is safe.
+        this.counters.rejectedSeams += n;
+        this.options.logger.warn({ err: error, events: n }, 'event ids or dedupe unavailable; answering unavailable');
+        return null;
+      }
+    }
+  }
+
   private async publish(events: EventRecord[], deadline: number): Promise<AppendOutcome[]> {
     const n = events.length;
-    let ids: bigint[];
-    let earlier: (bigint | null)[];
-    try {
-      ids = await withTimeout(this.options.ids.allocate(n), deadline - performance.now(), 'id allocation');
-      if (ids.length !== n) throw new Error(`id allocator returned ${ids.length} ids for ${n} events`);
-      const entries = events.map((e, i) => ({ key: e.dedupeKey, id: ids[i] as bigint }));
-      earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs), deadline - performance.now(), 'dedupe claim');
-      if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
-    } catch (error) {
-      // Nothing published. A claim that may have been made holds an id nobody was given: a
-      // resend gets that id and publishes it, so leaving it is safe.
-      this.counters.rejectedSeams += n;
-      this.options.logger.warn({ err: error, events: n }, 'event ids or dedupe unavailable; answering unavailable');
-      return events.map(() => UNAVAILABLE);
-    }
+    const claimed = await this.claimIds(events, deadline);
+    if (claimed === null) return events.map(() => UNAVAILABLE);
+    const { ids, earlier } = claimed;
 
     const outIds = events.map((_, i) => earlier[i] ?? (ids[i] as bigint));
     const call: Call = { acked: new Array<boolean>(n).fill(false), remaining: 0, resolve: () => {} };

@@ -7,8 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { foldId } from '../gateway/service/events.js';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { credentials, event, TestApp, xmlParams } from './helpers/harness.js';
+import { services, uniqueName } from './helpers/services.js';
 
 const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
 
@@ -63,4 +65,55 @@ describe('ID_FLOOR, embedded', () => {
     });
     await withServer({ ID_FLOOR: '1000' }, async (t) => expect((await insert(t, 'g')).stored).toBe(3000000003n));
   });
+});
+
+describe('ID_FLOOR, distributed (real Redis and Kafka)', () => {
+  const s = services();
+  const env: Record<string, string> = {
+    REDIS_URL: s.redisUrl,
+    REDIS_KEY_PREFIX: `${uniqueName('idfloor')}:`,
+    KAFKA_BROKERS: s.kafkaBrokers.join(','),
+    KAFKA_TOPIC: uniqueName('idfloor'),
+    // The first start restores the id state after APPEND_TIMEOUT_MS (+1 s): keep it short here.
+    APPEND_TIMEOUT_MS: '500',
+  };
+  const running: TestApp[] = [];
+  afterAll(async () => {
+    for (const t of running) await t.stop().catch(() => undefined);
+  });
+  const start = async (floor: string | null): Promise<TestApp> => {
+    const t = await TestApp.start({ ...env, ...(floor === null ? {} : { ID_FLOOR: floor }) });
+    running.push(t);
+    return t;
+  };
+  const stop = async (t: TestApp): Promise<void> => {
+    running.splice(running.indexOf(t), 1);
+    await t.stop();
+  };
+  const answer = async (t: TestApp, codigo: string) =>
+    idOf((await t.soap11('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ Codigo: codigo }) }))).text);
+
+  it('every gateway issues above the floor; raised later, even a gateway holding an older block continues above it', async () => {
+    const gw1 = await start('5000000');
+    await gw1.provider('acme', 'secret-1');
+    expect(await answer(gw1, 'a')).toBe(5_000_001); // gw1's block: 5,000,001-5,001,000
+    let gw2 = await start('5000000');
+    expect(await answer(gw2, 'b')).toBe(5_001_001);
+    expect(await answer(gw1, 'c')).toBe(5_000_002);
+
+    // gw2 restarts with a higher floor, above 2^31; gw1 keeps running with its block below it.
+    await stop(gw2);
+    gw2 = await start('7000000000');
+    expect(await answer(gw2, 'd')).toBe(foldId(7_000_000_001n));
+    expect(await answer(gw1, 'e')).toBe(foldId(7_000_001_001n));
+
+    // Lowered (or unset) again: ids keep increasing.
+    await stop(gw2);
+    gw2 = await start('1000');
+    expect(await answer(gw2, 'f')).toBe(foldId(7_000_002_001n));
+    await stop(gw2);
+    gw2 = await start(null);
+    expect(await answer(gw2, 'g')).toBe(foldId(7_000_003_001n));
+    expect(await answer(gw1, 'h')).toBe(foldId(7_000_001_002n));
+  }, 90_000);
 });

@@ -162,6 +162,13 @@ export class IdRecovery {
     const extender = setInterval(() => void ids.extendLock(token, this.lockTtlMs).catch(() => undefined), Math.max(100, this.lockTtlMs / 3));
     extender.unref();
     try {
+      // Another gateway may have restored (and released the lock) between the read above and the lock.
+      const again = await ids.readState();
+      if (again.epoch !== null && again.counter !== null) {
+        ids.adopt(again.epoch);
+        logger.warn({ epoch: again.epoch, counter: again.counter.toString() }, 'event-id state restored by another gateway; issuing ids again');
+        return true;
+      }
       logger.warn({ why, settleMs: this.options.settleMs }, 'restoring the event-id state: waiting for appends in flight, then reading the highest stored id');
       await sleep(this.options.settleMs);
       const highest = await this.options.highestStoredId();

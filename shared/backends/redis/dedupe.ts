@@ -6,7 +6,7 @@ import type { RedisKeys } from './keys.js';
 
 /** Maps a claim script's IDSTATE error reply (the id state was lost or moved on); RedisIdAllocator. */
 export interface IdStateReplies {
-  stateError(err: unknown): unknown;
+  stateError(err: unknown, requestEpoch: string): unknown;
 }
 
 /** Keys per DEL / per script call in release. */
@@ -66,7 +66,7 @@ export class RedisDedupeIndex implements DedupeIndex {
     if (entries.length === 0) return Promise.resolve([]);
     // IDSTATE replies pass the guard as Redis replies; mapped outside it, so they stay what they are.
     return this.claimChunks(entries, windowMs, epoch).catch((err: unknown) => {
-      throw this.states.stateError(err);
+      throw epoch === undefined ? err : this.states.stateError(err, epoch);
     });
   }
 

@@ -106,13 +106,18 @@ export class RedisIdAllocator implements IdAllocator {
   }
 
   /**
-   * Turns a script's `IDSTATE` error reply into what the caller throws, updating this allocator on
-   * the way (lose or adopt). Other errors come back unchanged.
+   * Turns a script's `IDSTATE` error reply to a call made under `requestEpoch` into what the caller
+   * throws, updating this allocator on the way (lose or adopt). A reply that arrives after this
+   * allocator moved past `requestEpoch` (it adopted a newer state meanwhile) only tells the caller
+   * to try again. Other errors come back unchanged.
    */
-  stateError(err: unknown): unknown {
+  stateError(err: unknown, requestEpoch: string): unknown {
     if (!isReplyError(err) || !(err instanceof Error)) return err;
     const m = /^IDSTATE (lost|changed (\S+))/.exec(err.message);
     if (m === null) return err;
+    if (this.epoch !== requestEpoch) {
+      return this.epoch === null ? new IdStateLostError('The event-id state is being restored; no ids until then.') : new IdEpochChangedError(this.epoch);
+    }
     if (m[2] === undefined) {
       this.lose();
       return new IdStateLostError('The event-id state is gone from Redis; no ids until a gateway restores it.', { cause: err });
@@ -190,7 +195,7 @@ export class RedisIdAllocator implements IdAllocator {
         this.adopt(asString(reply, 'id epoch'));
         return true;
       } catch (err) {
-        const mapped = this.stateError(err);
+        const mapped = this.stateError(err, epoch);
         // Another epoch became current meanwhile (adopted): raise under it.
         if (mapped instanceof IdEpochChangedError) continue;
         throw mapped;
@@ -229,7 +234,7 @@ export class RedisIdAllocator implements IdAllocator {
         asString(await ID_BLOCK.run(this.redis, [this.keys.eventIdEpoch(), this.keys.eventIdSeq()], [epoch, size.toString()]), 'id counter'),
       );
     } catch (err) {
-      throw this.stateError(err);
+      throw this.stateError(err, epoch);
     }
     // A state change that arrived while this refill was in flight wins: the block is not used.
     if (this.epoch === null) throw new IdStateLostError('The event-id state is being restored; no ids until then.');

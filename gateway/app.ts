@@ -45,6 +45,7 @@ function openBackends(mode: string, config: Config, logger: Logger, metrics: Met
     maxSessions: config.sessionMax,
     minFreeBytes: config.storeMinFreeBytes,
     lockoutTrackedMax: config.lockoutTrackedMax,
+    idFloor: config.idFloor,
     now: clock,
     onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
   });

@@ -56,6 +56,11 @@ export interface Config {
   /** Free disk below which the embedded store reports not ready (/readyz), in bytes. */
   storeMinFreeBytes: number;
   logLevel: string;
+  /**
+   * Every event id issued is greater than this, in both modes (ids continue above a legacy
+   * sequence). Raising it later keeps ids increasing; lowering it changes nothing.
+   */
+  idFloor: bigint;
 
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
   /** Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded. */
@@ -74,6 +79,12 @@ export interface Config {
   maxInFlightEvents: number;
   /** Longest wait for an event to be stored before answering -5. */
   appendTimeoutMs: number;
+  /**
+   * After Redis lost the id counter, the restored counter = the highest id found in Kafka and
+   * ClickHouse + this margin, which covers ids still in flight from before the loss (see
+   * shared/backends/redis/id-recovery.ts).
+   */
+  idRecoveryMargin: bigint;
   clickhouseUrl: string | null;
   clickhouseDatabase: string;
   clickhouseUser: string;
@@ -93,6 +104,19 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}".`);
   const n = Number(raw);
   if (n < min) throw new ConfigError(`${name} must be at least ${min}, got ${n}.`);
+  return n;
+}
+
+/** Event ids are signed 64-bit (SQLite INTEGER, Redis INCRBY): the largest one. */
+export const MAX_EVENT_ID = 2n ** 63n - 1n;
+
+/** A whole number up to `max`, exact beyond 2^53. */
+function bigWhole(env: Env, name: string, fallback: bigint, max: bigint): bigint {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${env[name]}".`);
+  const n = BigInt(raw);
+  if (n > max) throw new ConfigError(`${name} must be at most ${max} (event ids are 64-bit), got ${raw}.`);
   return n;
 }
 
@@ -180,6 +204,8 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteCommit: commit,
     storeMinFreeBytes: int(env, 'STORE_MIN_FREE_MB', 64) * 1024 * 1024,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
+    // Room for at least a billion ids above it.
+    idFloor: bigWhole(env, 'ID_FLOOR', 0n, MAX_EVENT_ID - 1_000_000_000n),
     redisUrl: env.REDIS_URL ? env.REDIS_URL : null,
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'gw:'),
     kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter((b) => b !== '') : null,
@@ -190,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     producerBatchEvents: int(env, 'PRODUCER_BATCH_EVENTS', 500, 1),
     maxInFlightEvents: int(env, 'MAX_IN_FLIGHT_EVENTS', 20_000, 1),
     appendTimeoutMs: int(env, 'APPEND_TIMEOUT_MS', 5_000, 100),
+    idRecoveryMargin: bigWhole(env, 'ID_RECOVERY_MARGIN', 1_000_000n, 1_000_000_000_000n),
     clickhouseUrl: env.CLICKHOUSE_URL ? env.CLICKHOUSE_URL.replace(/\/+$/, '') : null,
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'gateway'),
     clickhouseUser: str(env, 'CLICKHOUSE_USER', 'default'),

@@ -118,6 +118,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly idStateLost = new Counter({
+    name: 'gateway_id_state_lost_total',
+    help: 'Times this gateway found the event-id state gone from Redis (its inserts answer -5 until it is restored)',
+    registers: [this.registry],
+  });
+
+  readonly idStateRestored = new Counter({
+    name: 'gateway_id_state_restored_total',
+    help: 'Times this gateway restored the event-id counter (from the highest id in Kafka and ClickHouse + ID_RECOVERY_MARGIN)',
+    registers: [this.registry],
+  });
+
+  readonly idStateRecovering = new Gauge({
+    name: 'gateway_id_state_recovering',
+    help: '1 while this gateway has no event-id state (restoring it, or waiting for another gateway to)',
+    registers: [this.registry],
+  });
+
+  readonly idFloor = new Gauge({
+    name: 'gateway_id_floor',
+    help: 'The id counter this gateway last restored (ids are issued above it)',
+    registers: [this.registry],
+  });
+
   readonly workerBatchRows = new Histogram({
     name: 'worker_batch_rows',
     help: 'Rows per ClickHouse insert',

@@ -2,7 +2,10 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
+import { highestStoredId } from './distributed-ids.js';
+import { createKafkaClient } from './kafka/client.js';
 import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
+import { IdRecovery } from './redis/id-recovery.js';
 import { openRedisStores, type RedisStores } from './redis/index.js';
 import type { Backends, EventStore } from './types.js';
 
@@ -15,6 +18,8 @@ export interface DistributedBackends extends Backends {
   redis: RedisStores;
   kafka: KafkaEventLog;
   clickhouse: ClickHouseClient | null;
+  /** Keeps the event-id state established; restores it when Redis lost it. */
+  idRecovery: IdRecovery;
 }
 
 export class ConfigurationMissing extends Error {}
@@ -24,15 +29,19 @@ const noEventStore: EventStore = {
   recent: () => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.')),
 };
 
+/** Slack on top of APPEND_TIMEOUT_MS before the highest stored id is read (timers, a last send). */
+const SETTLE_SLACK_MS = 1000;
+
 export async function openDistributedBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<DistributedBackends> {
   if (config.redisUrl === null || config.kafkaBrokers === null) {
     throw new ConfigurationMissing('The distributed mode needs REDIS_URL and KAFKA_BROKERS.');
   }
+  const kafkaBrokers = config.kafkaBrokers;
   const redis = await openRedisStores({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger: logger.child({ component: 'redis' }) });
   let kafka: KafkaEventLog;
   try {
     kafka = await openKafkaEventLog({
-      brokers: config.kafkaBrokers,
+      brokers: kafkaBrokers,
       topic: config.kafkaTopic,
       clientId: config.kafkaClientId,
       ids: redis.ids,
@@ -67,11 +76,62 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
           password: config.clickhousePassword,
         });
 
+  const idLogger = logger.child({ component: 'ids' });
+  const idRecovery = new IdRecovery({
+    ids: redis.ids,
+    highestStoredId: () =>
+      highestStoredId({
+        kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafkaClientId, logger: idLogger }),
+        topic: config.kafkaTopic,
+        groupId: config.kafkaGroupId,
+        clientId: config.kafkaClientId,
+        clickhouse,
+        database: config.clickhouseDatabase,
+        logger: idLogger,
+      }),
+    idFloor: config.idFloor,
+    margin: config.idRecoveryMargin,
+    // Every append that took ids before a loss is answered within APPEND_TIMEOUT_MS (gateways are
+    // assumed to share it); what it published is in the log by then.
+    settleMs: config.appendTimeoutMs + SETTLE_SLACK_MS,
+    logger: idLogger,
+    ...(metrics === undefined
+      ? {}
+      : {
+          metrics: {
+            lost: () => metrics.idStateLost.inc(),
+            restored: (floor: bigint) => {
+              metrics.idStateRestored.inc();
+              metrics.idFloor.set(Number(floor));
+            },
+            recovering: (active: boolean) => metrics.idStateRecovering.set(active ? 1 : 0),
+          },
+        }),
+  });
+
   let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    // Flush the producer first (acknowledged ids stay acknowledged), then the state store.
+    closing ??= (async () => {
+      idRecovery.close();
+      await kafka.close();
+      await clickhouse?.close();
+      await redis.close();
+    })();
+    return closing;
+  };
+  try {
+    await idRecovery.start();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+
   return {
     redis,
     kafka,
     clickhouse,
+    idRecovery,
     providers: redis.providers,
     lockouts: redis.lockouts,
     sessions: redis.sessions,
@@ -79,17 +139,9 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     trips: redis.trips,
     eventLog: kafka,
     events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouseDatabase),
-    // Ready when state is reachable and the event log is not failing fast.
-    healthy: async () => (await redis.healthy()) && !kafka.failing,
-    close: () => {
-      // Flush the producer first (acknowledged ids stay acknowledged), then the state store.
-      closing ??= (async () => {
-        await kafka.close();
-        await clickhouse?.close();
-        await redis.close();
-      })();
-      return closing;
-    },
+    // Ready when state is reachable, ids can be issued and the event log is not failing fast.
+    healthy: async () => (await redis.healthy()) && !kafka.failing && (await idRecovery.ready().catch(() => false)),
+    close,
   };
 }
 

@@ -1,4 +1,7 @@
-/** The worker while ClickHouse is down: runs alone (the "faults" project) because it stops the shared ClickHouse. */
+/**
+ * The worker while ClickHouse or Kafka is down: runs alone (the "faults" project) because it stops
+ * the shared servers.
+ */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -23,6 +26,41 @@ import {
 } from '../helpers/worker-fixture.js';
 
 useWorkerFixture();
+
+const service = (action: 'up' | 'down', name: string) =>
+  execFileSync('bash', [path.join(ROOT, `scripts/services/${action}.sh`), name], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+
+describe('worker while Kafka restarts', () => {
+  it('stays up and says why while the broker is gone, then consumes again; never fatal', async () => {
+    const db = newDatabase();
+    const groupId = uniqueName('wg');
+    const topic = await newTopic(4);
+    const log: Logged[] = [];
+    const fatal: Error[] = [];
+    const w = await start({ topic, groupId, database: db, batchRows: 100, batchMs: 100, onFatal: (e) => fatal.push(e) }, log);
+    await produce(topic, ids(50, 1n).map((id) => ({ id, event: makeEvent({ systemUser: 'kafka-down' }) })));
+    await waitFor('first rows committed', async () => sumCommitted(await committed(groupId, topic)) === 50);
+    expect(w.status()).toEqual({ ready: true, phase: 'consuming', reason: null });
+    try {
+      service('down', 'kafka');
+      const down = await waitFor('not ready', () => (w.status().ready ? undefined : w.status()), 60_000);
+      expect(['waiting', 'restarting']).toContain(down.phase);
+      expect(down.reason).toMatch(/Kafka|consumer crashed/);
+      await sleep(3_000);
+      expect(w.status().ready).toBe(false);
+      expect(log.some((l) => /(retriable); retrying|crashed on a retriable error/.test(l.message))).toBe(true);
+    } finally {
+      service('up', 'kafka');
+    }
+    await waitFor('ready again', () => w.status().ready, 90_000);
+    await produce(topic, ids(50, 1000n).map((id) => ({ id, event: makeEvent({ systemUser: 'kafka-down' }) })));
+    await waitFor('the new rows committed', async () => sumCommitted(await committed(groupId, topic)) === 100, 60_000);
+    expect(await counts(db)).toMatchObject({ rows: 100, ids: 100 });
+    expect(fatal).toEqual([]);
+    expect(log.some((l) => /non-retriable/.test(l.message))).toBe(false);
+    await w.stop();
+  }, 240_000);
+});
 
 describe('worker while ClickHouse is down', () => {
   it('commits nothing and pauses while down, then catches up with no loss', async () => {

@@ -33,6 +33,8 @@ export interface EventLogOptions {
   onCommitError?: (error: unknown, events: number) => void;
   /** Serialises the main connection's writes with this log's commits (see store-access.ts). */
   access?: StoreAccess;
+  /** Every id issued is greater than this (ID_FLOOR: ids continue above a legacy sequence). Default 0. */
+  idFloor?: bigint;
 }
 
 /** Padding of the readiness probe row: enough fresh pages that a full disk refuses it, as it refuses a group. */
@@ -190,7 +192,7 @@ function checkStorable(e: EventRecord): void {
  * shared: throughput follows rows per transaction, not commits per second. `append` resolves only
  * after that commit.
  *
- * Ids are allocated here, in memory, from MAX(id) + 1 at open: no round trip per event, strictly
+ * Ids are allocated here, in memory, from max(MAX(id), idFloor) + 1 at open: no round trip per event, strictly
  * increasing. This assumes one writing process per data directory, which is what embedded mode is.
  * Ids of a failed commit are never reused (they were never acknowledged), so gaps are possible.
  *
@@ -221,7 +223,9 @@ export class SqliteEventLog implements EventLog {
 
     // safeIntegers: ids are 64-bit and must not pass through a double.
     const maxId = db.prepare<[], bigint | null>('SELECT MAX(id) FROM events').pluck().safeIntegers().get();
-    this.nextId = (maxId ?? 0n) + 1n;
+    const stored = maxId ?? 0n;
+    const floor = options.idFloor ?? 0n;
+    this.nextId = (stored > floor ? stored : floor) + 1n;
     this.rebuildDedupe(db);
 
     this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db, options.synchronous);

@@ -35,6 +35,8 @@ export interface EmbeddedOptions {
   lockoutTrackedMax?: number;
   /** Told about each failed event commit; those events were answered 'unavailable'. */
   onCommitError?: (error: unknown, events: number) => void;
+  /** Every event id issued is greater than this (ID_FLOOR). Default 0. */
+  idFloor?: bigint;
 }
 
 /** Backends plus what only the embedded mode has: event-log counters. */
@@ -82,6 +84,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       ...(options.maxDedupeKeys === undefined ? {} : { maxDedupeKeys: options.maxDedupeKeys }),
       ...(options.offThreadCommits === undefined ? {} : { offThread: options.offThreadCommits }),
       synchronous: options.sqliteSynchronous,
+      ...(options.idFloor === undefined ? {} : { idFloor: options.idFloor }),
       // Never silent by default: those events were refused with 'unavailable'.
       onCommitError:
         options.onCommitError ??

@@ -9,8 +9,9 @@ import type {
 } from '../types.js';
 import { createRedisCommandStore, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
 import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
-import { DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
-import { DEFAULT_ID_BLOCK_SIZE, ID_BLOCK, ID_FLOOR, RedisIdAllocator } from './ids.js';
+import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
+import { ID_SCRIPTS } from './id-scripts.js';
+import { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
 import { RedisKeys } from './keys.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
 import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
@@ -19,7 +20,7 @@ import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TR
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
 export { RedisDedupeIndex } from './dedupe.js';
-export { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
+export { DEFAULT_ID_BLOCK_SIZE, newEpoch, RedisIdAllocator, type IdState } from './ids.js';
 export { RedisKeys } from './keys.js';
 
 export interface RedisStoresOptions {
@@ -49,7 +50,7 @@ export interface RedisStores {
   sessions: SessionStore;
   commands: CommandStore;
   trips: TripStore;
-  /** IdAllocator, plus raiseFloor and blocksTaken. */
+  /** IdAllocator, plus the id state (epoch, lock, restore, raiseFloor) and blocksTaken. */
   ids: RedisIdAllocator;
   /** DedupeIndex, plus releaseClaims (compare-and-delete). */
   dedupe: RedisDedupeIndex;
@@ -73,9 +74,9 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   COMMAND_FINISH,
   TRIP_LIST,
   LAST_REPORT_RECORD,
-  ID_BLOCK,
-  ID_FLOOR,
+  DEDUPE_CLAIM,
   DEDUPE_RELEASE_OWN,
+  ...ID_SCRIPTS,
 ];
 
 /** `SET ... NX ... GET` needs 7.0. */
@@ -178,6 +179,8 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   }
 
   const healthTimeoutMs = options.healthTimeoutMs ?? 1000;
+  // Issues nothing until an epoch is established (IdRecovery.start, see ids.ts).
+  const ids = new RedisIdAllocator(redis, keys, guard, options.idBlockSize ?? DEFAULT_ID_BLOCK_SIZE);
   let closing: Promise<void> | null = null;
 
   return {
@@ -188,8 +191,8 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     sessions: createRedisSessionStore(redis, keys, guard),
     commands: createRedisCommandStore(redis, keys, guard),
     trips: createRedisTripStore(redis, keys, guard),
-    ids: new RedisIdAllocator(redis, keys.eventIdSeq(), guard, options.idBlockSize ?? DEFAULT_ID_BLOCK_SIZE),
-    dedupe: new RedisDedupeIndex(redis, keys, guard),
+    ids,
+    dedupe: new RedisDedupeIndex(redis, keys, guard, ids),
     lastReports: createRedisLastReportSink(redis, keys, guard),
     async healthy() {
       if (closing !== null) return false;

@@ -74,6 +74,17 @@ export class RedisKeys {
   eventIdSeq(): string {
     return `${this.prefix}event:id-seq`;
   }
+  /**
+   * String: the epoch of the event-id state, written with the counter by whoever initialised or
+   * restored it. Missing (with or without the counter) = the state was lost (redis/ids.ts).
+   */
+  eventIdEpoch(): string {
+    return `${this.prefix}event:id-epoch`;
+  }
+  /** String: the token of the gateway restoring the id state, with PX (one gateway at a time). */
+  eventIdRecoveryLock(): string {
+    return `${this.prefix}event:id-recovery`;
+  }
   /** String: the first event id of a resent-event identity, with PX = dedupe window. */
   dedupe(key: string): string {
     return `${this.prefix}dedupe:${key}`;

@@ -1,0 +1,251 @@
+import type { Message, Producer } from 'kafkajs';
+import type { KafkaLogger } from './client.js';
+import { isLeadershipError, isMessageError, TimeoutError, withTimeout } from './errors.js';
+import type { KeyPartitioner } from './partitioner.js';
+
+/** One append call waiting for its messages. */
+export interface Call {
+  /** Per event: acknowledged by the broker. */
+  acked: boolean[];
+  remaining: number;
+  resolve: () => void;
+}
+
+export interface Queued {
+  /** key, value and partition (set here, so the one-send-per-partition rule is exact). */
+  message: Message & { partition: number };
+  bytes: number;
+  call: Call;
+  index: number;
+  /** performance.now() by which the event must be acknowledged. */
+  deadline: number;
+  /** performance.now() when queued (linger counts from the oldest). */
+  queuedAt: number;
+}
+
+export interface SendQueueOptions {
+  topic: string;
+  lingerMs: number;
+  batchEvents: number;
+  sendTimeoutMs: number;
+  maxInFlightSends: number;
+  maxSendBytes: number;
+  failFastMs: number;
+  logger: KafkaLogger;
+  metrics?: { publishSeconds(seconds: number): void; batchSize(events: number): void };
+}
+
+const LEADERSHIP_ATTEMPTS = 4;
+const LEADERSHIP_RETRY_MS = 100;
+
+/**
+ * The producer side of the event log: queued messages leave in micro-batches, at most one send per
+ * partition in flight (a partition's messages leave in queue order), up to maxInFlightSends sends
+ * on disjoint partitions together. It remembers whether the broker is failing, so appends can
+ * answer unavailable at once instead of queuing behind a dead broker.
+ */
+export class SendQueue {
+  private queue: Queued[] = [];
+  /** Partitions with a send in flight. */
+  private readonly busy = new Set<number>();
+  private sendsInFlight = 0;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private lastFailureAt = Number.NEGATIVE_INFINITY;
+  private lastSuccessAt = Number.NEGATIVE_INFINITY;
+  readonly counters = { sends: 0, failedSends: 0, events: 0, failedEvents: 0, peakSendsInFlight: 0, leadershipRetries: 0 };
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly partitioner: KeyPartitioner,
+    private readonly options: SendQueueOptions,
+  ) {}
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** True while the last send failed and none succeeded since. */
+  get failing(): boolean {
+    return this.lastFailureAt > this.lastSuccessAt;
+  }
+
+  /** Broker known to be failing: one probe batch at a time, at most every failFastMs. */
+  failFast(now: number): boolean {
+    return this.failing && (now - this.lastFailureAt < this.options.failFastMs || this.sendsInFlight > 0);
+  }
+
+  enqueue(item: Queued): void {
+    this.queue.push(item);
+  }
+
+  /** No more lingering: what is queued goes out as soon as partitions allow. */
+  close(): void {
+    this.closed = true;
+    this.schedule();
+  }
+
+  stopTimers(): void {
+    if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+  }
+
+  /** Starts the sends that are due, or arms the linger timer for the oldest queued message. */
+  schedule(): void {
+    while (this.queue.length > 0 && this.sendsInFlight < this.options.maxInFlightSends && this.busy.size < this.partitioner.count) {
+      const head = this.queue[0] as Queued;
+      const lingerLeft = head.queuedAt + this.options.lingerMs - performance.now();
+      if (this.queue.length < this.options.batchEvents && lingerLeft > 0 && !this.closed) {
+        if (this.lingerTimer === undefined) {
+          this.lingerTimer = setTimeout(() => {
+            this.lingerTimer = undefined;
+            this.schedule();
+          }, Math.ceil(lingerLeft));
+        }
+        return;
+      }
+      const batch = this.takeBatch();
+      if (batch.length === 0) break; // everything queued waits for a busy partition
+      this.send(batch);
+    }
+    // Nothing to linger for now; a send that settles calls schedule() again.
+    this.stopTimers();
+  }
+
+  /**
+   * Takes from the queue, oldest first, the messages whose partition has no send in flight, up to
+   * batchEvents and maxSendBytes; the rest keep their order. Expired messages are failed here.
+   */
+  private takeBatch(): Queued[] {
+    const now = performance.now();
+    const { batchEvents, maxSendBytes } = this.options;
+    const batch: Queued[] = [];
+    const expired: Queued[] = [];
+    let bytes = 0;
+    let i = 0;
+    if (this.busy.size === 0) {
+      // Common case: take a prefix.
+      for (; i < this.queue.length && batch.length < batchEvents; i++) {
+        const q = this.queue[i] as Queued;
+        if (q.deadline <= now) {
+          expired.push(q);
+          continue;
+        }
+        if (batch.length > 0 && bytes + q.bytes > maxSendBytes) break;
+        batch.push(q);
+        bytes += q.bytes;
+      }
+      this.queue.splice(0, i);
+    } else {
+      const kept: Queued[] = [];
+      let full = false;
+      for (const q of this.queue) {
+        if (full || this.busy.has(q.message.partition)) kept.push(q);
+        else if (q.deadline <= now) expired.push(q);
+        else if (batch.length > 0 && bytes + q.bytes > maxSendBytes) {
+          full = true;
+          kept.push(q);
+        } else {
+          batch.push(q);
+          bytes += q.bytes;
+          full = batch.length >= batchEvents;
+        }
+      }
+      this.queue = kept;
+    }
+    if (expired.length > 0) {
+      // Waited out their whole budget before a send could take them: the broker is too slow.
+      this.noteFailure(new TimeoutError('no send within sendTimeoutMs'), expired.length, 0);
+      this.resolveAll(expired, false);
+    }
+    return batch;
+  }
+
+  private send(batch: Queued[]): void {
+    const started = performance.now();
+    let deadline = Number.POSITIVE_INFINITY;
+    const partitions = new Set<number>();
+    for (const q of batch) {
+      deadline = Math.min(deadline, q.deadline);
+      partitions.add(q.message.partition);
+    }
+    for (const p of partitions) this.busy.add(p);
+    this.sendsInFlight++;
+    this.counters.peakSendsInFlight = Math.max(this.counters.peakSendsInFlight, this.sendsInFlight);
+    this.options.metrics?.batchSize(batch.length);
+
+    const messages = batch.map((q) => q.message);
+    this.sendWithRetries(messages, deadline).then(
+      () => this.settle(batch, partitions, started, null),
+      (error: unknown) => this.settle(batch, partitions, started, error),
+    );
+  }
+
+  /**
+   * One send; again after a short pause when the broker refused it because partition leadership
+   * moved (the metadata kafkajs refreshes then points at the new leader), while the deadline
+   * allows. Such a refusal means the partition did not append it, and the batch's partitions stay
+   * busy meanwhile, so nothing overtakes it. (Other partitions of the same request may have been
+   * appended: they are published twice under the same ids, which the store absorbs.) Any other
+   * error fails the send at once, so a broker that is down is answered quickly.
+   */
+  private async sendWithRetries(messages: Message[], deadline: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const sending = this.producer.send({
+        topic: this.options.topic,
+        acks: -1,
+        // The broker's wait for in-sync replicas; beyond our own deadline it is pointless.
+        timeout: this.options.sendTimeoutMs,
+        messages,
+      });
+      // A send we stopped waiting for may still settle later; never leave its rejection unhandled.
+      sending.catch(() => {});
+      try {
+        await withTimeout(sending, deadline - performance.now(), 'kafka send');
+        return;
+      } catch (error) {
+        const pause = LEADERSHIP_RETRY_MS * 2 ** attempt;
+        if (!isLeadershipError(error) || attempt + 1 >= LEADERSHIP_ATTEMPTS || performance.now() + pause >= deadline) throw error;
+        this.counters.leadershipRetries++;
+        this.options.logger.warn({ err: error, attempt: attempt + 1, events: messages.length }, 'kafka partition leadership moved; sending again');
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  private settle(batch: Queued[], partitions: Set<number>, started: number, error: unknown): void {
+    this.sendsInFlight--;
+    for (const p of partitions) this.busy.delete(p);
+    const now = performance.now();
+    this.options.metrics?.publishSeconds((now - started) / 1000);
+    if (error === null) {
+      if (this.failing) this.options.logger.info({ events: batch.length }, 'kafka send succeeded again; accepting events');
+      this.lastSuccessAt = now;
+      this.counters.sends++;
+      this.counters.events += batch.length;
+    } else {
+      this.counters.failedSends++;
+      this.noteFailure(error, batch.length, now - started, !isMessageError(error));
+    }
+    this.resolveAll(batch, error === null);
+    this.schedule();
+  }
+
+  /** `brokerProblem`: the broker is failing (fail fast), not just this send's content. */
+  private noteFailure(error: unknown, events: number, ms: number, brokerProblem = true): void {
+    const wasFailing = this.failing;
+    if (brokerProblem) this.lastFailureAt = performance.now();
+    this.counters.failedEvents += events;
+    const log = { err: error, events, ms: Math.round(ms) };
+    if (!brokerProblem) this.options.logger.error(log, 'kafka refused a send; its events are answered unavailable');
+    else if (wasFailing) this.options.logger.warn(log, 'kafka send failed again; answering unavailable');
+    else this.options.logger.error(log, 'kafka send failed; answering unavailable until a send succeeds');
+  }
+
+  private resolveAll(messages: Queued[], acked: boolean): void {
+    for (const q of messages) {
+      q.call.acked[q.index] = acked;
+      if (--q.call.remaining === 0) q.call.resolve();
+    }
+  }
+}

@@ -1,0 +1,8 @@
+/** pino-compatible: `logger.info({ ...fields }, 'message')`. */
+export interface WorkerLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -26,6 +26,9 @@ class CountingStore implements ProviderStore {
   async list() {
     return [...this.rows.values()];
   }
+  async delete(u: string) {
+    return this.rows.delete(u);
+  }
 }
 
 const acme: Provider = { systemUser: 'acme', passwordHash: 'h1', enabled: true, timeZone: null, requireRegisteredVehicles: false, createdAt: 0, updatedAt: 0 };
@@ -57,6 +60,8 @@ describe('CachedProviderStore', () => {
     expect((await cached.get('acme'))?.passwordHash).toBe('h1');
     await cached.update('acme', { passwordHash: 'h2' }, 5);
     expect((await cached.get('acme'))?.passwordHash).toBe('h2');
+    expect(await cached.delete('acme')).toBe(true);
+    expect(await cached.get('acme')).toBeNull();
   });
 
   it('a TTL of 0 disables it', async () => {

@@ -42,4 +42,11 @@ export class CachedProviderStore implements ProviderStore {
   list(): Promise<Provider[]> {
     return this.inner.list();
   }
+
+  async delete(systemUser: string): Promise<boolean> {
+    this.cache.delete(systemUser);
+    const deleted = await this.inner.delete(systemUser);
+    this.cache.delete(systemUser);
+    return deleted;
+  }
 }

@@ -4,6 +4,7 @@ import type { Metrics } from '../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
 import { highestStoredId } from './distributed-ids.js';
 import { createKafkaClient } from './kafka/client.js';
+import { openDistributedOperations } from './distributed-operations.js';
 import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
 import { IdRecovery } from './redis/id-recovery.js';
 import { openRedisStores, type RedisStores } from './redis/index.js';
@@ -25,9 +26,8 @@ export interface DistributedBackends extends Backends {
 export class ConfigurationMissing extends Error {}
 
 /** Events are only in Kafka until the worker loads them; without ClickHouse there is nothing to query. */
-const noEventStore: EventStore = {
-  recent: () => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.')),
-};
+const noClickHouse = (): Promise<never> => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.'));
+const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse };
 
 /** Slack on top of APPEND_TIMEOUT_MS before the highest stored id is read (timers, a last send). */
 const SETTLE_SLACK_MS = 1000;
@@ -108,12 +108,14 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
           },
         }),
   });
+  const operations = openDistributedOperations(config, logger, redis, () => kafka.failing, clickhouse);
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     // Flush the producer first (acknowledged ids stay acknowledged), then the state store.
     closing ??= (async () => {
       idRecovery.close();
+      await operations.close();
       await kafka.close();
       await clickhouse?.close();
       await redis.close();
@@ -139,6 +141,9 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     trips: redis.trips,
     eventLog: kafka,
     events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouseDatabase),
+    feed: operations.feed,
+    poison: operations.poison,
+    status: () => operations.status(),
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
     healthy: async () => (await redis.healthy()) && !kafka.failing && (await idRecovery.ready().catch(() => false)),
     close,

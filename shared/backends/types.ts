@@ -32,6 +32,8 @@ export interface ProviderStore {
   get(systemUser: string): Promise<Provider | null>;
   update(systemUser: string, patch: ProviderPatch, now: number): Promise<Provider | null>;
   list(): Promise<Provider[]>;
+  /** Removes the provider record; false when there was none. Its other state is the caller's to end. */
+  delete(systemUser: string): Promise<boolean>;
 }
 
 /**
@@ -81,9 +83,12 @@ export interface SessionStore {
   touch(id: string, now: number, ttlMs: number): Promise<Session | null>;
   /** True when a live session was removed. */
   destroy(id: string, now: number): Promise<boolean>;
+  /** Ends every session of the SystemUser (a deleted provider); how many were live. */
+  endAll(systemUser: string, now: number): Promise<number>;
 }
 
-export type CommandState = 'pending' | 'in_process' | 'succeeded' | 'failed' | 'expired';
+/** `cancelled`: an operator withdrew it before it finished; it is never handed out again. */
+export type CommandState = 'pending' | 'in_process' | 'succeeded' | 'failed' | 'expired' | 'cancelled';
 
 export interface CommandHistoryEntry {
   at: number;
@@ -117,6 +122,25 @@ export interface NewCommand {
 
 export type FinishOutcome = 'finished' | 'already-same' | 'rejected';
 
+/** `cancelled`: it was unfinished and is now cancelled; `not-open`: it had already finished, expired or been cancelled. */
+export type CancelOutcome = { outcome: 'cancelled' | 'not-open'; command: Command };
+
+/** One page of commands across providers, newest first. */
+export interface CommandPageQuery {
+  systemUser?: string;
+  /** The state as reported (an unfinished command past its expiry is `expired`). */
+  state?: CommandState;
+  /** Only commands with a lower NUMERO (exclusive). */
+  beforeNumero?: number;
+  limit: number;
+}
+
+export interface CommandPage {
+  commands: Command[];
+  /** Where the next page starts (beforeNumero), or null when nothing older is left. */
+  nextBeforeNumero: number | null;
+}
+
 export interface CommandStore {
   enqueue(command: NewCommand): Promise<Command>;
   /** The oldest unfinished, unexpired command; counts and times this delivery. */
@@ -126,6 +150,18 @@ export interface CommandStore {
   /** Finishes as succeeded/failed; 'already-same' for a retried call with the same outcome. */
   finish(systemUser: string, numero: number, succeeded: boolean, now: number): Promise<FinishOutcome>;
   list(systemUser: string, now: number): Promise<Command[]>;
+  /** One command of the provider, or null (unknown, or another provider's). */
+  get(systemUser: string, numero: number, now: number): Promise<Command | null>;
+  /**
+   * Cancels an unfinished command atomically with respect to every other command operation: once
+   * cancelled it is never delivered, and status or finish calls on it are refused. Null when the
+   * provider has no such command.
+   */
+  cancel(systemUser: string, numero: number, now: number): Promise<CancelOutcome | null>;
+  /** Cancels every unfinished command of the provider (a deleted provider); how many. */
+  cancelAll(systemUser: string, now: number): Promise<number>;
+  /** Commands newest first, across providers unless one is given. A page may hold fewer than `limit` and still have a next one. */
+  page(query: CommandPageQuery, now: number): Promise<CommandPage>;
 }
 
 export interface TripVehicle {
@@ -143,6 +179,8 @@ export interface TripStore {
   /** Sorted by Dominio. */
   listVehicles(systemUser: string): Promise<TripVehicle[]>;
   isRegistered(systemUser: string, dominio: string): Promise<boolean>;
+  /** Removes every vehicle from the provider's trip (a deleted provider); how many. */
+  clear(systemUser: string): Promise<number>;
 }
 
 /** An instant with .NET's 100 ns resolution: epoch milliseconds plus the ticks below them. */
@@ -204,12 +242,79 @@ export interface EventQuery {
   provider?: string;
   dominio?: string;
   limit: number;
+  /** Only ids below this one (exclusive): the next page of an earlier answer. */
+  beforeId?: bigint;
+}
+
+/** Arrivals are counted in buckets of 10 s (operators' overview)... */
+export const ACTIVITY_BUCKET_MS = 10_000;
+/** ...over the last 15 minutes at most. */
+export const ACTIVITY_WINDOW_MS = 15 * 60_000;
+
+/** Arrivals since a moment, for the operators' overview. */
+export interface EventActivity {
+  /** Events received per bucket: `at` is the bucket's start (epoch ms, a multiple of the bucket size). */
+  buckets: { at: number; events: number }[];
+  /** Per provider with events: how many arrived since then, and when its latest event arrived (possibly earlier). */
+  providers: { systemUser: string; events: number; lastEventAt: number | null }[];
 }
 
 /** Read side of stored events (admin API, analysts' store). */
 export interface EventStore {
   /** Latest first. */
   recent(query: EventQuery): Promise<StoredEvent[]>;
+  /** Events received since `since` (at most ACTIVITY_WINDOW_MS ago), per ACTIVITY_BUCKET_MS bucket and per provider. */
+  activity(since: number): Promise<EventActivity>;
+}
+
+/** Newly stored events as they are stored: the operators' live view. */
+export interface EventFeed {
+  /**
+   * Calls `listener` with every event stored after the returned promise resolved (and possibly
+   * some stored shortly before), until the subscription is closed.
+   */
+  subscribe(listener: (event: StoredEvent) => void): Promise<FeedSubscription>;
+}
+
+export interface FeedSubscription {
+  close(): Promise<void>;
+}
+
+/** A message the worker could not load, set aside with its reason (scale-out). */
+export interface PoisonMessage {
+  /** `partition-offset` on the topic it came from. */
+  id: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  reason: string;
+  /** When it was set aside (epoch ms). */
+  at: number;
+  /** The message value as received (possibly cut, see `truncated`). */
+  value: Buffer;
+  /** True when the value was too large to keep whole: such a message cannot be re-driven. */
+  truncated: boolean;
+}
+
+export interface PoisonStore {
+  /** Newest first. */
+  list(limit: number): Promise<PoisonMessage[]>;
+  count(): Promise<number>;
+  get(id: string): Promise<PoisonMessage | null>;
+  /** Sets messages aside; the same id again replaces it (a re-read after a crash). */
+  add(messages: readonly PoisonMessage[]): Promise<void>;
+  /** False when there was no such message. */
+  remove(id: string): Promise<boolean>;
+  /** Puts the message back on its topic with its key, then removes it; false when there was none. */
+  redrive(id: string): Promise<boolean>;
+}
+
+/** What the operators' overview shows of the backends. */
+export interface BackendStatus {
+  checks: { name: string; ok: boolean; detail?: string }[];
+  /** Scale-out: messages the worker group has not committed yet, over all partitions; null when unknown or embedded. */
+  workerLag: number | null;
 }
 
 /** Everything the operation layer needs; one object per deployment mode. */
@@ -221,8 +326,14 @@ export interface Backends {
   trips: TripStore;
   eventLog: EventLog;
   events: EventStore;
+  /** Newly stored events (embedded: this process's commits; scale-out: the Kafka topic). */
+  feed: EventFeed;
+  /** Messages the worker set aside (scale-out); null in the embedded mode, which has none. */
+  poison: PoisonStore | null;
   /** True when every backend answers (readiness). */
   healthy(): Promise<boolean>;
+  /** Each backend's state and the worker's lag (operators' overview). */
+  status(): Promise<BackendStatus>;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Backends, Provider } from '../../shared/backends/types.js';
+import { operatorContract } from './store-contract-operators.js';
 
 export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'close'>;
 
@@ -334,4 +335,6 @@ export function storeContract(stores: StoreFactory): void {
     });
 
   });
+
+  operatorContract(stores);
 }

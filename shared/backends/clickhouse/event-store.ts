@@ -1,4 +1,4 @@
-import type { EventQuery, EventStore, StoredEvent } from '../types.js';
+import { ACTIVITY_BUCKET_MS, type EventActivity, type EventQuery, type EventStore, type StoredEvent } from '../types.js';
 import type { ClickHouseClient } from './client.js';
 import { fromRow, STORED_COLUMNS, type StoredRow } from './rows.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
@@ -12,12 +12,14 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  */
 export class ClickHouseEventStore implements EventStore {
   private readonly table: string;
+  private readonly db: string;
 
   constructor(
     private readonly client: ClickHouseClient,
     database: string,
   ) {
-    this.table = `${quoteIdentifier(database)}.events`;
+    this.db = quoteIdentifier(database);
+    this.table = `${this.db}.events`;
   }
 
   /** The SQL `recent(query)` runs; null when the query asks for nothing (limit 0). */
@@ -28,6 +30,7 @@ export class ClickHouseEventStore implements EventStore {
     const conditions: string[] = [];
     if (query.provider !== undefined) conditions.push(`system_user = ${quoteString(query.provider)}`);
     if (query.dominio !== undefined) conditions.push(`dominio = ${quoteString(query.dominio)}`);
+    if (query.beforeId !== undefined) conditions.push(`id < ${sqlUInt(query.beforeId)}`);
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
     const columns = STORED_COLUMNS.join(', ');
     if (unlimited) return `SELECT ${columns} FROM ${table} ${where} ORDER BY id DESC LIMIT 1 BY id`;
@@ -35,6 +38,35 @@ export class ClickHouseEventStore implements EventStore {
     const inner = `SELECT DISTINCT id FROM ${table} ${where} ORDER BY id DESC LIMIT ${n}`;
     const filter = conditions.length === 0 ? `WHERE id IN (${inner})` : `${where} AND id IN (${inner})`;
     return `SELECT ${columns} FROM ${table} ${filter} ORDER BY id DESC LIMIT 1 BY id LIMIT ${n}`;
+  }
+
+  /** From the `arrivals` aggregate and `latest_positions`, both small: never a scan of `events`. */
+  async activity(since: number): Promise<EventActivity> {
+    const from = sqlUInt(Math.floor(Math.max(0, since) / ACTIVITY_BUCKET_MS) * (ACTIVITY_BUCKET_MS / 1000));
+    const [buckets, counts, latest] = await Promise.all([
+      this.rows<{ bucket: number; events: string }>(
+        `SELECT bucket, sum(events) AS events FROM ${this.db}.arrivals WHERE bucket >= ${from} GROUP BY bucket ORDER BY bucket`,
+      ),
+      this.rows<{ system_user: string; events: string; last_bucket: number }>(
+        `SELECT system_user, sum(events) AS events, max(bucket) AS last_bucket FROM ${this.db}.arrivals WHERE bucket >= ${from} GROUP BY system_user`,
+      ),
+      this.rows<{ system_user: string; last: number }>(
+        `SELECT system_user, toUInt32(max(received_at)) AS last FROM ${this.db}.latest_positions GROUP BY system_user`,
+      ),
+    ]);
+    const last = new Map(latest.map((r) => [r.system_user, Number(r.last) * 1000]));
+    const providers = new Map<string, EventActivity['providers'][number]>();
+    for (const r of counts) {
+      const lastEventAt = Math.max(last.get(r.system_user) ?? 0, Number(r.last_bucket) * 1000);
+      providers.set(r.system_user, { systemUser: r.system_user, events: Number(r.events), lastEventAt });
+    }
+    for (const [systemUser, at] of last) if (!providers.has(systemUser)) providers.set(systemUser, { systemUser, events: 0, lastEventAt: at });
+    return { buckets: buckets.map((b) => ({ at: Number(b.bucket) * 1000, events: Number(b.events) })), providers: [...providers.values()] };
+  }
+
+  private async rows<T>(query: string): Promise<T[]> {
+    const result = await this.client.query({ query, format: 'JSONEachRow' });
+    return result.json<T>();
   }
 
   async recent(query: EventQuery): Promise<StoredEvent[]> {

@@ -1,4 +1,4 @@
-import type { Command, CommandHistoryEntry, CommandState, CommandStore, FinishOutcome } from '../types.js';
+import type { CancelOutcome, Command, CommandHistoryEntry, CommandPageQuery, CommandState, CommandStore, FinishOutcome } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { StoreAccess } from './store-access.js';
 
@@ -93,6 +93,11 @@ export function createCommandStore(db: SqliteDatabase, access: StoreAccess): Com
      WHERE c.system_user = ? ORDER BY h.numero, h.entry`,
   );
 
+  const markCancelled = db.prepare<[number, number]>("UPDATE commands SET state = 'cancelled', finished_at = ? WHERE numero = ?");
+  const selectOpenOf = db.prepare<[string, number], { numero: number }>(
+    `SELECT numero FROM commands WHERE system_user = ? AND state IN ('pending', 'in_process') AND expires_at > ?`,
+  );
+
   function historyOf(numero: number): CommandHistoryEntry[] {
     return selectHistory.all(numero).map(({ at, kind, message }) => ({ at, kind, message }));
   }
@@ -152,7 +157,73 @@ export function createCommandStore(db: SqliteDatabase, access: StoreAccess): Com
     return selectByProvider.all(systemUser).map((row) => toCommand(row, histories.get(row.numero) ?? [], now));
   });
 
+  /** The provider's command, or undefined. */
+  function rowOf(systemUser: string, numero: number): CommandRow | undefined {
+    const row = selectCommand.get(numero);
+    return row?.system_user === systemUser ? row : undefined;
+  }
+
+  function cancelRow(numero: number, now: number): void {
+    markCancelled.run(now, numero);
+    insertHistory.run(numero, now, 'finished', 'cancelled');
+  }
+
+  const cancel = db.transaction((systemUser: string, numero: number, now: number): CancelOutcome | null => {
+    const row = rowOf(systemUser, numero);
+    if (row === undefined) return null;
+    const open = isUnfinished(effectiveState(row, now));
+    if (open) cancelRow(numero, now);
+    const command = load(numero, now);
+    if (command === null) throw new Error(`Command ${numero} vanished inside its transaction.`);
+    return { outcome: open ? 'cancelled' : 'not-open', command };
+  });
+
+  const cancelAll = db.transaction((systemUser: string, now: number): number => {
+    const open = selectOpenOf.all(systemUser, now);
+    for (const { numero } of open) cancelRow(numero, now);
+    return open.length;
+  });
+
+  const page = db.transaction((query: CommandPageQuery, now: number) => {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const add = (clause: string, ...values: (string | number)[]): void => {
+      where.push(clause);
+      params.push(...values);
+    };
+    if (query.systemUser !== undefined) add('system_user = ?', query.systemUser);
+    if (query.beforeNumero !== undefined) add('numero < ?', query.beforeNumero);
+    const state = query.state;
+    // The state as reported: an unfinished command past its expiry counts as expired.
+    if (state === 'pending' || state === 'in_process') add('state = ? AND expires_at > ?', state, now);
+    else if (state === 'expired') add("(state = 'expired' OR (state IN ('pending', 'in_process') AND expires_at <= ?))", now);
+    else if (state !== undefined) add('state = ?', state);
+    const sql = `SELECT * FROM commands ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY numero DESC LIMIT ?`;
+    const rows = db.prepare<(string | number)[], CommandRow>(sql).all(...params, query.limit);
+    const commands = rows.map((row) => toCommand(row, historyOf(row.numero), now));
+    const last = rows[rows.length - 1];
+    return { commands, nextBeforeNumero: rows.length === query.limit && last !== undefined ? last.numero : null };
+  });
+
   return {
+    async get(systemUser, numero, now) {
+      if (!Number.isSafeInteger(numero) || numero <= 0) return null;
+      return access.read(() => {
+        const row = rowOf(systemUser, numero);
+        return row === undefined ? null : toCommand(row, historyOf(numero), now);
+      });
+    },
+    async cancel(systemUser, numero, now) {
+      if (!Number.isSafeInteger(numero) || numero <= 0) return null;
+      return access.write(() => cancel.immediate(systemUser, numero, now));
+    },
+    async cancelAll(systemUser, now) {
+      return access.write(() => cancelAll.immediate(systemUser, now));
+    },
+    async page(query, now) {
+      if (!(query.limit >= 1)) return { commands: [], nextBeforeNumero: null };
+      return access.read(() => page(query, now));
+    },
     async enqueue(command) {
       const stored = await access.write(() => enqueue.immediate(command));
       if (stored === null) throw new Error('Command vanished right after being queued.');

@@ -111,6 +111,32 @@ export const MIGRATIONS: readonly string[] = [
     pad BLOB NOT NULL
   ) STRICT;
   `,
+  `
+  -- An operator may cancel an unfinished command: 'cancelled' joins the states. SQLite cannot
+  -- change a CHECK constraint in place, so the table is rebuilt (migrate() runs this with foreign
+  -- keys off and checks them before committing). The AUTOINCREMENT sequence is carried over, so a
+  -- NUMERO is still never reused.
+  CREATE TABLE commands_new (
+    numero            INTEGER PRIMARY KEY AUTOINCREMENT,
+    system_user       TEXT NOT NULL,
+    cmd               TEXT NOT NULL,
+    unidad            TEXT NOT NULL,
+    equipo            TEXT NOT NULL,
+    state             TEXT NOT NULL CHECK (state IN ('pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled')),
+    created_at        INTEGER NOT NULL,
+    expires_at        INTEGER NOT NULL,
+    deliveries        INTEGER NOT NULL DEFAULT 0,
+    last_delivered_at INTEGER,
+    finished_at       INTEGER
+  ) STRICT;
+  INSERT INTO commands_new SELECT * FROM commands;
+  DELETE FROM sqlite_sequence WHERE name = 'commands_new';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'commands_new', seq FROM sqlite_sequence WHERE name = 'commands';
+  DROP TABLE commands;
+  ALTER TABLE commands_new RENAME TO commands;
+  CREATE INDEX commands_open ON commands (system_user, numero) WHERE state IN ('pending', 'in_process');
+  CREATE INDEX commands_by_provider ON commands (system_user, numero);
+  `,
 ];
 
 /** Upsert of the readiness probe: ?1 = now, ?2 = padding bytes. */
@@ -144,6 +170,19 @@ function userVersion(db: SqliteDatabase): number {
 }
 
 export function migrate(db: SqliteDatabase): void {
+  // A migration that rebuilds a table drops the original, which foreign keys would refuse (or
+  // cascade). SQLite's own procedure: foreign keys off (only possible outside a transaction), then
+  // foreign_key_check before committing, so the result is exactly as consistent as before.
+  const foreignKeys = Number(db.pragma('foreign_keys', { simple: true })) === 1;
+  db.pragma('foreign_keys = OFF');
+  try {
+    migrateInTransaction(db);
+  } finally {
+    if (foreignKeys) db.pragma('foreign_keys = ON');
+  }
+}
+
+function migrateInTransaction(db: SqliteDatabase): void {
   // IMMEDIATE takes the write lock before reading the version, so two processes opening the same
   // fresh directory cannot both apply the same migration.
   db.transaction(() => {
@@ -157,5 +196,8 @@ export function migrate(db: SqliteDatabase): void {
       db.exec(MIGRATIONS[version] ?? '');
       db.pragma(`user_version = ${version + 1}`);
     }
+    if (current === MIGRATIONS.length) return;
+    const broken = db.pragma('foreign_key_check') as unknown[];
+    if (broken.length > 0) throw new Error(`Schema migration left ${broken.length} rows with a dangling reference; nothing was changed.`);
   }).immediate();
 }

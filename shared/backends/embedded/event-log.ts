@@ -35,6 +35,8 @@ export interface EventLogOptions {
   access?: StoreAccess;
   /** Every id issued is greater than this (ID_FLOOR: ids continue above a legacy sequence). Default 0. */
   idFloor?: bigint;
+  /** Told each committed group (the live view of the admin API); must not throw. */
+  onCommitted?: (events: readonly EventRecord[], ids: readonly bigint[], storedAt: number) => void;
 }
 
 /** Padding of the readiness probe row: enough fresh pages that a full disk refuses it, as it refuses a group. */
@@ -358,8 +360,8 @@ export class SqliteEventLog implements EventLog {
     const group = this.groups.shift();
     if (group === undefined) return; // already drained by close()
     const started = performance.now();
+    const storedAt = this.options.now();
     try {
-      const storedAt = this.options.now();
       const rows: EventRow[] = [];
       const latest = new Map<string, LastReport>();
       for (let i = 0; i < group.events.length; i++) {
@@ -391,6 +393,7 @@ export class SqliteEventLog implements EventLog {
     this.counters.commitMs += elapsed;
     this.counters.maxCommitMs = Math.max(this.counters.maxCommitMs, elapsed);
     group.resolve();
+    if (group.status === 'committed') this.options.onCommitted?.(group.events, group.ids, storedAt);
     this.prune();
   }
 

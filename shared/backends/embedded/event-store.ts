@@ -1,3 +1,4 @@
+import type { ArrivalCounter } from '../live/local-feed.js';
 import type { EventInstant, EventQuery, EventStore, StoredEvent } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { StoreAccess } from './store-access.js';
@@ -71,32 +72,53 @@ function fromRow(row: StoredRow): StoredEvent {
   };
 }
 
-export function createEventStore(db: SqliteDatabase, access: StoreAccess): EventStore {
+export function createEventStore(db: SqliteDatabase, access: StoreAccess, arrivals: ArrivalCounter): EventStore {
   // One statement per filter combination, so each gets its own plan (events_by_provider when the
-  // provider is given; the rowid, newest first, otherwise).
-  const prepare = (where: string) =>
-    db.prepare<unknown[], StoredRow>(`SELECT * FROM events ${where} ORDER BY id DESC LIMIT ?`).safeIntegers();
-  const all = prepare('');
-  const byProvider = prepare('WHERE system_user = ?');
-  const byDominio = prepare('WHERE dominio = ?');
-  const byBoth = prepare('WHERE system_user = ? AND dominio = ?');
+  // provider is given; the rowid, newest first, otherwise). Prepared on first use.
+  type Statement = ReturnType<typeof prepare>;
+  const prepare = (where: string[]) =>
+    db
+      .prepare<unknown[], StoredRow>(`SELECT * FROM events ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY id DESC LIMIT ?`)
+      .safeIntegers();
+  const statements = new Map<string, Statement>();
+  function statementFor(provider: boolean, dominio: boolean, before: boolean): Statement {
+    const key = `${Number(provider)}${Number(dominio)}${Number(before)}`;
+    let statement = statements.get(key);
+    if (statement === undefined) {
+      const where = [provider ? 'system_user = ?' : '', dominio ? 'dominio = ?' : '', before ? 'id < ?' : ''].filter((c) => c !== '');
+      statement = prepare(where);
+      statements.set(key, statement);
+    }
+    return statement;
+  }
+  // The latest arrival of every provider: one step down events_by_provider each.
+  const lastArrivals = db.prepare<[], { system_user: string; last: number | null }>(
+    `SELECT p.system_user, (SELECT e.received_at FROM events e WHERE e.system_user = p.system_user ORDER BY e.id DESC LIMIT 1) AS last
+     FROM providers p`,
+  );
 
   return {
     async recent(query: EventQuery) {
       // LIMIT -1 is SQLite for "no limit".
       const limit = query.limit === Infinity ? -1 : Math.floor(query.limit);
       if (!(limit > 0 || limit === -1)) return [];
-      const { provider, dominio } = query;
-      const rows = access.read(() =>
-        provider !== undefined && dominio !== undefined
-          ? byBoth.all(provider, dominio, limit)
-          : provider !== undefined
-            ? byProvider.all(provider, limit)
-            : dominio !== undefined
-              ? byDominio.all(dominio, limit)
-              : all.all(limit),
-      );
-      return rows.map(fromRow);
+      const { provider, dominio, beforeId } = query;
+      const params: unknown[] = [];
+      if (provider !== undefined) params.push(provider);
+      if (dominio !== undefined) params.push(dominio);
+      if (beforeId !== undefined) params.push(beforeId);
+      const statement = statementFor(provider !== undefined, dominio !== undefined, beforeId !== undefined);
+      return access.read(() => statement.all(...params, limit)).map(fromRow);
+    },
+    async activity(since: number) {
+      const counted = arrivals.activity(since);
+      const last = new Map(access.read(() => lastArrivals.all()).map((r) => [r.system_user, r.last === null ? null : Number(r.last)]));
+      const providers = counted.providers.map((p) => ({ ...p, lastEventAt: last.get(p.systemUser) ?? null }));
+      const active = new Set(providers.map((p) => p.systemUser));
+      for (const [systemUser, lastEventAt] of last) {
+        if (lastEventAt !== null && !active.has(systemUser)) providers.push({ systemUser, events: 0, lastEventAt });
+      }
+      return { buckets: counted.buckets, providers };
     },
   };
 }

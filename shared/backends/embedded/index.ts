@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { ArrivalCounter, LocalEventFeed } from '../live/local-feed.js';
 import type { Backends } from '../types.js';
 import { createCommandStore } from './commands.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
@@ -74,6 +75,8 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
   }
 
   const access = new StoreAccess();
+  const feed = new LocalEventFeed();
+  const arrivals = new ArrivalCounter();
   let eventLog: SqliteEventLog;
   try {
     eventLog = new SqliteEventLog(db, {
@@ -85,6 +88,10 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       ...(options.offThreadCommits === undefined ? {} : { offThread: options.offThreadCommits }),
       synchronous: options.sqliteSynchronous,
       ...(options.idFloor === undefined ? {} : { idFloor: options.idFloor }),
+      onCommitted: (events, ids, storedAt) => {
+        arrivals.record(events);
+        feed.publish(events, ids, storedAt);
+      },
       // Never silent by default: those events were refused with 'unavailable'.
       onCommitError:
         options.onCommitError ??
@@ -114,7 +121,9 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
     commands: createCommandStore(db, access),
     trips: createTripStore(db, access),
     eventLog,
-    events: createEventStore(db, access),
+    events: createEventStore(db, access, arrivals),
+    feed,
+    poison: null,
     eventLogStats: () => eventLog.stats,
     // Ready only while the store can write: enough free disk (a write that still fits in the WAL
     // succeeds on a full disk, so a probe alone would say ready until the WAL runs out), and a
@@ -123,6 +132,18 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       if (closing !== null || !db.open) return false;
       if ((await freeBytes(options.dataDir)) < (options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES)) return false;
       return eventLog.writable();
+    },
+    async status() {
+      const minFree = options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
+      const problem =
+        closing !== null || !db.open
+          ? 'the store is closed'
+          : (await freeBytes(options.dataDir)) < minFree
+            ? `less than ${Math.round(minFree / 1048576)} MB of free disk in DATA_DIR`
+            : eventLog.failing
+              ? 'the latest commit failed; the store cannot write'
+              : null;
+      return { checks: [{ name: 'sqlite', ok: problem === null, ...(problem === null ? {} : { detail: problem }) }], workerLag: null };
     },
     close() {
       closing ??= (async () => {

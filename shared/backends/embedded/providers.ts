@@ -44,6 +44,7 @@ export function createProviderStore(db: SqliteDatabase, access: StoreAccess): Pr
   );
   const select = db.prepare<[string], ProviderRow>('SELECT * FROM providers WHERE system_user = ?');
   const selectAll = db.prepare<[], ProviderRow>('SELECT * FROM providers ORDER BY system_user');
+  const remove = db.prepare<[string]>('DELETE FROM providers WHERE system_user = ?');
   const save = db.prepare<ProviderRow>(
     `UPDATE providers SET password_hash = @password_hash, enabled = @enabled, time_zone = @time_zone,
        require_registered_vehicles = @require_registered_vehicles, updated_at = @updated_at
@@ -82,6 +83,9 @@ export function createProviderStore(db: SqliteDatabase, access: StoreAccess): Pr
     },
     async list() {
       return access.read(() => selectAll.all()).map(fromRow);
+    },
+    async delete(systemUser) {
+      return (await access.write(() => remove.run(systemUser))).changes > 0;
     },
   };
 }

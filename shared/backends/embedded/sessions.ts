@@ -48,6 +48,17 @@ export class MemorySessionStore implements SessionStore {
     return entry.expiresAt > now;
   }
 
+  /** A scan of every session: deleting a provider is rare, and an index would cost every Login. */
+  async endAll(systemUser: string, now: number): Promise<number> {
+    let live = 0;
+    for (const [id, entry] of this.entries) {
+      if (entry.systemUser !== systemUser) continue;
+      if (entry.expiresAt > now) live++;
+      this.entries.delete(id);
+    }
+    return live;
+  }
+
   /** Removes expired sessions that nobody touched again, so memory stays bounded. */
   sweep(now: number): void {
     for (const [id, entry] of this.entries) {

@@ -22,6 +22,7 @@ export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripSt
      ON CONFLICT (system_user, dominio) DO UPDATE SET nro_serie = excluded.nro_serie, registered_at = excluded.registered_at`,
   );
   const remove = db.prepare<[string, string]>('DELETE FROM trip_vehicles WHERE system_user = ? AND dominio = ?');
+  const removeAll = db.prepare<[string]>('DELETE FROM trip_vehicles WHERE system_user = ?');
   const selectVehicles = db.prepare<[string], VehicleRow>(
     `SELECT v.dominio, v.nro_serie, v.registered_at, r.epoch_ms, r.sub_ms_ticks
      FROM trip_vehicles v LEFT JOIN last_reports r ON r.system_user = v.system_user AND r.dominio = v.dominio
@@ -56,6 +57,9 @@ export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripSt
     },
     async isRegistered(systemUser, dominio) {
       return access.read(() => selectOne.get(systemUser, dominio)) !== undefined;
+    },
+    async clear(systemUser) {
+      return (await access.write(() => removeAll.run(systemUser))).changes;
     },
   };
 }

@@ -11,6 +11,7 @@ import {
   RedisDataError,
   type Guard,
 } from './connection.js';
+import { pageCommands } from './command-pages.js';
 import type { RedisKeys } from './keys.js';
 
 /*
@@ -106,10 +107,52 @@ if st == ARGV[3] then return 'already-same' end
 return 'rejected'`,
 );
 
-const STATES: readonly CommandState[] = ['pending', 'in_process', 'succeeded', 'failed', 'expired'];
+/**
+ * KEYS: command, history, open, expiry. ARGV: systemUser, now, history JSON, numero
+ * → 'cancelled' | 'not-open' | 'unknown' (no such command of this provider).
+ */
+export const COMMAND_CANCEL = new LuaScript(
+  'command-cancel',
+  `local f = redis.call('HMGET', KEYS[1], 'systemUser', 'state', 'expiresAt')
+if f[1] ~= ARGV[1] then return 'unknown' end
+if (f[2] == 'pending' or f[2] == 'in_process') and tonumber(f[3]) > tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[2])
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[4])
+  redis.call('ZREM', KEYS[4], ARGV[4])
+  return 'cancelled'
+end
+return 'not-open'`,
+);
+
+/**
+ * KEYS: open, expiry. ARGV: command key prefix, now, history JSON → how many were cancelled.
+ * Empties the provider's queue: unexpired commands are cancelled, overdue ones stored as expired.
+ */
+export const COMMAND_CANCEL_ALL = new LuaScript(
+  'command-cancel-all',
+  `local n = 0
+for _, num in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local key = ARGV[1] .. num
+  local f = redis.call('HMGET', key, 'state', 'expiresAt')
+  if f[1] == 'pending' or f[1] == 'in_process' then
+    if tonumber(f[2]) > tonumber(ARGV[2]) then
+      redis.call('HSET', key, 'state', 'cancelled', 'finishedAt', ARGV[2])
+      redis.call('RPUSH', key .. ':history', ARGV[3])
+      n = n + 1
+    else
+      redis.call('HSET', key, 'state', 'expired')
+    end
+  end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+return n`,
+);
+
+const STATES: readonly CommandState[] = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 const KINDS: readonly CommandHistoryEntry['kind'][] = ['queued', 'delivered', 'status', 'finished'];
 
-function isUnfinished(state: CommandState): boolean {
+export function isUnfinished(state: CommandState): boolean {
   return state === 'pending' || state === 'in_process';
 }
 
@@ -118,7 +161,7 @@ function effectiveState(state: CommandState, expiresAt: number, now: number): Co
   return isUnfinished(state) && expiresAt <= now ? 'expired' : state;
 }
 
-function entryJson(at: number, kind: CommandHistoryEntry['kind'], message: string): string {
+export function entryJson(at: number, kind: CommandHistoryEntry['kind'], message: string): string {
   const entry: CommandHistoryEntry = { at, kind, message };
   return JSON.stringify(entry);
 }
@@ -138,7 +181,7 @@ function decodeEntry(text: string, what: string): CommandHistoryEntry {
   return { at, kind: k, message };
 }
 
-function decodeCommand(h: Record<string, string>, history: readonly string[], now: number, what: string): Command {
+export function decodeCommand(h: Record<string, string>, history: readonly string[], now: number, what: string): Command {
   const { systemUser, cmd, unidad, equipo } = h;
   const state = STATES.find((s) => s === h.state);
   if (systemUser === undefined || cmd === undefined || unidad === undefined || equipo === undefined || state === undefined) {
@@ -162,7 +205,7 @@ function decodeCommand(h: Record<string, string>, history: readonly string[], no
 }
 
 /** NUMERO arrives from the wire; anything but a positive integer cannot name a command. */
-function validNumero(numero: number): boolean {
+export function validNumero(numero: number): boolean {
   return Number.isSafeInteger(numero) && numero > 0;
 }
 
@@ -237,24 +280,68 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.list', async () => {
         // Two round trips and no script: a provider with a long history must not block Redis.
         const numeros = await redis.zrange(keys.commandsAll(systemUser), '0', '-1');
-        if (numeros.length === 0) return [];
-        const pipeline = redis.pipeline();
-        for (const n of numeros) {
-          const numero = parseNumber(n, 'command numero');
-          pipeline.hgetall(keys.command(numero));
-          pipeline.lrange(keys.commandHistory(numero), 0, -1);
-        }
-        const replies = pipelineReplies(await pipeline.exec());
-        const out: Command[] = [];
-        for (let i = 0; i < numeros.length; i++) {
-          const hash = replies[2 * i];
-          if (typeof hash !== 'object' || hash === null || Array.isArray(hash)) throw new RedisDataError('HGETALL reply is not a record.');
-          const record = hash as Record<string, string>;
-          if (Object.keys(record).length === 0) continue; // deleted by hand
-          out.push(decodeCommand(record, asStrings(replies[2 * i + 1], 'history'), now, `command ${numeros[i]}`));
-        }
-        return out;
+        return loadCommands(redis, keys, numeros.map((n) => parseNumber(n, 'command numero')), now);
       });
     },
+
+    get(systemUser, numero, now) {
+      if (!validNumero(numero)) return Promise.resolve(null);
+      return guard('commands.get', async () => {
+        const [command] = await loadCommands(redis, keys, [numero], now);
+        return command?.systemUser === systemUser ? command : null;
+      });
+    },
+
+    cancel(systemUser, numero, now) {
+      if (!validNumero(numero)) return Promise.resolve(null);
+      return guard('commands.cancel', async () => {
+        const reply = await COMMAND_CANCEL.run(
+          redis,
+          [keys.command(numero), keys.commandHistory(numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [systemUser, decimal(now), entryJson(now, 'finished', 'cancelled'), decimal(numero)],
+        );
+        if (reply === 'unknown') return null;
+        if (reply !== 'cancelled' && reply !== 'not-open') throw new RedisDataError(`command-cancel returned ${JSON.stringify(reply)}.`);
+        const [command] = await loadCommands(redis, keys, [numero], now);
+        if (command === undefined) throw new RedisDataError(`Command ${numero} vanished right after command-cancel.`);
+        return { outcome: reply, command };
+      });
+    },
+
+    cancelAll(systemUser, now) {
+      return guard('commands.cancelAll', async () => {
+        const n = await COMMAND_CANCEL_ALL.run(
+          redis,
+          [keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [keys.commandPrefix(), decimal(now), entryJson(now, 'finished', 'cancelled')],
+        );
+        if (typeof n !== 'number') throw new RedisDataError('command-cancel-all returned a non-integer.');
+        return n;
+      });
+    },
+
+    page(query, now) {
+      return guard('commands.page', () => pageCommands(redis, keys, query, now));
+    },
   };
+}
+
+/** The commands with these numeros, in that order; numeros whose hash is gone are left out. */
+export async function loadCommands(redis: Redis, keys: RedisKeys, numeros: readonly number[], now: number): Promise<Command[]> {
+  if (numeros.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const numero of numeros) {
+    pipeline.hgetall(keys.command(numero));
+    pipeline.lrange(keys.commandHistory(numero), 0, -1);
+  }
+  const replies = pipelineReplies(await pipeline.exec());
+  const out: Command[] = [];
+  for (let i = 0; i < numeros.length; i++) {
+    const hash = replies[2 * i];
+    if (typeof hash !== 'object' || hash === null || Array.isArray(hash)) throw new RedisDataError('HGETALL reply is not a record.');
+    const record = hash as Record<string, string>;
+    if (Object.keys(record).length === 0) continue; // deleted by hand
+    out.push(decodeCommand(record, asStrings(replies[2 * i + 1], 'history'), now, `command ${numeros[i]}`));
+  }
+  return out;
 }

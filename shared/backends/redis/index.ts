@@ -7,21 +7,23 @@ import type {
   SessionStore,
   TripStore,
 } from '../types.js';
-import { createRedisCommandStore, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
+import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
 import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
 import { ID_SCRIPTS } from './id-scripts.js';
 import { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
 import { RedisKeys } from './keys.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
-import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
-import { createRedisSessionStore, SESSION_DESTROY, SESSION_TOUCH } from './sessions.js';
+import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_DELETE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
+import { POISON_ADD, POISON_REMOVE, RedisPoisonStore } from './poison.js';
+import { createRedisSessionStore, SESSION_CREATE, SESSION_DESTROY, SESSION_END_ALL, SESSION_TOUCH } from './sessions.js';
 import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
 export { RedisDedupeIndex } from './dedupe.js';
 export { DEFAULT_ID_BLOCK_SIZE, newEpoch, RedisIdAllocator, type IdState } from './ids.js';
 export { RedisKeys } from './keys.js';
+export { poisonId, RedisPoisonStore } from './poison.js';
 
 export interface RedisStoresOptions {
   url: string;
@@ -55,6 +57,8 @@ export interface RedisStores {
   /** DedupeIndex, plus releaseClaims (compare-and-delete). */
   dedupe: RedisDedupeIndex;
   lastReports: LastReportSink;
+  /** Messages the worker set aside. */
+  poison: RedisPoisonStore;
   /** PING answered within healthTimeoutMs. */
   healthy(): Promise<boolean>;
   /** QUIT (waits for pending replies, at most 2 s), then closes the socket. Idempotent. */
@@ -65,18 +69,25 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   PROVIDER_CREATE,
   PROVIDER_UPDATE,
   PROVIDER_LIST,
+  PROVIDER_DELETE,
   LOCKOUT_RECORD,
+  SESSION_CREATE,
   SESSION_TOUCH,
   SESSION_DESTROY,
+  SESSION_END_ALL,
   COMMAND_ENQUEUE,
   COMMAND_DELIVER,
   COMMAND_STATUS,
   COMMAND_FINISH,
+  COMMAND_CANCEL,
+  COMMAND_CANCEL_ALL,
   TRIP_LIST,
   LAST_REPORT_RECORD,
   DEDUPE_CLAIM,
   DEDUPE_RELEASE_OWN,
   ...ID_SCRIPTS,
+  POISON_ADD,
+  POISON_REMOVE,
 ];
 
 /** `SET ... NX ... GET` needs 7.0. */
@@ -194,6 +205,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     ids,
     dedupe: new RedisDedupeIndex(redis, keys, guard, ids),
     lastReports: createRedisLastReportSink(redis, keys, guard),
+    poison: new RedisPoisonStore(redis, keys, guard),
     async healthy() {
       if (closing !== null) return false;
       try {

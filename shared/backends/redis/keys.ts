@@ -32,6 +32,22 @@ export class RedisKeys {
   session(id: string): string {
     return `${this.prefix}session:${id}`;
   }
+  /** Prefix of the per-SystemUser session indexes, `{prefix}sessions:{systemUser}` (built inside scripts). */
+  sessionIndexPrefix(): string {
+    return `${this.prefix}sessions:`;
+  }
+  /** Sorted set of one SystemUser's session ids, score = expiresAt (ending them all). */
+  sessionIndex(systemUser: string): string {
+    return `${this.sessionIndexPrefix()}${systemUser}`;
+  }
+
+  /** Hash id → JSON of the messages the worker set aside; and its index, score = when. */
+  poison(): string {
+    return `${this.prefix}poison`;
+  }
+  poisonIndex(): string {
+    return `${this.prefix}poison:index`;
+  }
 
   /** Counter of NUMERO. */
   commandSeq(): string {

@@ -42,6 +42,13 @@ end
 return out`,
 );
 
+/** KEYS: provider hash, providers set. ARGV: systemUser → 1 deleted, 0 none. */
+export const PROVIDER_DELETE = new LuaScript(
+  'provider-delete',
+  `redis.call('SREM', KEYS[2], ARGV[1])
+return redis.call('DEL', KEYS[1])`,
+);
+
 function flag(value: string | undefined, what: string): boolean {
   if (value === '1') return true;
   if (value === '0') return false;
@@ -122,6 +129,12 @@ export function createRedisProviderStore(redis: Redis, keys: RedisKeys, guard: G
         const key = keys.provider(systemUser);
         const reply = await PROVIDER_UPDATE.run(redis, [key], [patch.timeZone === null ? '1' : '0', ...fields]);
         return reply === null ? null : decodeProvider(flatToRecord(reply, key), key);
+      });
+    },
+
+    delete(systemUser) {
+      return guard('providers.delete', async () => {
+        return (await PROVIDER_DELETE.run(redis, [keys.provider(systemUser), keys.providers()], [systemUser])) === 1;
       });
     },
 

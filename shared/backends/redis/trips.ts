@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { EventInstant, LastReportSink, LastReportUpdate, TripStore, TripVehicle } from '../types.js';
-import { asArray, asString, decimal, LuaScript, parseNumber, RedisDataError, type Guard } from './connection.js';
+import { asArray, asString, decimal, LuaScript, parseNumber, pipelineReplies, RedisDataError, type Guard } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
 /*
@@ -113,6 +113,13 @@ export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard
 
     isRegistered(systemUser, dominio) {
       return guard('trips.isRegistered', async () => (await redis.hexists(keys.trip(systemUser), dominio)) === 1);
+    },
+
+    clear(systemUser) {
+      return guard('trips.clear', async () => {
+        const replies = pipelineReplies(await redis.multi().hlen(keys.trip(systemUser)).del(keys.trip(systemUser)).exec());
+        return parseNumber(String(replies[0]), 'trip size');
+      });
     },
   };
 }

@@ -1,0 +1,94 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { ClickHouseClient } from './clickhouse/index.js';
+import { createKafkaClient } from './kafka/client.js';
+import { KafkaEventFeed } from './kafka/feed.js';
+import { KafkaOperator } from './kafka/operator.js';
+import type { RedisStores } from './redis/index.js';
+import type { BackendStatus, PoisonStore } from './types.js';
+
+/** What the admin API needs of the scale-out backends beyond the stores: the live feed, poison messages, status. */
+export interface DistributedOperations {
+  feed: KafkaEventFeed;
+  poison: PoisonStore;
+  status(): Promise<BackendStatus>;
+  close(): Promise<void>;
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** Resolves with the promise's value or rejects after `ms` (status checks must not hang the overview). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function openDistributedOperations(
+  config: Config,
+  logger: Logger,
+  redis: RedisStores,
+  kafkaFailing: () => boolean,
+  clickhouse: ClickHouseClient | null,
+): DistributedOperations {
+  const brokers = config.kafkaBrokers ?? [];
+  const kafkaLogger = logger.child({ component: 'kafka-admin' });
+  const kafka = createKafkaClient({ brokers, clientId: `${config.kafkaClientId}-admin`, logger: kafkaLogger });
+  const operator = new KafkaOperator({ kafka, topic: config.kafkaTopic, workerGroupId: config.kafkaGroupId });
+  const feed = new KafkaEventFeed({ kafka, topic: config.kafkaTopic, groupPrefix: `${config.kafkaClientId}-admin-stream`, logger: kafkaLogger });
+  const store = redis.poison;
+
+  const poison: PoisonStore = {
+    list: (limit) => store.list(limit),
+    count: () => store.count(),
+    get: (id) => store.get(id),
+    add: (messages) => store.add(messages),
+    remove: (id) => store.remove(id),
+    async redrive(id) {
+      const message = await store.get(id);
+      if (message === null) return false;
+      if (message.truncated) throw new RangeError(`Poison message ${id} was too large to keep whole; it cannot be re-driven.`);
+      // Sent first, removed after: a failure in between leaves it listed (and re-driving twice is
+      // harmless: the worker stores an event id once).
+      await operator.send(message.topic, message.key, message.value, { 'x-redriven-from': id });
+      await store.remove(id);
+      return true;
+    },
+  };
+
+  async function check(name: string, probe: () => Promise<string | null>): Promise<BackendStatus['checks'][number]> {
+    try {
+      const problem = await within(probe(), 2000, name);
+      return problem === null ? { name, ok: true } : { name, ok: false, detail: problem };
+    } catch (err) {
+      return { name, ok: false, detail: errorText(err) };
+    }
+  }
+
+  return {
+    feed,
+    poison,
+    async status() {
+      const checks = await Promise.all([
+        check('redis', async () => ((await redis.healthy()) ? null : 'PING not answered')),
+        check('kafka', async () => (kafkaFailing() ? 'sends are failing; inserts answer -5' : null)),
+        ...(clickhouse === null
+          ? []
+          : [check('clickhouse', async () => ((await clickhouse.ping()).success ? null : 'ping failed'))]),
+      ]);
+      let workerLag: number | null = null;
+      try {
+        workerLag = await within(operator.workerLag(), 2000, 'worker lag');
+      } catch (err) {
+        logger.debug({ err: errorText(err) }, 'worker lag unknown');
+      }
+      return { checks, workerLag };
+    },
+    async close() {
+      await feed.close();
+      await operator.close();
+    },
+  };
+}

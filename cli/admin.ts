@@ -4,47 +4,9 @@
  * the admin JSON API, so it works the same against any deployment mode. Output is pretty JSON on
  * stdout; on failure the API's error goes to stderr and the exit code is 1.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { ADMIN_TOKEN_FILE } from '../gateway/admin/auth.js';
-import { AdminApiError, AdminClient, AdminUnreachableError } from '../gateway/admin/client.js';
-
-interface GlobalOptions {
-  url?: string;
-  token?: string;
-}
-
-function defaultUrl(env: NodeJS.ProcessEnv): string {
-  if (env.ADMIN_URL) return env.ADMIN_URL;
-  const host = env.ADMIN_HOST || '127.0.0.1';
-  return `http://${host.includes(':') ? `[${host}]` : host}:${env.ADMIN_PORT || '8081'}`;
-}
-
-/** --token, else ADMIN_TOKEN, else DATA_DIR/admin-token (as the gateway writes it); null if none. */
-function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv): string | null {
-  if (flag) return flag;
-  if (env.ADMIN_TOKEN) return env.ADMIN_TOKEN;
-  const file = path.resolve(env.DATA_DIR || './data', ADMIN_TOKEN_FILE);
-  try {
-    const token = fs.readFileSync(file, 'utf8').trim();
-    return token === '' ? null : token;
-  } catch {
-    return null;
-  }
-}
-
-function clientOf(command: Command): AdminClient {
-  const opts = command.optsWithGlobals<GlobalOptions>();
-  return new AdminClient({
-    baseUrl: opts.url || defaultUrl(process.env),
-    token: resolveToken(opts.token, process.env),
-  });
-}
-
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
+import { Command, Option } from 'commander';
+import { action, clientOf, eventId, positiveInt } from './common.js';
+import { addCommandOperations, addOperatorCommands, addProviderDelete, followEvents } from './operators.js';
 
 /** `--password -` reads the password from stdin (one line; a trailing newline is dropped). */
 async function passwordArg(value: string): Promise<string> {
@@ -58,39 +20,15 @@ async function passwordArg(value: string): Promise<string> {
   return firstLine;
 }
 
-function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a positive whole number.');
-  return Number(value);
-}
-
-/** Wraps an action: prints its result, maps failures to a message on stderr and exit code 1. */
-function action<A extends unknown[]>(fn: (...args: A) => Promise<unknown>): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    try {
-      const result = await fn(...args);
-      if (result !== undefined) print(result);
-    } catch (err) {
-      if (err instanceof AdminApiError) {
-        process.stderr.write(`Error (HTTP ${err.status}): ${err.message}\n`);
-      } else if (err instanceof AdminUnreachableError) {
-        process.stderr.write(`Error: ${err.message}\n`);
-      } else {
-        process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
-      }
-      process.exitCode = 1;
-    }
-  };
-}
-
 function buildProgram(): Command {
   const program = new Command('admin')
-    .description('Manage providers, commands and trips of the gateway through its admin API.')
+    .description('Operate the gateway through its admin API: providers, commands, trips, events, lockouts, poison messages, imports.')
     .option('--url <url>', 'admin API base URL (default: ADMIN_URL, else http://ADMIN_HOST:ADMIN_PORT)')
     .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, else the file DATA_DIR/admin-token)')
     .showHelpAfterError('(add --help for usage)');
 
   // providers ---------------------------------------------------------------------------------
-  const providers = program.command('providers').description('create, list, show and update providers');
+  const providers = program.command('providers').description('create, list, show, update and delete providers');
 
   providers
     .command('create <systemUser>')
@@ -147,8 +85,10 @@ function buildProgram(): Command {
       ),
     );
 
+  addProviderDelete(providers);
+
   // commands ----------------------------------------------------------------------------------
-  const commands = program.command('commands').description('queue and list device commands of a provider');
+  const commands = program.command('commands').description('queue, list and cancel device commands');
 
   commands
     .command('queue <systemUser>')
@@ -163,9 +103,34 @@ function buildProgram(): Command {
     );
 
   commands
-    .command('list <systemUser>')
-    .description("list a provider's commands with their state and history")
-    .action(action(async (systemUser: string, _opts: unknown, cmd: Command) => clientOf(cmd).listCommands(systemUser)));
+    .command('list [systemUser]')
+    .description("a provider's commands with state and history; without one, every provider's, newest first, a page at a time")
+    .option('--provider <systemUser>', 'only this provider (paged)')
+    .option('--state <state>', 'only commands in this state: pending, in_process, succeeded, failed, expired, cancelled')
+    .option('--limit <n>', 'page size (default 100, max 1000)', positiveInt)
+    .option('--before-numero <n>', 'the page below this NUMERO (nextBeforeNumero of the previous page)', positiveInt)
+    .action(
+      action(
+        async (
+          systemUser: string | undefined,
+          opts: { provider?: string; state?: string; limit?: number; beforeNumero?: number },
+          cmd: Command,
+        ) => {
+          const client = clientOf(cmd);
+          if (systemUser !== undefined && opts.provider === undefined && opts.state === undefined && opts.limit === undefined && opts.beforeNumero === undefined) {
+            return client.listCommands(systemUser);
+          }
+          const provider = opts.provider ?? systemUser;
+          return client.commandsPage({
+            ...(provider === undefined ? {} : { provider }),
+            ...(opts.state === undefined ? {} : { state: opts.state }),
+            ...(opts.limit === undefined ? {} : { limit: opts.limit }),
+            ...(opts.beforeNumero === undefined ? {} : { beforeNumero: opts.beforeNumero }),
+          });
+        },
+      ),
+    );
+  addCommandOperations(commands);
 
   // trip --------------------------------------------------------------------------------------
   const trip = program.command('trip').description("manage the vehicles on a provider's active trip");
@@ -198,19 +163,31 @@ function buildProgram(): Command {
   // events, health, metrics -------------------------------------------------------------------
   program
     .command('events')
-    .description('show the latest stored events, newest first')
+    .description('stored events, newest first (a page at a time), or --follow for new ones as they are stored')
     .option('--provider <systemUser>', 'only this provider')
     .option('--dominio <dominio>', 'only this vehicle')
     .option('--limit <n>', 'how many (default 100, max 1000)', positiveInt)
+    .option('--before-id <id>', 'the page below this id (nextBeforeId of the previous page)', eventId)
+    .option('--follow', 'print each newly stored event as a JSON line until Ctrl-C')
     .action(
-      action(async (opts: { provider?: string; dominio?: string; limit?: number }, cmd: Command) =>
-        clientOf(cmd).events({
+      action(async (opts: { provider?: string; dominio?: string; limit?: number; beforeId?: string; follow?: boolean }, cmd: Command) => {
+        const filter = {
           ...(opts.provider === undefined ? {} : { provider: opts.provider }),
           ...(opts.dominio === undefined ? {} : { dominio: opts.dominio }),
+        };
+        if (opts.follow) {
+          await followEvents(cmd, filter);
+          return undefined;
+        }
+        return clientOf(cmd).events({
+          ...filter,
           ...(opts.limit === undefined ? {} : { limit: opts.limit }),
-        }),
-      ),
+          ...(opts.beforeId === undefined ? {} : { beforeId: opts.beforeId }),
+        });
+      }),
     );
+
+  addOperatorCommands(program);
 
   program
     .command('health')

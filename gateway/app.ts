@@ -76,6 +76,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     logger,
     token,
     clock,
+    mode: mode === 'distributed' ? 'distributed' : 'embedded',
     metrics: () => metrics.text(),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });

@@ -563,7 +563,7 @@ describe('events', () => {
     const limited = await api('GET', '/admin/events?limit=1');
     expect((limited.json.events as { dominio: string }[]).map((e) => e.dominio)).toEqual(['CC222CC']);
     const none = await api('GET', '/admin/events?provider=nobody');
-    expect(none.json).toEqual({ events: [] });
+    expect(none.json).toEqual({ events: [], nextBeforeId: null });
     const max = await api('GET', '/admin/events?limit=1000');
     expect(max.status).toBe(200);
   });

@@ -1,6 +1,7 @@
 /**
  * A thin HTTP client of the admin API (used by the operators' CLI). Only `fetch`: no server code.
  */
+import { createParser } from 'eventsource-parser';
 
 /** The API answered with an error status; `message` is the API's own error text. */
 export class AdminApiError extends Error {
@@ -36,6 +37,20 @@ export type AdminResponse = { status: number; body: unknown };
 
 const seg = (value: string): string => encodeURIComponent(value);
 
+/** `?a=1&b=2` from the defined values, or '' when there are none. */
+function queryOf(values: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) q.set(k, String(v));
+  const text = q.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+export interface ImportResult {
+  line: number;
+  outcome: 'created' | 'updated' | 'unchanged' | 'failed';
+  reason?: string;
+}
+
 function reasonOf(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
@@ -54,20 +69,25 @@ export class AdminClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
   }
 
-  /** Sends one request; throws AdminApiError for 4xx/5xx (except `okStatuses`), AdminUnreachableError when down. */
-  async request(
-    method: string,
-    path: string,
-    body?: unknown,
-    { auth = true, okStatuses = [] as number[] } = {},
-  ): Promise<AdminResponse> {
-    const headers: Record<string, string> = { Accept: 'application/json' };
+  private headers(auth: boolean, accept = 'application/json'): Record<string, string> {
+    const headers: Record<string, string> = { Accept: accept };
     if (auth) {
       if (this.options.token === null) {
         throw new Error('No admin token: pass --token, set ADMIN_TOKEN, or run where DATA_DIR/admin-token is readable.');
       }
       headers.Authorization = `Bearer ${this.options.token}`;
     }
+    return headers;
+  }
+
+  /** Sends one request; throws AdminApiError for 4xx/5xx (except `okStatuses`), AdminUnreachableError when down. */
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    { auth = true, okStatuses = [] as number[], timeoutMs = this.options.timeoutMs ?? 30_000 } = {},
+  ): Promise<AdminResponse> {
+    const headers = this.headers(auth);
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let res: Response;
     try {
@@ -75,11 +95,15 @@ export class AdminClient {
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       throw new AdminUnreachableError(this.baseUrl, reasonOf(err));
     }
+    return this.answer(res, okStatuses);
+  }
+
+  private async answer(res: Response, okStatuses: readonly number[] = []): Promise<AdminResponse> {
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') {
@@ -147,13 +171,83 @@ export class AdminClient {
     return this.json('GET', `/admin/providers/${seg(systemUser)}/trip/vehicles`);
   }
 
-  events(filter: { provider?: string; dominio?: string; limit?: number }): Promise<unknown> {
-    const q = new URLSearchParams();
-    if (filter.provider !== undefined) q.set('provider', filter.provider);
-    if (filter.dominio !== undefined) q.set('dominio', filter.dominio);
-    if (filter.limit !== undefined) q.set('limit', String(filter.limit));
-    const qs = q.toString();
-    return this.json('GET', `/admin/events${qs === '' ? '' : `?${qs}`}`);
+  async deleteProvider(systemUser: string, confirm: string): Promise<unknown> {
+    return this.json('DELETE', `/admin/providers/${seg(systemUser)}${queryOf({ confirm })}`);
+  }
+
+  cancelCommand(systemUser: string, numero: number): Promise<unknown> {
+    return this.json('POST', `/admin/providers/${seg(systemUser)}/commands/${numero}/cancel`);
+  }
+
+  commandsPage(filter: { provider?: string; state?: string; limit?: number; beforeNumero?: number }): Promise<unknown> {
+    return this.json('GET', `/admin/commands${queryOf(filter)}`);
+  }
+
+  lockouts(): Promise<unknown> {
+    return this.json('GET', '/admin/lockouts');
+  }
+
+  async liftLockouts(systemUser: string): Promise<void> {
+    await this.request('DELETE', `/admin/providers/${seg(systemUser)}/lockouts`);
+  }
+
+  events(filter: { provider?: string; dominio?: string; limit?: number; beforeId?: string }): Promise<unknown> {
+    return this.json('GET', `/admin/events${queryOf(filter)}`);
+  }
+
+  /**
+   * Follows GET /admin/events/stream: calls `onEvent` with each event's JSON until `signal` aborts
+   * (resolves) or the server ends the stream (rejects, so the caller can say so).
+   */
+  async followEvents(filter: { provider?: string; dominio?: string }, onEvent: (event: unknown) => void, signal: AbortSignal): Promise<void> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/admin/events/stream${queryOf(filter)}`, { headers: this.headers(true, 'text/event-stream'), signal });
+    } catch (err) {
+      if (signal.aborted) return;
+      throw new AdminUnreachableError(this.baseUrl, reasonOf(err));
+    }
+    if (res.status !== 200 || res.body === null) {
+      await this.answer(res);
+      throw new AdminApiError(res.status, `Unexpected answer ${res.status} to the event stream.`, null);
+    }
+    const parser = createParser({
+      onEvent: (message) => {
+        if (message.event === 'event') onEvent(JSON.parse(message.data) as unknown);
+      },
+    });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
+    } catch (err) {
+      if (signal.aborted) return;
+      throw new AdminUnreachableError(this.baseUrl, reasonOf(err));
+    }
+    if (!signal.aborted) throw new AdminUnreachableError(this.baseUrl, 'the server ended the event stream');
+  }
+
+  poison(limit?: number): Promise<unknown> {
+    return this.json('GET', `/admin/poison${queryOf({ limit })}`);
+  }
+
+  redrivePoison(id: string): Promise<unknown> {
+    return this.json('POST', `/admin/poison/${seg(id)}/redrive`);
+  }
+
+  async discardPoison(id: string): Promise<void> {
+    await this.request('DELETE', `/admin/poison/${seg(id)}`);
+  }
+
+  overview(): Promise<unknown> {
+    return this.json('GET', '/admin/overview');
+  }
+
+  /** One bulk call; password hashing makes provider chunks slow, hence the long timeout. */
+  async importChunk(kind: 'providers' | 'trips', lines: readonly Record<string, unknown>[]): Promise<ImportResult[]> {
+    const { body } = await this.request('POST', `/admin/import/${kind}`, { [kind]: lines }, { timeoutMs: 600_000 });
+    const results = (body as { results?: unknown }).results;
+    if (!Array.isArray(results)) throw new Error(`The import answer has no results: ${JSON.stringify(body).slice(0, 200)}`);
+    return results as ImportResult[];
   }
 
   /** Liveness and readiness; never throws for a 503 from /readyz. */

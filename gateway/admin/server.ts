@@ -14,7 +14,7 @@ import {
   sendJson,
   sendText,
 } from './http.js';
-import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './routes.js';
+import { adminRoutes, matchRoute, type EventStream, type Method, type Reply, type Route } from './routes.js';
 
 export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
 
@@ -35,7 +35,14 @@ export interface AdminServerOptions {
   port?: number;
   /** Text for GET /metrics; without it that route answers 404. */
   metrics?: () => Promise<string>;
+  /** How the overview names the deployment mode (default embedded). */
+  mode?: 'embedded' | 'distributed';
 }
+
+/** SSE comment lines keep proxies and clients from timing an idle stream out. */
+const KEEP_ALIVE_MS = 15_000;
+/** A stream whose client reads slower than events arrive is ended past this much unsent output. */
+const STREAM_BACKLOG_BYTES = 1024 * 1024;
 
 const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
@@ -51,7 +58,7 @@ function pathSegments(rawPath: string): string[] | null {
   }
 }
 
-function send(res: ServerResponse, reply: Reply): void {
+function send(res: ServerResponse, reply: Exclude<Reply, { stream: unknown }>): void {
   if ('json' in reply) sendJson(res, reply.status, reply.json);
   else if ('text' in reply) sendText(res, reply.status, reply.text, reply.contentType);
   else sendEmpty(res, reply.status);
@@ -71,8 +78,40 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     backends,
     logger,
     clock,
+    mode: opts.mode ?? 'embedded',
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
   });
+  /** Open event streams, ended when the server closes (server.close waits for every connection). */
+  const streams = new Set<ServerResponse>();
+
+  function startStream(res: ServerResponse, stream: EventStream): void {
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      // Proxies (nginx) must pass each event on at once.
+      'X-Accel-Buffering': 'no',
+    });
+    res.write(': stream open\n\n');
+    streams.add(res);
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    let stopped = false;
+    res.on('close', () => {
+      clearInterval(keepAlive);
+      streams.delete(res);
+      if (stopped) return;
+      stopped = true;
+      stream.stop().catch((err: unknown) => logger.warn({ err }, 'admin: closing an event stream failed'));
+    });
+    stream.start((event, id, data) => {
+      if (res.writableEnded) return;
+      if (res.writableLength > STREAM_BACKLOG_BYTES) {
+        logger.warn({ backlog: res.writableLength }, 'admin: event stream client reads too slowly; ending the stream');
+        res.end(': too slow, stream ended\n\n');
+        return;
+      }
+      res.write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+    });
+  }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawUrl = req.url ?? '/';
@@ -113,10 +152,16 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       query,
       body: () => {
         if (!WITH_BODY.has(method)) return Promise.resolve({});
-        body ??= readBody(req).then(parseJsonObject);
+        body ??= readBody(req, match.route.bodyLimit).then(parseJsonObject);
         return body;
       },
     });
+    if ('stream' in reply) {
+      // The client may have left while the stream was being set up.
+      if (res.destroyed || res.socket?.destroyed === true) await reply.stream.stop();
+      else startStream(res, reply.stream);
+      return;
+    }
     send(res, reply);
   }
 
@@ -180,6 +225,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeIdleConnections();
+        for (const res of streams) res.end();
       });
       return closing;
     },

@@ -116,3 +116,26 @@ export function onlyQueryParams(query: URLSearchParams, allowed: readonly string
     }
   }
 }
+
+/** A Dominio as registered on a trip: non-empty, at most its limit, no control characters. */
+export function dominioOf(value: string, field = 'dominio'): string {
+  if (value.trim() === '') throw invalid(field, `${field} must not be empty.`);
+  if (value.length > MAX_LENGTH.dominio) throw invalid(field, `${field} must be at most ${MAX_LENGTH.dominio} characters.`);
+  return plainText(value, field);
+}
+
+/** A whole number from 1 up to 2^53 - 1 (a NUMERO). */
+export function positiveIntegerOf(raw: string, field: string): number {
+  const n = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(field, `${field} must be a whole number of at least 1, got "${raw}".`);
+  return n;
+}
+
+const MAX_EVENT_ID = 2n ** 64n - 1n;
+
+/** An event id: a decimal 64-bit whole number of at least 1. */
+export function eventIdOf(raw: string, field: string): bigint {
+  const id = /^\d{1,20}$/.test(raw) ? BigInt(raw) : -1n;
+  if (id < 1n || id > MAX_EVENT_ID) throw invalid(field, `${field} must be an event id (a whole number from 1 to 2^64-1), got "${raw}".`);
+  return id;
+}

@@ -1,4 +1,4 @@
-import type { Command, EventInstant, Provider, StoredEvent, TripVehicle } from '../../shared/backends/types.js';
+import type { Command, EventInstant, Lockout, PoisonMessage, Provider, StoredEvent, TripVehicle } from '../../shared/backends/types.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
 import type { JsonValue } from './http.js';
 
@@ -70,5 +70,28 @@ export function eventView(e: StoredEvent): { [key: string]: JsonValue } {
     crudo: e.crudo,
     sensors: e.sensors.map((s) => ({ clave: s.clave, valor: s.valor })),
     operation: e.operation,
+  };
+}
+
+export function lockoutView(l: Lockout): { [key: string]: JsonValue } {
+  return { systemUser: l.systemUser, address: l.address, until: iso(l.until) };
+}
+
+/** Values are shown as text, cut to 4 KB: enough to see what is wrong with a message. */
+const POISON_VALUE_SHOWN = 4096;
+
+export function poisonView(m: PoisonMessage): { [key: string]: JsonValue } {
+  const shown = m.value.length > POISON_VALUE_SHOWN ? m.value.subarray(0, POISON_VALUE_SHOWN) : m.value;
+  return {
+    id: m.id,
+    topic: m.topic,
+    partition: m.partition,
+    offset: m.offset,
+    key: m.key,
+    reason: m.reason,
+    at: iso(m.at),
+    value: shown.toString('utf8'),
+    bytes: m.value.length,
+    truncated: m.truncated || m.value.length > POISON_VALUE_SHOWN,
   };
 }

@@ -1,0 +1,84 @@
+import type { CommandState } from '../../../shared/backends/types.js';
+import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
+import { HttpError, invalid, notFound } from '../http.js';
+import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { limitOf, onlyFields, onlyQueryParams, positiveIntegerOf, requiredText } from '../validate.js';
+import { commandView } from '../views.js';
+
+const STATES: readonly CommandState[] = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
+
+export function commandRoutes(deps: AdminDeps): Route[] {
+  const { config, backends, clock, logger: log } = deps;
+
+  const queueCommand: Handler = async (req) => {
+    const systemUser = param(req, 'systemUser');
+    const body = await req.body();
+    onlyFields(body, ['cmd', 'unidad', 'equipo']);
+    const cmd = requiredText(body, 'cmd', MAX_LENGTH.cmd);
+    const unidad = requiredText(body, 'unidad', MAX_LENGTH.dominio);
+    const equipo = requiredText(body, 'equipo', MAX_LENGTH.nroSerie);
+    await providerOr404(backends, systemUser);
+    const now = clock();
+    const command = await backends.commands.enqueue({
+      systemUser,
+      cmd,
+      unidad,
+      equipo,
+      now,
+      expiresAt: now + config.commandTtlMs,
+    });
+    log.info({ systemUser, numero: command.numero, cmd, unidad, equipo }, 'admin: command queued');
+    return { status: 201, json: commandView(command) };
+  };
+
+  const listCommands: Handler = async (req) => {
+    const systemUser = param(req, 'systemUser');
+    await providerOr404(backends, systemUser);
+    const commands = await backends.commands.list(systemUser, clock());
+    return { status: 200, json: { commands: commands.map(commandView) } };
+  };
+
+  const cancelCommand: Handler = async (req) => {
+    const systemUser = param(req, 'systemUser');
+    const numero = positiveIntegerOf(param(req, 'numero'), 'numero');
+    await providerOr404(backends, systemUser);
+    const result = await backends.commands.cancel(systemUser, numero, clock());
+    if (result === null) throw notFound(`Provider "${systemUser}" has no command ${numero}.`);
+    if (result.outcome === 'not-open') {
+      throw new HttpError(409, `Command ${numero} is ${result.command.state}; only a pending or in-process command can be cancelled.`);
+    }
+    log.info({ systemUser, numero, deliveries: result.command.deliveries }, 'admin: command cancelled');
+    return { status: 200, json: commandView(result.command) };
+  };
+
+  /** Every provider's commands (the console's command queues), newest first. */
+  const pageCommands: Handler = async (req) => {
+    onlyQueryParams(req.query, ['provider', 'state', 'limit', 'beforeNumero']);
+    const provider = req.query.get('provider');
+    const stateText = req.query.get('state');
+    const state = STATES.find((s) => s === stateText);
+    if (stateText !== null && stateText !== '' && state === undefined) {
+      throw invalid('state', `state must be one of ${STATES.join(', ')}.`);
+    }
+    const before = req.query.get('beforeNumero');
+    const page = await backends.commands.page(
+      {
+        limit: limitOf(req.query.get('limit')),
+        ...(provider ? { systemUser: provider } : {}),
+        ...(state === undefined ? {} : { state }),
+        ...(before === null || before === '' ? {} : { beforeNumero: positiveIntegerOf(before, 'beforeNumero') }),
+      },
+      clock(),
+    );
+    return {
+      status: 200,
+      json: { commands: page.commands.map((c) => ({ ...commandView(c), systemUser: c.systemUser })), nextBeforeNumero: page.nextBeforeNumero },
+    };
+  };
+
+  return [
+    { pattern: ['admin', 'commands'], handlers: { GET: pageCommands } },
+    { pattern: [...PROVIDER, 'commands'], handlers: { GET: listCommands, POST: queueCommand } },
+    { pattern: [...PROVIDER, 'commands', ':numero', 'cancel'], handlers: { POST: cancelCommand } },
+  ];
+}

@@ -1,0 +1,132 @@
+import { ACTIVITY_BUCKET_MS, ACTIVITY_WINDOW_MS, type EventActivity } from '../../../shared/backends/types.js';
+import { HttpError, notFound, type JsonValue } from '../http.js';
+import { param, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { limitOf, onlyQueryParams } from '../validate.js';
+import { poisonView } from '../views.js';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Probes, metrics, the overview and (scale-out) the messages the worker set aside. */
+export function operationRoutes(deps: AdminDeps): Route[] {
+  const { backends, clock, logger: log } = deps;
+
+  const healthz: Handler = async () => ({ status: 200, json: { status: 'ok' } });
+
+  async function ready(): Promise<boolean> {
+    try {
+      return await backends.healthy();
+    } catch (err) {
+      log.warn({ err }, 'admin: health check of the backends failed');
+      return false;
+    }
+  }
+
+  const readyz: Handler = async () => {
+    const ok = await ready();
+    const json: JsonValue = ok ? { status: 'ok' } : { status: 'unavailable', error: 'Backends are not healthy.' };
+    return { status: ok ? 200 : 503, json };
+  };
+
+  const metrics: Handler = async () => {
+    if (deps.metrics === undefined) throw notFound('Metrics are not enabled.');
+    return { status: 200, text: await deps.metrics(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
+  };
+
+  /**
+   * The console's dashboard. Answers even while a backend is down (that is when it is looked at):
+   * what cannot be read is reported in `backends` and left empty or null.
+   */
+  const overview: Handler = async (req) => {
+    onlyQueryParams(req.query, []);
+    const now = clock();
+    const since = now - ACTIVITY_WINDOW_MS;
+    const warn = (what: string) => (err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, `admin: overview could not read ${what}`);
+      return null;
+    };
+    const [isReady, status, activity, providers, lockouts, poison] = await Promise.all([
+      ready(),
+      backends.status(),
+      backends.events.activity(since).catch(warn('event activity')),
+      backends.providers.list(),
+      backends.lockouts.list(now),
+      backends.poison === null ? Promise.resolve(null) : backends.poison.count().catch(warn('poison messages')),
+    ]);
+    const checks = [...status.checks];
+    if (activity === null) checks.push({ name: 'events', ok: false, detail: 'stored events could not be counted' });
+    return {
+      status: 200,
+      json: {
+        mode: deps.mode,
+        ready: isReady,
+        backends: checks.map((c) => ({ name: c.name, ok: c.ok, ...(c.detail === undefined ? {} : { detail: c.detail }) })),
+        eventsPerSecond: rates(activity, since, now),
+        providers: providerActivity(activity, providers.map((p) => p.systemUser)),
+        workerLag: status.workerLag,
+        poisonMessages: poison,
+        lockouts: lockouts.length,
+      },
+    };
+  };
+
+  const listPoison: Handler = async (req) => {
+    onlyQueryParams(req.query, ['limit']);
+    const limit = limitOf(req.query.get('limit'));
+    const messages = backends.poison === null ? [] : await backends.poison.list(limit);
+    return { status: 200, json: { messages: messages.map(poisonView) } };
+  };
+
+  const poisonStore = () => {
+    if (backends.poison === null) throw notFound('The embedded mode sets no messages aside: there are none.');
+    return backends.poison;
+  };
+
+  const redrivePoison: Handler = async (req) => {
+    const id = param(req, 'id');
+    const store = poisonStore();
+    const message = await store.get(id);
+    if (message === null) throw notFound(`No poison message "${id}".`);
+    if (message.truncated) throw new HttpError(409, `Poison message "${id}" was too large to keep whole; discard it instead.`);
+    if (!(await store.redrive(id))) throw notFound(`No poison message "${id}".`);
+    log.info({ id, topic: message.topic, reason: message.reason }, 'admin: poison message re-driven');
+    return { status: 200, json: { redriven: id } };
+  };
+
+  const discardPoison: Handler = async (req) => {
+    const id = param(req, 'id');
+    if (!(await poisonStore().remove(id))) throw notFound(`No poison message "${id}".`);
+    log.info({ id }, 'admin: poison message discarded');
+    return { status: 204 };
+  };
+
+  return [
+    { pattern: ['healthz'], public: true, handlers: { GET: healthz } },
+    { pattern: ['readyz'], public: true, handlers: { GET: readyz } },
+    { pattern: ['metrics'], handlers: { GET: metrics } },
+    { pattern: ['admin', 'overview'], handlers: { GET: overview } },
+    { pattern: ['admin', 'poison'], handlers: { GET: listPoison } },
+    { pattern: ['admin', 'poison', ':id'], handlers: { DELETE: discardPoison } },
+    { pattern: ['admin', 'poison', ':id', 'redrive'], handlers: { POST: redrivePoison } },
+  ];
+}
+
+/** One point per bucket of the window, oldest first, zeros included: events per second averaged over the bucket. */
+function rates(activity: EventActivity | null, since: number, now: number): JsonValue {
+  const counts = new Map((activity?.buckets ?? []).map((b) => [b.at, b.events]));
+  const points: JsonValue[] = [];
+  const last = now - (now % ACTIVITY_BUCKET_MS);
+  for (let at = last - ACTIVITY_WINDOW_MS + ACTIVITY_BUCKET_MS; at <= last; at += ACTIVITY_BUCKET_MS) {
+    if (at + ACTIVITY_BUCKET_MS <= since) continue;
+    points.push({ at: iso(at), events: (counts.get(at) ?? 0) / (ACTIVITY_BUCKET_MS / 1000) });
+  }
+  return points;
+}
+
+/** Every provider, with its events of the window and its latest arrival. */
+function providerActivity(activity: EventActivity | null, systemUsers: readonly string[]): JsonValue {
+  const byUser = new Map((activity?.providers ?? []).map((p) => [p.systemUser, p]));
+  return systemUsers.map((systemUser) => {
+    const a = byUser.get(systemUser);
+    return { systemUser, events15m: a?.events ?? 0, lastEventAt: a?.lastEventAt == null ? null : iso(a.lastEventAt) };
+  });
+}

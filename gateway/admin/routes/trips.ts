@@ -1,0 +1,48 @@
+import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
+import { notFound } from '../http.js';
+import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { dominioOf, onlyFields, requiredText } from '../validate.js';
+import { vehicleView } from '../views.js';
+
+export function tripRoutes(deps: AdminDeps): Route[] {
+  const { backends, clock, logger: log } = deps;
+
+  const listVehicles: Handler = async (req) => {
+    const systemUser = param(req, 'systemUser');
+    await providerOr404(backends, systemUser);
+    const vehicles = await backends.trips.listVehicles(systemUser);
+    return { status: 200, json: { vehicles: vehicles.map(vehicleView) } };
+  };
+
+  const putVehicle: Handler = async (req) => {
+    const systemUser = param(req, 'systemUser');
+    const dominio = param(req, 'dominio');
+    const body = await req.body();
+    onlyFields(body, ['nroSerie']);
+    const nroSerie = requiredText(body, 'nroSerie', MAX_LENGTH.nroSerie);
+    dominioOf(dominio);
+    await providerOr404(backends, systemUser);
+    const existed = await backends.trips.isRegistered(systemUser, dominio);
+    await backends.trips.addVehicle(systemUser, dominio, nroSerie, clock());
+    const vehicle = (await backends.trips.listVehicles(systemUser)).find((v) => v.dominio === dominio);
+    if (vehicle === undefined) throw new Error(`Vehicle ${dominio} vanished right after being registered.`);
+    log.info({ systemUser, dominio, nroSerie, reRegistered: existed }, 'admin: vehicle registered on trip');
+    return { status: existed ? 200 : 201, json: vehicleView(vehicle) };
+  };
+
+  const deleteVehicle: Handler = async (req) => {
+    const systemUser = param(req, 'systemUser');
+    const dominio = param(req, 'dominio');
+    await providerOr404(backends, systemUser);
+    if (!(await backends.trips.removeVehicle(systemUser, dominio))) {
+      throw notFound(`Vehicle "${dominio}" is not on a trip of provider "${systemUser}".`);
+    }
+    log.info({ systemUser, dominio }, 'admin: vehicle removed from trip');
+    return { status: 204 };
+  };
+
+  return [
+    { pattern: [...PROVIDER, 'trip', 'vehicles'], handlers: { GET: listVehicles } },
+    { pattern: [...PROVIDER, 'trip', 'vehicles', ':dominio'], handlers: { PUT: putVehicle, DELETE: deleteVehicle } },
+  ];
+}

@@ -1,0 +1,162 @@
+/**
+ * The operators' additions in the scale-out mode: two gateways and a worker on the real Redis,
+ * Kafka and ClickHouse. What one gateway's admin API does is seen through the other.
+ */
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KafkaEventFeed } from '../shared/backends/kafka/feed.js';
+import { encodeEvent, messageKey } from '../shared/events/wire.js';
+import { startCluster, type Cluster } from './helpers/distributed.js';
+import { eventRecords } from './helpers/event-records.js';
+import { credentials, event, sessionCookie, xmlParams } from './helpers/harness.js';
+import { openSse } from './helpers/sse.js';
+
+const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
+type Json = Record<string, unknown>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('operators: scale-out mode', () => {
+  let c: Cluster;
+  let kafka: Kafka;
+  const api = async (gw: 'gw1' | 'gw2', method: string, path: string, body?: unknown) => {
+    const r = await c[gw].admin(method, path, body);
+    return { status: r.status, json: r.json as Json };
+  };
+  const insert = async (gw: 'gw1' | 'gw2', user: string, codigo: string, dominio = 'AB123CD') =>
+    idOf((await c[gw].soap11('LoginYInsertarEvento', xmlParams({ ...credentials(user), ...event({ Codigo: codigo, Dominio: dominio }) }))).text);
+
+  beforeAll(async () => {
+    c = await startCluster({ LOCKOUT_MAX_FAILURES: '2' });
+    for (const u of ['acme', 'bravo', 'gone']) await c.gw1.provider(u, 'secret-1');
+    kafka = new Kafka({ clientId: 'operators-test', brokers: c.env.KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING });
+  }, 120_000);
+  afterAll(() => c?.stop());
+
+  it('event stream: an event accepted by one gateway arrives on the other gateway\'s stream; filters apply; a client that leaves frees its consumer', async () => {
+    const base = `${c.gw2.app.admin.url}/admin/events/stream`;
+    const all = await openSse(base, c.gw2.app.adminToken);
+    const onlyBravo = await openSse(`${base}?provider=bravo`, c.gw2.app.adminToken);
+    expect(all.status).toBe(200);
+    const feed = c.gw2.app.backends.feed as KafkaEventFeed;
+    expect(feed.size).toBe(2);
+    const id = await insert('gw1', 'acme', 'live-1');
+    await insert('gw1', 'bravo', 'live-2');
+    expect(await all.waitFor((e) => e.codigo === 'live-1')).toMatchObject({ id: String(id), systemUser: 'acme' });
+    await all.waitFor((e) => e.codigo === 'live-2');
+    await onlyBravo.waitFor((e) => e.codigo === 'live-2');
+    expect(onlyBravo.events.map((e) => e.codigo)).toEqual(['live-2']);
+
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const streamGroups = async () => (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${c.gw2.config.kafkaClientId}-admin-stream-`));
+      const before = await streamGroups();
+      const members = async (ids: string[]) => (await admin.describeGroups(ids)).groups.reduce((n, g) => n + g.members.length, 0);
+      expect(await members(before)).toBeGreaterThanOrEqual(2);
+      all.close();
+      onlyBravo.close();
+      for (let i = 0; i < 100 && feed.size > 0; i++) await sleep(50);
+      expect(feed.size).toBe(0);
+      expect(await members(before)).toBe(0);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  it('events paging reads ClickHouse below beforeId across pages', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await insert(i % 2 === 0 ? 'gw1' : 'gw2', 'bravo', `page-${i}`, 'PAGE'));
+    await c.waitForRows(ids);
+    const seen: string[] = [];
+    let query = '/admin/events?provider=bravo&dominio=PAGE&limit=2';
+    for (let n = 0; n < 10; n++) {
+      const page = await api('gw2', 'GET', query);
+      seen.push(...(page.json.events as Json[]).map((e) => e.id as string));
+      if (page.json.nextBeforeId === null) break;
+      query = `/admin/events?provider=bravo&dominio=PAGE&limit=2&beforeId=${String(page.json.nextBeforeId)}`;
+    }
+    expect(seen).toEqual([...ids].sort((a, b) => b - a).map(String));
+  });
+
+  it('a command cancelled through one gateway is never handed out by the other, even while it polls', async () => {
+    const numero = (await api('gw1', 'POST', '/admin/providers/acme/commands', { cmd: 'CC', unidad: 'U', equipo: 'E' })).json.numero as number;
+    const polls = Array.from({ length: 20 }, () => c.gw2.post('LoginYObtenerComando', credentials()));
+    const cancelled = await api('gw1', 'POST', `/admin/providers/acme/commands/${numero}/cancel`);
+    const handedOut = (await Promise.all(polls)).filter((r) => r.text.includes(`<NUMERO>${numero}</NUMERO>`)).length;
+    expect(cancelled.json).toMatchObject({ state: 'cancelled' });
+    // Every poll that got it was counted before the cancel; none after.
+    expect(handedOut).toBe(cancelled.json.deliveries);
+    expect((await c.gw2.post('LoginYObtenerComando', credentials())).text).not.toContain(`<NUMERO>${numero}</NUMERO>`);
+    expect((await c.gw2.post('LoginYEstadoComando', { ...credentials(), NUMERO: String(numero), MSG: 'x' })).text).toContain('>false<');
+    expect((await c.gw1.post('LoginYComandoProcesado', { ...credentials(), NUMERO: String(numero), correcto: 'false' })).text).toContain('>false<');
+    const listed = (await api('gw2', 'GET', '/admin/commands?state=cancelled')).json.commands as Json[];
+    expect(listed.map((x) => x.numero)).toContain(numero);
+  });
+
+  it('lockouts set on one gateway are listed and lifted through the other', async () => {
+    for (let i = 0; i < 2; i++) await c.gw1.soap11('Login', xmlParams(credentials('bravo', 'wrong!')));
+    expect((await c.gw2.soap11('Login', xmlParams(credentials('bravo')))).text).toContain('>false<');
+    expect(((await api('gw2', 'GET', '/admin/lockouts')).json.lockouts as Json[]).map((l) => l.systemUser)).toEqual(['bravo']);
+    expect((await c.gw2.admin('DELETE', '/admin/providers/bravo/lockouts')).status).toBe(204);
+    expect((await c.gw1.soap11('Login', xmlParams(credentials('bravo')))).text).toContain('>true<');
+  });
+
+  it('deleting a provider through one gateway ends its sessions on the other and keeps its events', async () => {
+    const cookie = sessionCookie(await c.gw1.soap11('Login', xmlParams(credentials('gone'))));
+    const kept = await insert('gw1', 'gone', 'kept');
+    await api('gw1', 'POST', '/admin/providers/gone/commands', { cmd: 'A', unidad: 'U', equipo: 'E' });
+    await api('gw1', 'PUT', '/admin/providers/gone/trip/vehicles/AA1', { nroSerie: 'S1' });
+    const deleted = await api('gw2', 'DELETE', '/admin/providers/gone?confirm=gone');
+    expect(deleted.json).toEqual({ deleted: 'gone', sessionsEnded: 1, commandsCancelled: 1, tripVehiclesRemoved: 1 });
+    expect((await c.gw1.soap11('InSession', '', undefined, cookie)).text).toContain('>false<');
+    await c.waitForRows([kept]);
+    expect(((await api('gw1', 'GET', '/admin/events?provider=gone')).json.events as Json[]).map((e) => e.id)).toEqual([String(kept)]);
+    // Another gateway may still hold the provider for PROVIDER_CACHE_MS; after that it is gone everywhere.
+    c.gw1.advance(c.gw1.config.providerCacheMs + 1);
+    expect((await c.gw1.soap11('Login', xmlParams(credentials('gone')))).text).toContain('>false<');
+  });
+
+  it('poison messages: listed, re-driven onto the topic (the worker then stores the event), discarded', async () => {
+    const poison = c.gw1.app.backends.poison!;
+    const good = eventRecords({ eventTimeBase: c.gw1.now, stepMs: 1, receivedAt: c.gw1.now, dedupePrefix: 'poison-' })({ codigo: 'redriven' });
+    const value = encodeEvent(987_654_321n, good);
+    const at = c.gw1.now;
+    await poison.add([
+      { id: '0-41', topic: c.env.KAFKA_TOPIC!, partition: 0, offset: '41', key: messageKey(good), reason: 'ClickHouse refused the row', at, value, truncated: false },
+      { id: '0-42', topic: c.env.KAFKA_TOPIC!, partition: 0, offset: '42', key: null, reason: 'event message is not JSON', at: at + 1, value: Buffer.from('x'.repeat(5000)), truncated: false },
+    ]);
+    const list = (await api('gw2', 'GET', '/admin/poison')).json.messages as Json[];
+    expect(list.map((m) => m.id)).toEqual(['0-42', '0-41']);
+    expect(list[0]).toMatchObject({ reason: 'event message is not JSON', key: null, bytes: 5000, truncated: true });
+    expect((list[0]?.value as string).length).toBe(4096);
+    expect(list[1]).toMatchObject({ topic: c.env.KAFKA_TOPIC, partition: 0, offset: '41', at: new Date(at).toISOString() });
+
+    expect((await api('gw2', 'POST', '/admin/poison/0-41/redrive')).json).toEqual({ redriven: '0-41' });
+    await c.waitForRows([987_654_321]);
+    expect(((await api('gw1', 'GET', '/admin/events?provider=acme&limit=1000')).json.events as Json[]).some((e) => e.codigo === 'redriven')).toBe(true);
+    expect((await c.gw1.admin('DELETE', '/admin/poison/0-42')).status).toBe(204);
+    expect((await api('gw1', 'GET', '/admin/poison')).json.messages).toEqual([]);
+    expect((await api('gw1', 'POST', '/admin/poison/0-41/redrive')).status).toBe(404);
+    expect((await api('gw1', 'DELETE', '/admin/poison/0-42')).status).toBe(404);
+  });
+
+  it('overview: distributed, every backend up, arrivals from ClickHouse, worker lag known', async () => {
+    const id = await insert('gw1', 'acme', 'overview');
+    await c.waitForRows([id]);
+    const o = (await api('gw2', 'GET', '/admin/overview')).json;
+    expect(o).toMatchObject({ mode: 'distributed', ready: true, lockouts: 0 });
+    expect(o.backends).toEqual([
+      { name: 'redis', ok: true },
+      { name: 'kafka', ok: true },
+      { name: 'clickhouse', ok: true },
+    ]);
+    expect(typeof o.workerLag).toBe('number');
+    expect(typeof o.poisonMessages).toBe('number');
+    const points = o.eventsPerSecond as { at: string; events: number }[];
+    expect(points).toHaveLength(90);
+    expect(points.reduce((n, p) => n + p.events, 0)).toBeGreaterThan(0);
+    const acme = (o.providers as Json[]).find((p) => p.systemUser === 'acme');
+    expect(acme?.events15m).toBeGreaterThan(0);
+    expect(acme?.lastEventAt).not.toBeNull();
+  });
+});

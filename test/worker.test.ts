@@ -203,7 +203,7 @@ describe('ClickHouse schema and event store', () => {
     const r = await client.query({ query: `SELECT count() AS n FROM ${quoteIdentifier(db)}.schema_migrations FINAL`, format: 'JSONEachRow' });
     expect(Number((await r.json<{ n: string }>())[0]!.n)).toBe(MIGRATIONS.length);
     const t = await client.query({ query: `SELECT name FROM system.tables WHERE database = ${quoteString(db)} ORDER BY name`, format: 'JSONEachRow' });
-    expect((await t.json<{ name: string }>()).map((x) => x.name)).toEqual(['events', 'latest_positions', 'latest_positions_mv', 'schema_migrations']);
+    expect((await t.json<{ name: string }>()).map((x) => x.name)).toEqual(['arrivals', 'arrivals_mv', 'events', 'latest_positions', 'latest_positions_mv', 'schema_migrations']);
   });
 
   const stored = (id: bigint, over: Partial<EventRecord>) => ({ id, event: makeEvent(over) });

@@ -5,6 +5,7 @@ import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
+import { readinessGauge } from '../shared/readiness-metric.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
 import { startGateway, type GatewayServer } from './server.js';
@@ -67,6 +68,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     healthy: () => opened.healthy(),
     close: () => opened.close(),
   };
+  readinessGauge(metrics, 'gateway_ready', 'Whether every backend answers (1) or not (0): the check /readyz makes', () => backends.healthy());
   const service = new OperationService(backends, config, { metrics });
   const gateway = await startGateway({ config, service, logger, clock, metrics, description, ...(options.port === undefined ? {} : { port: options.port }) });
   const { token, generated, path } = await resolveAdminToken(config);

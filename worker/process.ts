@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
+import { readinessGauge } from '../shared/readiness-metric.js';
 import { openRedisStores } from '../shared/backends/redis/index.js';
 import type { Running } from '../shared/process.js';
 import { createWorker, workerOptionsFromConfig, type Worker, type WorkerStatus } from './run.js';
@@ -37,6 +38,7 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
     if (!(await redisHealthy())) return { ready: false, reason: 'Redis does not answer' };
     return { ready: true };
   };
+  readinessGauge(metrics, 'worker_ready', 'Whether the worker is ready (1) or not (0): the check its /readyz makes', async () => (await readiness()).ready);
   const probes: Server | null = options.probes ? await probeServer(config, logger, metrics, readiness) : null;
   const address = probes?.address() as AddressInfo | null | undefined;
   const probesUrl = address ? `http://${config.adminHost}:${address.port}` : null;

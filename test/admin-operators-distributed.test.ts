@@ -127,7 +127,7 @@ describe('operators: scale-out mode', () => {
     ]);
     const list = (await api('gw2', 'GET', '/admin/poison')).json.messages as Json[];
     expect(list.map((m) => m.id)).toEqual(['0-42', '0-41']);
-    expect(list[0]).toMatchObject({ reason: 'event message is not JSON', key: null, bytes: 5000, truncated: true });
+    expect(list[0]).toMatchObject({ reason: 'event message is not JSON', key: null, bytes: 5000, truncated: true, redrivable: true });
     expect((list[0]?.value as string).length).toBe(4096);
     expect(list[1]).toMatchObject({ topic: c.env.KAFKA_TOPIC, partition: 0, offset: '41', at: new Date(at).toISOString() });
 

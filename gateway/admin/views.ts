@@ -91,7 +91,9 @@ export function poisonView(m: PoisonMessage): { [key: string]: JsonValue } {
     reason: m.reason,
     at: iso(m.at),
     value: shown.toString('utf8'),
+    /** Size of the value kept (the whole message unless it was too large to keep: then not redrivable). */
     bytes: m.value.length,
     truncated: m.truncated || m.value.length > POISON_VALUE_SHOWN,
+    redrivable: !m.truncated,
   };
 }

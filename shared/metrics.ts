@@ -165,7 +165,7 @@ export class Metrics {
 
   readonly workerPoison = new Counter({
     name: 'worker_poison_messages_total',
-    help: 'Messages that could not be decoded and were skipped',
+    help: 'Messages that could not be decoded, set aside (admin API: /admin/poison) and skipped',
     registers: [this.registry],
   });
 

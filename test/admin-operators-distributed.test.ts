@@ -140,6 +140,41 @@ describe('operators: scale-out mode', () => {
     expect((await api('gw1', 'DELETE', '/admin/poison/0-42')).status).toBe(404);
   });
 
+  it('the worker sets a message it cannot decode aside with its reason, and goes on storing the rest', async () => {
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({ topic: c.env.KAFKA_TOPIC!, acks: -1, messages: [{ key: 'acme|BAD', value: '{"v":1,"id":"12","event":{"systemUser":"acme"}}' }] });
+    } finally {
+      await producer.disconnect();
+    }
+    const after = await insert('gw1', 'acme', 'after-poison');
+    await c.waitForRows([after]);
+    let messages: Json[] = [];
+    for (let i = 0; i < 100 && messages.length === 0; i++) {
+      messages = (await api('gw2', 'GET', '/admin/poison')).json.messages as Json[];
+      if (messages.length === 0) await sleep(100);
+    }
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ topic: c.env.KAFKA_TOPIC, key: 'acme|BAD', value: '{"v":1,"id":"12","event":{"systemUser":"acme"}}', redrivable: true });
+    expect(messages[0]?.reason).toContain('event field');
+    expect(messages[0]?.id).toBe(`${String(messages[0]?.partition)}-${String(messages[0]?.offset)}`);
+    expect(await c.workerMetrics.text()).toMatch(/^worker_poison_messages_total 1$/m);
+    expect((await api('gw1', 'GET', '/admin/overview')).json.poisonMessages).toBe(1);
+
+    // Re-driven as it is, it is set aside again under its new offset.
+    const first = messages[0]!.id as string;
+    expect((await api('gw1', 'POST', `/admin/poison/${first}/redrive`)).status).toBe(200);
+    let again: Json[] = [];
+    for (let i = 0; i < 100 && (again.length !== 1 || again[0]?.id === first); i++) {
+      again = (await api('gw2', 'GET', '/admin/poison')).json.messages as Json[];
+      await sleep(100);
+    }
+    expect(again.map((m) => m.id)).not.toContain(first);
+    expect(again).toHaveLength(1);
+    expect((await c.gw2.admin('DELETE', `/admin/poison/${String(again[0]?.id)}`)).status).toBe(204);
+  });
+
   it('overview: distributed, every backend up, arrivals from ClickHouse, worker lag known', async () => {
     const id = await insert('gw1', 'acme', 'overview');
     await c.waitForRows([id]);

@@ -5,18 +5,14 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Kafka, logLevel } from 'kafkajs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ensureTopic } from '../shared/backends/kafka/client.js';
 import { loadConfig } from '../shared/config.js';
 import { Metrics } from '../shared/metrics.js';
-import type { Running } from '../shared/process.js';
-import { startWorkerProcess } from '../worker/process.js';
+import { startWorkerProcess, type WorkerProcess } from '../worker/process.js';
 import { TestApp } from './helpers/harness.js';
 import { services, uniqueName } from './helpers/services.js';
 
@@ -56,17 +52,6 @@ function exposedNames(text: string): Set<string> {
   return names;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function ruleExprs(): { alert: string; expr: string }[] {
   const doc = parse(fs.readFileSync(RULES, 'utf8')) as { groups: { rules: { alert: string; expr: string }[] }[] };
   return doc.groups.flatMap((g) => g.rules);
@@ -79,13 +64,12 @@ function dashboardExprs(): string[] {
 
 describe('deploy/observability', () => {
   let gateway: TestApp;
-  let worker: Running;
+  let worker: WorkerProcess;
   let exposed: Set<string>;
 
   beforeAll(async () => {
     gateway = await TestApp.start();
     const s = services();
-    const port = await freePort();
     const env = {
       REDIS_URL: s.redisUrl,
       REDIS_KEY_PREFIX: `${uniqueName('obs')}:`,
@@ -95,22 +79,13 @@ describe('deploy/observability', () => {
       CLICKHOUSE_URL: s.clickhouseUrl,
       CLICKHOUSE_DATABASE: uniqueName('obs'),
       ADMIN_HOST: '127.0.0.1',
-      ADMIN_PORT: String(port),
+      ADMIN_PORT: '0',
     };
-    // The gateways create the topic; here no gateway of this deployment ran yet.
-    const kafka = new Kafka({ clientId: 'observability-test', brokers: s.kafkaBrokers, logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await ensureTopic(admin, { topic: env.KAFKA_TOPIC });
-    } finally {
-      await admin.disconnect();
-    }
     worker = await startWorkerProcess(loadConfig(env), pino({ level: 'silent' }), new Metrics(), { probes: true });
     const gatewayText = await (await fetch(`${gateway.app.admin.url}/metrics`, { headers: { Authorization: `Bearer ${gateway.app.adminToken}` } })).text();
     let workerText = '';
     for (let i = 0; i < 50 && workerText === ''; i++) {
-      workerText = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+      workerText = await fetch(`${worker.probesUrl ?? ''}/metrics`).then((r) => r.text(), () => '');
       if (workerText === '') await new Promise((r) => setTimeout(r, 100));
     }
     exposed = new Set([...exposedNames(gatewayText), ...exposedNames(workerText)]);

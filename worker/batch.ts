@@ -1,4 +1,4 @@
-import type { EventInstant, EventRecord, LastReportUpdate } from '../shared/backends/types.js';
+import type { EventInstant, EventRecord, LastReportUpdate, PoisonMessage } from '../shared/backends/types.js';
 
 /** One Kafka message held by the worker until its batch is stored and committed. */
 export interface BufferedMessage {
@@ -9,6 +9,8 @@ export interface BufferedMessage {
   arrivedAt: number;
   /** null for a poison message: nothing is stored for it, but its offset is committed. */
   decoded: { id: bigint; event: EventRecord } | null;
+  /** A poison message as it is set aside (before its offset is committed). */
+  poison?: PoisonMessage;
 }
 
 /**

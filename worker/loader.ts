@@ -1,11 +1,15 @@
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
-import type { LastReportSink } from '../shared/backends/types.js';
+import type { LastReportSink, PoisonStore } from '../shared/backends/types.js';
 import { decodeEvent } from '../shared/events/wire.js';
 import { toRow } from '../shared/backends/clickhouse/rows.js';
 import type { ClickHouseEventWriter, InsertRow } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep, type BackoffOptions } from './backoff.js';
 import { latestReports, offsetsToCommit, type BufferedMessage } from './batch.js';
 import { errorText, type WorkerLogger } from './log.js';
+import { poisonId } from '../shared/backends/redis/poison.js';
+
+/** Where poison messages are set aside (RedisPoisonStore). */
+export type PoisonSink = Pick<PoisonStore, 'add'>;
 
 export interface LoaderOptions {
   topic: string;
@@ -14,6 +18,7 @@ export interface LoaderOptions {
   maxBuffered: number;
   backoff: BackoffOptions;
   lastReports: LastReportSink;
+  poison?: PoisonSink;
   lastReportTimeoutMs: number;
   logger: WorkerLogger;
   metrics?: {
@@ -112,7 +117,7 @@ export class Loader {
         partition: batch.partition,
         offset: BigInt(message.offset),
         arrivedAt: Date.now(),
-        decoded: this.decode(message, batch.partition),
+        ...this.decode(message, batch.partition),
       });
       // Moves kafkajs' fetch position only; the group's committed offset moves after the insert.
       resolveOffset(message.offset);
@@ -151,12 +156,15 @@ export class Loader {
     this.room = null;
   }
 
-  /** Poison policy: a message that cannot be decoded is logged (position only), counted, skipped. */
-  private decode(message: KafkaMessage, partition: number): BufferedMessage['decoded'] {
+  /**
+   * Poison policy: a message that cannot be decoded is logged (position only), counted, and set
+   * aside with its reason (store() does it before committing its offset); nothing is stored for it.
+   */
+  private decode(message: KafkaMessage, partition: number): Pick<BufferedMessage, 'decoded' | 'poison'> {
     let reason: string;
     try {
       if (message.value === null) throw new Error('message has no value');
-      return decodeEvent(message.value);
+      return { decoded: decodeEvent(message.value) };
     } catch (err) {
       reason = errorText(err);
     }
@@ -164,9 +172,20 @@ export class Loader {
     this.options.metrics?.poison();
     this.options.logger.warn(
       { topic: this.options.topic, partition, offset: message.offset, bytes: message.value?.length ?? 0, reason },
-      'skipping an event message that cannot be decoded (poison message)',
+      'setting aside an event message that cannot be decoded (poison message)',
     );
-    return null;
+    const poison = {
+      id: poisonId(partition, message.offset),
+      topic: this.options.topic,
+      partition,
+      offset: message.offset,
+      key: message.key === null || message.key === undefined ? null : message.key.toString('utf8'),
+      reason,
+      at: Date.now(),
+      value: message.value ?? Buffer.alloc(0),
+      truncated: false,
+    };
+    return { decoded: null, poison };
   }
 
   onGroupJoin(partitions: number[]): void {
@@ -282,6 +301,17 @@ export class Loader {
           this.stats.lastReportRetries++;
           logger.warn({ err: errorText(err), attempt, delayMs, vehicles: updates.length }, 'last-report update failed; retrying');
         },
+      });
+    }
+
+    const poison = messages.flatMap((m) => (m.poison === undefined ? [] : [m.poison]));
+    const sink = this.options.poison;
+    if (poison.length > 0 && sink !== undefined) {
+      await retry(() => sink.add(poison), {
+        backoff,
+        shouldStop: this.giveUp,
+        wake: this.wake,
+        onFailure: (err, attempt, delayMs) => logger.warn({ err: errorText(err), attempt, delayMs, messages: poison.length }, 'setting poison messages aside failed; retrying'),
       });
     }
 

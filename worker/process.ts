@@ -49,6 +49,7 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
       worker = await createWorker(
         workerOptionsFromConfig(config, {
           lastReports: redis.lastReports,
+          poison: redis.poison,
           logger: logger.child({ component: 'worker' }),
           metrics: {
             batchSize: (n) => metrics.workerBatchRows.observe(n),

@@ -7,7 +7,7 @@ import { describeKafkaError } from '../shared/backends/kafka/errors.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './backoff.js';
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
 import { LagMonitor } from './lag.js';
-import { Loader } from './loader.js';
+import { Loader, type PoisonSink } from './loader.js';
 import { errorText, type WorkerLogger } from './log.js';
 
 export type { WorkerLogger } from './log.js';
@@ -35,6 +35,8 @@ export interface WorkerOptions {
   batchMs: number;
   /** Told the latest event time per provider+Dominio of each stored batch (FechaUltimoReporte). */
   lastReports: LastReportSink;
+  /** Where messages that cannot be loaded are set aside (before their offsets are committed); without it they are only logged and counted. */
+  poison?: PoisonSink;
   logger: WorkerLogger;
   metrics?: WorkerMetrics;
   /** Messages held in memory at most; past it fetching pauses. Default 2 × batchRows. */
@@ -132,6 +134,7 @@ class KafkaClickHouseWorker implements Worker {
         maxBuffered: Math.max(options.batchRows, options.maxBufferedRows ?? 2 * options.batchRows),
         backoff,
         lastReports: options.lastReports,
+        ...(options.poison === undefined ? {} : { poison: options.poison }),
         lastReportTimeoutMs: options.lastReportTimeoutMs ?? 10_000,
         logger: options.logger,
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
@@ -257,7 +260,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
 /** WorkerOptions from the service configuration (distributed mode needs Kafka and ClickHouse). */
 export function workerOptionsFromConfig(
   config: Config,
-  deps: Pick<WorkerOptions, 'lastReports' | 'logger' | 'metrics' | 'onFatal'>,
+  deps: Pick<WorkerOptions, 'lastReports' | 'poison' | 'logger' | 'metrics' | 'onFatal'>,
 ): WorkerOptions {
   if (config.kafkaBrokers === null) throw new Error('KAFKA_BROKERS is required by the worker');
   if (config.clickhouseUrl === null) throw new Error('CLICKHOUSE_URL is required by the worker');

@@ -8,7 +8,7 @@ import type { KafkaEventFeed } from '../shared/backends/kafka/feed.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { startCluster, type Cluster } from './helpers/distributed.js';
 import { eventRecords } from './helpers/event-records.js';
-import { credentials, event, sessionCookie, xmlParams } from './helpers/harness.js';
+import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { openSse } from './helpers/sse.js';
 
 const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
@@ -193,5 +193,25 @@ describe('operators: scale-out mode', () => {
     const acme = (o.providers as Json[]).find((p) => p.systemUser === 'acme');
     expect(acme?.events15m).toBeGreaterThan(0);
     expect(acme?.lastEventAt).not.toBeNull();
+  });
+
+  it('overview still answers when ClickHouse cannot be reached, naming it', async () => {
+    const lonely = await TestApp.start({ ...c.env, CLICKHOUSE_URL: 'http://127.0.0.1:1' });
+    try {
+      const r = await lonely.admin('GET', '/admin/overview');
+      expect(r.status).toBe(200);
+      const o = r.json as Json;
+      const backends = o.backends as Json[];
+      expect(backends.find((b) => b.name === 'clickhouse')).toMatchObject({ ok: false });
+      expect(backends.find((b) => b.name === 'events')).toMatchObject({ ok: false });
+      expect(backends.find((b) => b.name === 'redis')).toEqual({ name: 'redis', ok: true });
+      expect((o.eventsPerSecond as Json[]).every((p) => p.events === 0)).toBe(true);
+      // The rest of the API keeps serving.
+      expect((await lonely.admin('GET', '/admin/providers/acme')).status).toBe(200);
+      // Stored events cannot be read meanwhile: 503, retry later.
+      expect((await lonely.admin('GET', '/admin/events')).status).toBe(503);
+    } finally {
+      await lonely.stop();
+    }
   });
 });

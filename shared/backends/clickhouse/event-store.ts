@@ -1,4 +1,5 @@
-import { ACTIVITY_BUCKET_MS, type EventActivity, type EventQuery, type EventStore, type StoredEvent } from '../types.js';
+import { ClickHouseError } from '@clickhouse/client';
+import { ACTIVITY_BUCKET_MS, BackendUnavailableError, type EventActivity, type EventQuery, type EventStore, type StoredEvent } from '../types.js';
 import type { ClickHouseClient } from './client.js';
 import { fromRow, STORED_COLUMNS, type StoredRow } from './rows.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
@@ -65,19 +66,30 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   private async rows<T>(query: string): Promise<T[]> {
-    const result = await this.client.query({ query, format: 'JSONEachRow' });
+    const result = await this.client.query({ query, format: 'JSONEachRow' }).catch(unreachable);
     return result.json<T>();
   }
 
   async recent(query: EventQuery): Promise<StoredEvent[]> {
     const sql = ClickHouseEventStore.sql(this.table, query);
     if (sql === null) return [];
-    const result = await this.client.query({
-      query: sql,
-      format: 'JSONEachRow',
-      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
-    });
+    const result = await this.client
+      .query({
+        query: sql,
+        format: 'JSONEachRow',
+        clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+      })
+      .catch(unreachable);
     const rows = await result.json<StoredRow>();
     return rows.map(fromRow);
   }
+}
+
+/**
+ * ClickHouse answered with an error: a bug in the query, passed on. Anything else (refused,
+ * timed out, reset) means it cannot be reached: the admin API answers 503, retry later.
+ */
+function unreachable(err: unknown): never {
+  if (err instanceof ClickHouseError) throw err;
+  throw new BackendUnavailableError(`ClickHouse cannot be reached: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }

@@ -15,7 +15,7 @@ const LOGINS = Number(process.env.LOGINS ?? 1_000_000);
 const CONNECTIONS = 50;
 
 async function scenario(mode: 'unknown' | 'addresses'): Promise<void> {
-  const server = await startServer({ LOG_LEVEL: 'warn' });
+  const server = await startServer();
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
     const pid = server.child.pid!;

@@ -1,0 +1,116 @@
+import { LF } from './chars.js';
+import { XmlSyntaxError } from './soap-envelope.js';
+
+/** A token function's answer when the buffer ends before the token does (more input may complete it). */
+export const NEED_MORE = -1;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The bytes being scanned and where the scan is in the document: shared by the token functions.
+ * Offsets given to its methods are indexes into `buf`; `base` is the document offset of buf[0].
+ * Lines are counted as tokens are read, so an error can say line:column without keeping the
+ * bytes of earlier chunks.
+ */
+export class Cursor {
+  buf: Buffer = EMPTY;
+  end = 0;
+  /** No input follows `buf`: a token cut by its end is an error, not a wait. */
+  final = false;
+  /** XML 1.1 rules (any declared version but 1.0, as saxes): NEL and LS end lines, C1 controls are refused. */
+  xml11 = false;
+  base = 0;
+  line = 1;
+  /** Document offset where the current line starts. */
+  lineStart = 0;
+  /** Characters of the current line that lie before `base` (it started in an earlier buffer). */
+  columnCarry = 0;
+  /** Code point of the last reference read by scanReference. */
+  refCode = 0;
+  /** Offset of the first colon of the last name read by scanName, or -1. */
+  nameColon = -1;
+  /** Whether the last attribute value read is its own value (no reference or white space to normalize). */
+  plain = true;
+  /** Text the last character-data token produced (when asked to keep it). */
+  textOut = '';
+
+  reset(): void {
+    this.buf = EMPTY;
+    this.end = 0;
+    this.final = false;
+    this.xml11 = false;
+    this.base = 0;
+    this.line = 1;
+    this.lineStart = 0;
+    this.columnCarry = 0;
+    this.refCode = 0;
+    this.nameColon = -1;
+    this.textOut = '';
+  }
+
+  /** Scans `next` from now on; its first byte is at document offset `base`. */
+  replace(next: Uint8Array): void {
+    this.buf = Buffer.isBuffer(next) ? next : Buffer.from(next.buffer, next.byteOffset, next.byteLength);
+    this.end = this.buf.length;
+  }
+
+  /**
+   * The first `read` bytes of the buffer are done with; the next buffer starts after them. Columns
+   * of the current line are carried over, since the bytes they were counted from go away.
+   */
+  advance(read: number): void {
+    if (this.lineStart < this.base + read) {
+      const from = this.lineStart >= this.base ? this.lineStart - this.base : 0;
+      this.columnCarry = (this.lineStart >= this.base ? 0 : this.columnCarry) + countChars(this.buf, from, read);
+    }
+    this.base += read;
+    this.buf = EMPTY;
+    this.end = 0;
+  }
+
+  /** A line ends with the byte at i (LF, or CR not followed by LF, or NEL/LS in XML 1.1). */
+  newline(i: number): void {
+    this.line++;
+    this.lineStart = this.base + i + 1;
+  }
+
+  /** Counts the line end if the CR at i is not the first half of CR LF. */
+  carriageReturn(i: number): void {
+    if (i + 1 >= this.end || this.buf[i + 1] !== LF) this.newline(i);
+  }
+
+  /** The token continues past the buffer: wait for more input, or fail when there is none. */
+  more(i: number): number {
+    if (this.final) this.fail(i, 'unexpected end.');
+    return NEED_MORE;
+  }
+
+  /** A UTF-8 sequence is cut by the buffer end. */
+  truncated(i: number): number {
+    if (this.final) this.fail(i, 'invalid UTF-8 byte sequence (truncated).');
+    return NEED_MORE;
+  }
+
+  fail(i: number, message: string): never {
+    throw new XmlSyntaxError(`${this.line}:${this.column(i)}: ${message}`);
+  }
+
+  /** 1-based column of the character at i, counted in code points as saxes does. */
+  column(i: number): number {
+    const upTo = Math.min(i + 1, this.end);
+    if (this.lineStart >= this.base) return Math.max(1, countChars(this.buf, this.lineStart - this.base, upTo));
+    return Math.max(1, this.columnCarry + countChars(this.buf, 0, upTo));
+  }
+
+  utf8(start: number, end: number): string {
+    return start === end ? '' : this.buf.toString('utf8', start, end);
+  }
+}
+
+/** Code points in buf[from, to): every byte that is not a UTF-8 continuation byte. */
+function countChars(buf: Uint8Array, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) if ((buf[i]! & 0xc0) !== 0x80) n++;
+  return n;
+}
+

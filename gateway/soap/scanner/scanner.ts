@@ -1,0 +1,249 @@
+import { BANG, LT, QUESTION, SLASH } from './chars.js';
+import { scanCData, scanOutsideText, scanText } from './char-data.js';
+import { Cursor, NEED_MORE } from './cursor.js';
+import { ElementStack } from './element-stack.js';
+import { EnvelopeBuilder } from './envelope-builder.js';
+import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
+import { DTD_PROHIBITED, type SoapEnvelope } from './soap-envelope.js';
+import { scanEndTag, scanStartTag, StartTag } from './tags.js';
+
+export interface ScannerOptions {
+  /** A leading EF BB BF is the encoding signature (raw UTF-8 input), not a character. */
+  readonly bom: boolean;
+  /**
+   * Stop at an XML declaration that names an encoding other than UTF-8 (the body was sent without
+   * a charset and must be decoded as the declaration says): `foreignEncoding` tells which.
+   */
+  readonly stopOnForeignEncoding: boolean;
+}
+
+/** TextDecoder's labels of UTF-8 (https://encoding.spec.whatwg.org/#names-and-labels). */
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8']);
+
+export function isUtf8Label(label: string): boolean {
+  return UTF8_LABELS.has(label.trim().toLowerCase().replace(/^"|"$/g, ''));
+}
+
+/**
+ * A streaming, strict XML reader of one SOAP envelope over UTF-8 bytes: `write` chunks as they
+ * arrive (split anywhere), then `end`. It checks well-formedness as saxes does (XML 1.0 fifth
+ * edition; 1.1 rules when declared), refuses any DOCTYPE, and builds the same SoapEnvelope as the
+ * saxes-based EnvelopeReader without decoding the body into one string or making an object per
+ * element: only the operation's subtree becomes strings.
+ *
+ * Tokens (a tag, a text run, a comment...) are read whole from one contiguous buffer. A token cut
+ * by the end of a chunk is kept and read again once the bytes buffered since have doubled, so a
+ * body trickling in byte by byte costs linear time, not quadratic. Reusable after `reset`.
+ */
+export class EnvelopeScanner {
+  /** Set (and the scan stopped) when stopOnForeignEncoding found a non-UTF-8 declaration. */
+  foreignEncoding: string | null = null;
+  private readonly c = new Cursor();
+  private readonly tag = new StartTag(this.c);
+  private readonly stack = new ElementStack();
+  private readonly builder = new EnvelopeBuilder();
+  private readonly decl: Declaration = { encoding: null };
+  private options: ScannerOptions = { bom: true, stopOnForeignEncoding: false };
+  /** Bytes not read yet: the start of a cut token, then chunks buffered since (copies). */
+  private held: Uint8Array[] = [];
+  private heldBytes = 0;
+  private retryAt = 0;
+  private started = false;
+  private docStart = 0;
+  private sawRoot = false;
+  private rootClosed = false;
+  private firstToken = true;
+  private error: unknown = null;
+
+  reset(options: ScannerOptions): void {
+    this.options = options;
+    this.foreignEncoding = null;
+    this.c.reset();
+    this.stack.reset();
+    this.builder.reset();
+    this.decl.encoding = null;
+    this.held = [];
+    this.heldBytes = 0;
+    this.retryAt = 0;
+    this.started = false;
+    this.docStart = 0;
+    this.sawRoot = false;
+    this.rootClosed = false;
+    this.firstToken = true;
+    this.error = null;
+  }
+
+  /** Whether the encoding question is closed: the first token is read (or a BOM fixed it as UTF-8). */
+  get encodingSettled(): boolean {
+    return !this.firstToken || this.docStart > 0;
+  }
+
+  /** Reads `chunk`; the caller may reuse its memory afterwards. Throws the first error found. */
+  write(chunk: Uint8Array): void {
+    if (this.error !== null) throw this.error;
+    if (this.foreignEncoding !== null || chunk.length === 0) return;
+    if (this.heldBytes === 0) {
+      this.run(chunk, false, true);
+      return;
+    }
+    this.heldBytes += chunk.length;
+    if (this.heldBytes < this.retryAt) {
+      this.held.push(chunk.slice());
+      return;
+    }
+    this.held.push(chunk);
+    this.run(concat(this.held, this.heldBytes), false, false);
+  }
+
+  end(): SoapEnvelope {
+    if (this.error !== null) throw this.error;
+    try {
+      this.run(concat(this.held, this.heldBytes), true, false);
+      const c = this.c;
+      if (!this.sawRoot) c.fail(c.end, 'document must contain a root element.');
+      if (this.stack.depth > 0) c.fail(c.end, `unclosed tag: ${this.stack.topName()}`);
+      return this.builder.finish();
+    } catch (err) {
+      this.error = err;
+      throw err;
+    }
+  }
+
+  /** Scans `buf` (the held bytes first); keeps what a cut token left unread. */
+  private run(buf: Uint8Array, final: boolean, borrowed: boolean): void {
+    const c = this.c;
+    c.replace(buf);
+    c.final = final;
+    let read: number;
+    try {
+      read = this.scan();
+    } catch (err) {
+      this.error = err;
+      throw err;
+    }
+    if (read < buf.length && this.foreignEncoding === null) {
+      // The caller's chunk is only lent: keep a copy of its unread tail.
+      const rest = borrowed ? buf.slice(read) : buf.subarray(read);
+      this.held = [rest];
+      this.heldBytes = rest.length;
+      this.retryAt = 2 * rest.length;
+    } else {
+      this.held = [];
+      this.heldBytes = 0;
+    }
+    c.advance(read);
+  }
+
+  private scan(): number {
+    const c = this.c;
+    let i = 0;
+    if (!this.started) {
+      i = this.signature();
+      if (i === NEED_MORE) return 0;
+    }
+    while (i < c.end) {
+      const line = c.line;
+      const lineStart = c.lineStart;
+      const next = this.token(i);
+      if (next === NEED_MORE) {
+        c.line = line;
+        c.lineStart = lineStart;
+        return i;
+      }
+      i = next;
+      this.firstToken = false;
+      if (this.foreignEncoding !== null) return i;
+    }
+    return i;
+  }
+
+  /** Skips the UTF-8 byte order mark at the start of the input. */
+  private signature(): number {
+    const c = this.c;
+    const bom = [0xef, 0xbb, 0xbf];
+    let n = 0;
+    if (this.options.bom) while (n < 3 && n < c.end && c.buf[n] === bom[n]) n++;
+    if (n > 0 && n < 3 && n === c.end && !c.final) return NEED_MORE;
+    this.started = true;
+    this.docStart = n === 3 ? 3 : 0;
+    return this.docStart;
+  }
+
+  private token(i: number): number {
+    const c = this.c;
+    const buf = c.buf;
+    if (buf[i] !== LT) {
+      if (this.stack.depth === 0) return scanOutsideText(c, i);
+      const keep = this.builder.textTarget !== null;
+      const next = scanText(c, i, keep);
+      if (keep && next !== NEED_MORE) this.builder.text(c.textOut);
+      return next;
+    }
+    if (i + 1 >= c.end) return c.more(i + 1);
+    switch (buf[i + 1]) {
+      case SLASH: {
+        const next = scanEndTag(c, i, this.stack);
+        if (next === NEED_MORE) return NEED_MORE;
+        this.builder.close();
+        if (this.stack.depth === 0) this.rootClosed = true;
+        return next;
+      }
+      case BANG:
+        return this.bang(i);
+      case QUESTION:
+        return this.processingInstruction(i);
+      default:
+        return this.startTag(i);
+    }
+  }
+
+  private startTag(i: number): number {
+    const c = this.c;
+    if (this.rootClosed) c.fail(i + 1, 'documents may contain only one root.');
+    const tag = this.tag;
+    const next = scanStartTag(c, i, tag);
+    if (next === NEED_MORE) return NEED_MORE;
+    this.sawRoot = true;
+    this.builder.open(tag, c);
+    if (tag.selfClosing) {
+      this.builder.close();
+      if (this.stack.depth === 0) this.rootClosed = true;
+    } else this.stack.push(c.buf, tag.nameStart, tag.nameEnd);
+    return next;
+  }
+
+  private bang(i: number): number {
+    const c = this.c;
+    const form = bangForm(c, i);
+    if (form === NEED_MORE) return NEED_MORE;
+    if (form === BANG_COMMENT) return scanComment(c, i);
+    if (form !== BANG_CDATA) return c.fail(i + 8, DTD_PROHIBITED);
+    if (this.stack.depth === 0) c.fail(i + 8, 'text data outside of root node.');
+    const keep = this.builder.textTarget !== null;
+    const next = scanCData(c, i + 9, keep);
+    if (keep && next !== NEED_MORE) this.builder.text(c.textOut);
+    return next;
+  }
+
+  private processingInstruction(i: number): number {
+    const c = this.c;
+    const next = scanProcessingInstruction(c, i, c.base + i === this.docStart, this.decl);
+    if (next === NEED_MORE) return NEED_MORE;
+    const encoding = this.decl.encoding;
+    if (this.firstToken && encoding !== null && this.options.stopOnForeignEncoding && this.docStart === 0 && !isUtf8Label(encoding)) {
+      this.foreignEncoding = encoding;
+    }
+    return next;
+  }
+}
+
+function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -1,10 +1,11 @@
+import { Buffer } from 'node:buffer';
 import { LF } from './chars.js';
 import { XmlSyntaxError } from './soap-envelope.js';
 
 /** A token function's answer when the buffer ends before the token does (more input may complete it). */
 export const NEED_MORE = -1;
 
-const EMPTY = Buffer.alloc(0);
+export const EMPTY = Buffer.alloc(0);
 
 /**
  * The bytes being scanned and where the scan is in the document: shared by the token functions.
@@ -48,10 +49,15 @@ export class Cursor {
     this.textOut = '';
   }
 
-  /** Scans `next` from now on; its first byte is at document offset `base`. */
-  replace(next: Uint8Array): void {
-    this.buf = Buffer.isBuffer(next) ? next : Buffer.from(next.buffer, next.byteOffset, next.byteLength);
-    this.end = this.buf.length;
+  /** Scans next[0, end) from now on; its first byte is at document offset `base`. */
+  replace(next: Uint8Array, end: number): void {
+    this.buf = this.wrap(next);
+    this.end = end;
+  }
+
+  /** A Buffer over the same memory (for its native string decoding), without copying. */
+  wrap(bytes: Uint8Array): Buffer {
+    return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   /**

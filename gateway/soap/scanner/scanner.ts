@@ -3,6 +3,7 @@ import { scanCData, scanOutsideText, scanText } from './char-data.js';
 import { Cursor, NEED_MORE } from './cursor.js';
 import { ElementStack } from './element-stack.js';
 import { EnvelopeBuilder } from './envelope-builder.js';
+import { HeldBytes } from './held-bytes.js';
 import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
 import { DTD_PROHIBITED, type SoapEnvelope } from './soap-envelope.js';
 import { scanEndTag, scanStartTag, StartTag } from './tags.js';
@@ -44,10 +45,7 @@ export class EnvelopeScanner {
   private readonly builder = new EnvelopeBuilder();
   private readonly decl: Declaration = { encoding: null };
   private options: ScannerOptions = { bom: true, stopOnForeignEncoding: false };
-  /** Bytes not read yet: the start of a cut token, then chunks buffered since (copies). */
-  private held: Uint8Array[] = [];
-  private heldBytes = 0;
-  private retryAt = 0;
+  private readonly held = new HeldBytes();
   private started = false;
   private docStart = 0;
   private sawRoot = false;
@@ -62,9 +60,7 @@ export class EnvelopeScanner {
     this.stack.reset();
     this.builder.reset();
     this.decl.encoding = null;
-    this.held = [];
-    this.heldBytes = 0;
-    this.retryAt = 0;
+    this.held.clear();
     this.started = false;
     this.docStart = 0;
     this.sawRoot = false;
@@ -82,26 +78,22 @@ export class EnvelopeScanner {
   write(chunk: Uint8Array): void {
     if (this.error !== null) throw this.error;
     if (this.foreignEncoding !== null || chunk.length === 0) return;
-    if (this.heldBytes === 0) {
-      this.run(chunk, false, true);
+    const held = this.held;
+    if (held.length === 0) {
+      this.run(chunk, chunk.length, false, true);
       return;
     }
-    this.heldBytes += chunk.length;
-    if (this.heldBytes < this.retryAt) {
-      this.held.push(chunk.slice());
-      return;
-    }
-    this.held.push(chunk);
-    this.run(concat(this.held, this.heldBytes), false, false);
+    held.append(this.c.wrap(chunk), 0, chunk.length);
+    if (held.due) this.run(held.store, held.length, false, false);
   }
 
   end(): SoapEnvelope {
     if (this.error !== null) throw this.error;
     try {
-      this.run(concat(this.held, this.heldBytes), true, false);
+      this.run(this.held.store, this.held.length, true, false);
       const c = this.c;
       if (!this.sawRoot) c.fail(c.end, 'document must contain a root element.');
-      if (this.stack.depth > 0) c.fail(c.end, `unclosed tag: ${this.stack.topName()}`);
+      if (this.stack.depth > 0) c.fail(c.end, `unclosed tag: ${this.stack.topName(c.buf, c.base)}`);
       return this.builder.finish();
     } catch (err) {
       this.error = err;
@@ -109,10 +101,10 @@ export class EnvelopeScanner {
     }
   }
 
-  /** Scans `buf` (the held bytes first); keeps what a cut token left unread. */
-  private run(buf: Uint8Array, final: boolean, borrowed: boolean): void {
+  /** Scans buf[0, end): the caller's chunk, or the held bytes. Holds what a cut token left unread. */
+  private run(buf: Uint8Array, end: number, final: boolean, borrowed: boolean): void {
     const c = this.c;
-    c.replace(buf);
+    c.replace(buf, end);
     c.final = final;
     let read: number;
     try {
@@ -121,17 +113,16 @@ export class EnvelopeScanner {
       this.error = err;
       throw err;
     }
-    if (read < buf.length && this.foreignEncoding === null) {
-      // The caller's chunk is only lent: keep a copy of its unread tail.
-      const rest = borrowed ? buf.slice(read) : buf.subarray(read);
-      this.held = [rest];
-      this.heldBytes = rest.length;
-      this.retryAt = 2 * rest.length;
-    } else {
-      this.held = [];
-      this.heldBytes = 0;
-    }
+    if (this.foreignEncoding !== null) read = end;
+    const scanned = c.buf;
+    // Open elements whose names lie in this buffer must not point into it once it is gone.
+    this.stack.detach(scanned, c.base);
     c.advance(read);
+    if (!borrowed) this.held.keepFrom(read);
+    else if (read < end) {
+      this.held.append(scanned, read, end);
+      this.held.keepFrom(0);
+    }
   }
 
   private scan(): number {
@@ -208,7 +199,7 @@ export class EnvelopeScanner {
     if (tag.selfClosing) {
       this.builder.close();
       if (this.stack.depth === 0) this.rootClosed = true;
-    } else this.stack.push(c.buf, tag.nameStart, tag.nameEnd);
+    } else this.stack.push(c.base + tag.nameStart, tag.nameEnd - tag.nameStart);
     return next;
   }
 
@@ -235,15 +226,4 @@ export class EnvelopeScanner {
     }
     return next;
   }
-}
-
-function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

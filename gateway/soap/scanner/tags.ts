@@ -308,7 +308,7 @@ export function scanEndTag(c: Cursor, i: number, stack: ElementStack): number {
   if (c.buf[p] !== GT) c.fail(p, 'disallowed character in closing tag.');
   if (nameEnd === start) c.fail(p, 'weird empty close tag.');
   if (stack.depth === 0) c.fail(p, `unmatched closing tag: ${c.utf8(start, nameEnd)}.`);
-  if (!stack.matchesTop(c.buf, start, nameEnd)) c.fail(p, 'unexpected close tag.');
+  if (!stack.matchesTop(c.buf, c.base, start, nameEnd)) c.fail(p, 'unexpected close tag.');
   stack.pop();
   return p + 1;
 }

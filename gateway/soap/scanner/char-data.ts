@@ -11,11 +11,11 @@ import {
   K_HIGH,
   K_LF,
   K_LT,
+  K_TAB,
   K_RBRACKET,
   LF,
   LS,
   NEL,
-  PLAIN,
   RBRACKET,
   utf8Length,
 } from './chars.js';
@@ -40,7 +40,7 @@ export function scanText(c: Cursor, i: number, keep: boolean): number {
       break;
     }
     const k = BYTE_CLASS[buf[i]!]!;
-    if (k === PLAIN || k > K_HIGH) {
+    if (k <= K_TAB) {
       i++;
       continue;
     }

@@ -140,16 +140,17 @@ export function isSpaceByte(b: number): boolean {
  * stop the fast loop. Controls other than TAB/LF/CR are never allowed raw; DEL only in 1.0.
  */
 export const PLAIN = 0;
-export const K_LT = 1;
-export const K_AMP = 2;
+export const K_QUOTE = 1;
+/** Up to here, plain in character data. */
+export const K_TAB = 2;
 export const K_RBRACKET = 3;
-export const K_LF = 4;
-export const K_CR = 5;
-export const K_TAB = 6;
-export const K_CONTROL = 7;
-export const K_DEL = 8;
-export const K_HIGH = 9;
-export const K_QUOTE = 10;
+export const K_LT = 4;
+export const K_AMP = 5;
+export const K_LF = 6;
+export const K_CR = 7;
+export const K_CONTROL = 8;
+export const K_DEL = 9;
+export const K_HIGH = 10;
 
 export const BYTE_CLASS: Uint8Array = (() => {
   const t = new Uint8Array(256);

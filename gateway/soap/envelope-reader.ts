@@ -25,9 +25,10 @@ export {
 } from './scanner/soap-envelope.js';
 
 /**
- * Streaming reader of one SOAP envelope: `write` each decoded chunk as it arrives, then `end`.
- * It keeps only the operation element's subtree (headers are skipped), matching elements by
- * local name with any prefix. A reader is reusable after `end` succeeds (see ReaderPool).
+ * Streaming reader of one SOAP envelope on saxes: `write` each decoded chunk as it arrives, then
+ * `end`. It keeps only the operation element's subtree (headers are skipped), matching elements
+ * by local name with any prefix. The gateway reads bodies with the byte scanner (scanner/); this
+ * reader is the reference it is proven equal to (test/differential, npm run diff:scanner).
  *
  * saxes runs without its namespace processing, which cost a third of the parse (bench/parse.ts):
  * the only namespaces that matter are the Envelope's, declared on the Envelope itself (it is the
@@ -159,18 +160,4 @@ function isNil(tag: SaxesTagPlain): boolean {
     if (isNilName(key)) return isNilTrue(tag.attributes[key] ?? '');
   }
   return false;
-}
-
-/** Readers are reused across requests; one that saw an error is dropped (saxes can't reset it). */
-export class ReaderPool {
-  private readonly free: EnvelopeReader[] = [];
-  constructor(private readonly max = 256) {}
-
-  acquire(): EnvelopeReader {
-    return this.free.pop() ?? new EnvelopeReader();
-  }
-
-  release(reader: EnvelopeReader): void {
-    if (this.free.length < this.max) this.free.push(reader);
-  }
 }

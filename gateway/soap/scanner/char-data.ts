@@ -1,37 +1,66 @@
-import {
-  BYTE_CLASS,
-  CR,
-  decodeUtf8,
-  GT,
-  isNonAsciiChar,
-  K_AMP,
-  K_CONTROL,
-  K_CR,
-  K_DEL,
-  K_HIGH,
-  K_LF,
-  K_LT,
-  K_TAB,
-  K_RBRACKET,
-  LF,
-  LS,
-  NEL,
-  RBRACKET,
-  utf8Length,
-} from './chars.js';
+import { decodeUtf8, isNonAsciiChar, utf8Length } from './chars.js';
 import { NEED_MORE, type Cursor } from './cursor.js';
 import { charLength, scanReference, spaceLength, utf8Problem } from './lexical.js';
 
 /**
  * Character data: the text between tags inside the root element, the white space allowed
- * outside it, and CDATA sections. Text is validated always and turned into a string only when
- * `keep` says the envelope needs it (an argument's value), with references resolved and line
- * ends normalized to LF as XML requires.
+ * outside it, CDATA sections, and attribute values. Text is validated always and turned into a
+ * string only when `keep` says the envelope needs it (an argument's value), with references
+ * resolved and line ends normalized to LF as XML requires.
  */
+
+// Byte values are module-local: V8 reads an imported binding through its module cell, with a
+// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+const TAB = 0x09;
+const CR = 0x0d;
+const GT = 0x3e;
+const LT = 0x3c;
+const AMP = 0x26;
+const DEL = 0x7f;
+const DQUOTE = 0x22;
+const SQUOTE = 0x27;
+const LF = 0x0a;
+const LS = 0x2028;
+const NEL = 0x85;
+const RBRACKET = 0x5d;
+
+/**
+ * Byte classes for character data and attribute values: up to K_TAB needs no attention in text;
+ * the rest stop the fast loops. Controls other than TAB/LF/CR are never allowed raw; DEL only in 1.0.
+ */
+const PLAIN = 0;
+const K_QUOTE = 1;
+const K_TAB = 2;
+const K_RBRACKET = 3;
+const K_LT = 4;
+const K_AMP = 5;
+const K_LF = 6;
+const K_CR = 7;
+const K_CONTROL = 8;
+const K_DEL = 9;
+const K_HIGH = 10;
+
+const BYTE_CLASS: Uint8Array = (() => {
+  const t = new Uint8Array(256);
+  for (let b = 0; b < 0x20; b++) t[b] = K_CONTROL;
+  t[LT] = K_LT;
+  t[AMP] = K_AMP;
+  t[RBRACKET] = K_RBRACKET;
+  t[LF] = K_LF;
+  t[CR] = K_CR;
+  t[TAB] = K_TAB;
+  t[DEL] = K_DEL;
+  t[DQUOTE] = K_QUOTE;
+  t[SQUOTE] = K_QUOTE;
+  for (let b = 0x80; b < 0x100; b++) t[b] = K_HIGH;
+  return t;
+})();
+
 
 /** Text from i to the next '<' (or the end of the input); the kept text goes to c.textOut. */
 export function scanText(c: Cursor, i: number, keep: boolean): number {
   const { buf, end } = c;
+  const classes = BYTE_CLASS;
   let out = '';
   let from = i;
   for (;;) {
@@ -39,7 +68,7 @@ export function scanText(c: Cursor, i: number, keep: boolean): number {
       if (!c.final) return NEED_MORE;
       break;
     }
-    const k = BYTE_CLASS[buf[i]!]!;
+    const k = classes[buf[i]!]!;
     if (k <= K_TAB) {
       i++;
       continue;
@@ -172,4 +201,68 @@ export function scanCData(c: Cursor, i: number, keep: boolean): number {
 
 function isXml11LineEnd(buf: Uint8Array, i: number): boolean {
   return (buf[i] === 0xc2 && buf[i + 1] === NEL) || (buf[i] === 0xe2 && buf[i + 1] === 0x80 && buf[i + 2] === 0xa8);
+}
+
+/** An attribute value from i to its closing quote (returned); sets c.plain. */
+export function scanAttributeValue(c: Cursor, i: number, quote: number): number {
+  const { buf, end } = c;
+  const classes = BYTE_CLASS;
+  let plain = true;
+  for (;;) {
+    if (i >= end) return c.more(i);
+    const b = buf[i]!;
+    const k = classes[b]!;
+    if (k === PLAIN || k === K_RBRACKET || (k === K_QUOTE && b !== quote)) {
+      i++;
+      continue;
+    }
+    switch (k) {
+      case K_QUOTE:
+        c.plain = plain;
+        return i;
+      case K_LT:
+        return c.fail(i, 'disallowed character.');
+      case K_AMP: {
+        const next = scanReference(c, i);
+        if (next === NEED_MORE) return NEED_MORE;
+        plain = false;
+        i = next;
+        continue;
+      }
+      case K_LF:
+        c.newline(i);
+        plain = false;
+        i++;
+        continue;
+      case K_CR:
+        c.carriageReturn(i);
+        plain = false;
+        i++;
+        continue;
+      case K_TAB:
+        plain = false;
+        i++;
+        continue;
+      case K_CONTROL:
+        return c.fail(i, 'disallowed character.');
+      case K_DEL:
+        if (c.xml11) c.fail(i, 'disallowed character.');
+        i++;
+        continue;
+      case K_HIGH: {
+        const cp = decodeUtf8(buf, i, end);
+        if (cp < 0) return utf8Problem(c, i, cp);
+        if (!isNonAsciiChar(cp, c.xml11)) c.fail(i, 'disallowed character.');
+        const length = utf8Length(cp);
+        if (c.xml11 && (cp === NEL || cp === LS)) {
+          c.newline(i + length - 1);
+          plain = false;
+        }
+        i += length;
+        continue;
+      }
+      default:
+        i++;
+    }
+  }
 }

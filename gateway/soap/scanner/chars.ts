@@ -134,36 +134,3 @@ export const NAME_ASCII = asciiTable(isNameCode);
 export function isSpaceByte(b: number): boolean {
   return b === SPACE || b === LF || b === TAB || b === CR;
 }
-
-/**
- * Byte classes for character data and attribute values: PLAIN needs no attention; the rest
- * stop the fast loop. Controls other than TAB/LF/CR are never allowed raw; DEL only in 1.0.
- */
-export const PLAIN = 0;
-export const K_QUOTE = 1;
-/** Up to here, plain in character data. */
-export const K_TAB = 2;
-export const K_RBRACKET = 3;
-export const K_LT = 4;
-export const K_AMP = 5;
-export const K_LF = 6;
-export const K_CR = 7;
-export const K_CONTROL = 8;
-export const K_DEL = 9;
-export const K_HIGH = 10;
-
-export const BYTE_CLASS: Uint8Array = (() => {
-  const t = new Uint8Array(256);
-  for (let b = 0; b < 0x20; b++) t[b] = K_CONTROL;
-  t[LT] = K_LT;
-  t[AMP] = K_AMP;
-  t[RBRACKET] = K_RBRACKET;
-  t[LF] = K_LF;
-  t[CR] = K_CR;
-  t[TAB] = K_TAB;
-  t[DEL] = K_DEL;
-  t[DQUOTE] = K_QUOTE;
-  t[SQUOTE] = K_QUOTE;
-  for (let b = 0x80; b < 0x100; b++) t[b] = K_HIGH;
-  return t;
-})();

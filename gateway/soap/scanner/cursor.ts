@@ -1,6 +1,10 @@
 import { Buffer } from 'node:buffer';
-import { LF } from './chars.js';
 import { XmlSyntaxError } from './soap-envelope.js';
+import { SHARED_STRINGS } from './string-cache.js';
+
+// Byte values are module-local: V8 reads an imported binding through its module cell, with a
+// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+const LF = 0x0a;
 
 /** A token function's answer when the buffer ends before the token does (more input may complete it). */
 export const NEED_MORE = -1;
@@ -108,8 +112,9 @@ export class Cursor {
     return Math.max(1, this.columnCarry + countChars(this.buf, 0, upTo));
   }
 
+  /** The text of buf[start, end) (valid UTF-8: the scanner checked it). */
   utf8(start: number, end: number): string {
-    return start === end ? '' : this.buf.toString('utf8', start, end);
+    return start === end ? '' : SHARED_STRINGS.get(this.buf, start, end);
   }
 }
 

@@ -48,6 +48,22 @@ export class ElementStack {
     return true;
   }
 
+  /**
+   * The common case of an end tag, in one pass: when buf[start, limit) begins with the innermost
+   * open element's name and `>`, the offset after the `>`; else -1 (the caller reads it fully).
+   */
+  closesTop(buf: Uint8Array, base: number, start: number, limit: number): number {
+    const top = this.depth - 1;
+    const length = this.lengths[top]!;
+    const close = start + length;
+    if (close >= limit || buf[close] !== 0x3e) return -1;
+    const saved = top < this.savedDepth;
+    const source = saved ? this.saved : buf;
+    let j = saved ? this.starts[top]! : this.starts[top]! - base;
+    for (let i = start; i < close; i++, j++) if (source[j] !== buf[i]) return -1;
+    return close + 1;
+  }
+
   pop(): void {
     const top = --this.depth;
     if (top < this.savedDepth) {

@@ -1,24 +1,18 @@
-import {
-  COLON,
-  CR,
-  decodeUtf8,
-  HASH,
-  isNameCode,
-  isNameStartCode,
-  isNonAsciiChar,
-  isReferableChar,
-  LF,
-  LS,
-  NAME_ASCII,
-  NAME_START_ASCII,
-  NEL,
-  SEMICOLON,
-  SPACE,
-  TAB,
-  TRUNCATED,
-  utf8Length,
-} from './chars.js';
+import { decodeUtf8, isNameCode, isNameStartCode, isNonAsciiChar, isReferableChar, NAME_ASCII, NAME_START_ASCII, utf8Length } from './chars.js';
 import { NEED_MORE, type Cursor } from './cursor.js';
+
+// Byte values are module-local: V8 reads an imported binding through its module cell, with a
+// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+const COLON = 0x3a;
+const CR = 0x0d;
+const HASH = 0x23;
+const LF = 0x0a;
+const LS = 0x2028;
+const NEL = 0x85;
+const SEMICOLON = 0x3b;
+const SPACE = 0x20;
+const TAB = 0x09;
+const TRUNCATED = -2;
 
 /**
  * The lexical pieces every token is made of: names, white space, references and single
@@ -52,11 +46,12 @@ export function scanName(c: Cursor, i: number, message: string): number {
 /** NameChar* from i (a name only ends at a byte that is not one, so the buffer end means wait). */
 export function scanNameChars(c: Cursor, i: number, colon: number): number {
   const { buf, end } = c;
+  const nameBytes = NAME_ASCII;
   for (;;) {
     if (i >= end) return c.more(i);
     const b = buf[i]!;
     if (b < 0x80) {
-      if (NAME_ASCII[b] === 0) break;
+      if (nameBytes[b] === 0) break;
       if (b === COLON && colon < 0) colon = i;
       i++;
       continue;

@@ -1,6 +1,15 @@
-import { DQUOTE, EQUALS, GT, isSpaceByte, MINUS, QUESTION, SQUOTE } from './chars.js';
+import { isSpaceByte } from './chars.js';
 import { NEED_MORE, type Cursor } from './cursor.js';
 import { charLength, matchesAscii, scanName, skipSpaces, spaceLength } from './lexical.js';
+
+// Byte values are module-local: V8 reads an imported binding through its module cell, with a
+// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+const DQUOTE = 0x22;
+const EQUALS = 0x3d;
+const GT = 0x3e;
+const MINUS = 0x2d;
+const QUESTION = 0x3f;
+const SQUOTE = 0x27;
 
 /**
  * The markup that is neither an element nor character data: comments, processing instructions,

@@ -1,4 +1,3 @@
-import { BANG, LT, QUESTION, SLASH } from './chars.js';
 import { scanCData, scanOutsideText, scanText } from './char-data.js';
 import { Cursor, NEED_MORE } from './cursor.js';
 import { ElementStack } from './element-stack.js';
@@ -7,6 +6,13 @@ import { HeldBytes } from './held-bytes.js';
 import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
 import { DTD_PROHIBITED, type SoapEnvelope } from './soap-envelope.js';
 import { scanEndTag, scanStartTag, StartTag } from './tags.js';
+
+// Byte values are module-local: V8 reads an imported binding through its module cell, with a
+// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+const BANG = 0x21;
+const LT = 0x3c;
+const QUESTION = 0x3f;
+const SLASH = 0x2f;
 
 export interface ScannerOptions {
   /** A leading EF BB BF is the encoding signature (raw UTF-8 input), not a character. */

@@ -1,35 +1,21 @@
-import {
-  AMP,
-  BYTE_CLASS,
-  COLON,
-  CR,
-  decodeUtf8,
-  DQUOTE,
-  EQUALS,
-  GT,
-  isNonAsciiChar,
-  K_AMP,
-  K_CONTROL,
-  K_CR,
-  K_DEL,
-  K_HIGH,
-  K_LF,
-  K_LT,
-  K_QUOTE,
-  K_RBRACKET,
-  K_TAB,
-  LF,
-  LS,
-  NEL,
-  PLAIN,
-  SLASH,
-  SQUOTE,
-  TAB,
-  utf8Length,
-} from './chars.js';
+import { scanAttributeValue } from './char-data.js';
 import { NEED_MORE, type Cursor } from './cursor.js';
 import type { ElementStack } from './element-stack.js';
-import { matchesAscii, scanName, scanNameChars, scanReference, skipSpaces, spaceLength, utf8Problem } from './lexical.js';
+import { matchesAscii, scanName, scanNameChars, scanReference, skipSpaces, spaceLength } from './lexical.js';
+
+// Byte values are module-local: V8 reads an imported binding through its module cell, with a
+// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+const AMP = 0x26;
+const COLON = 0x3a;
+const CR = 0x0d;
+const DQUOTE = 0x22;
+const EQUALS = 0x3d;
+const GT = 0x3e;
+const LF = 0x0a;
+const NEL = 0x85;
+const SLASH = 0x2f;
+const SQUOTE = 0x27;
+const TAB = 0x09;
 
 /** Offsets of one attribute in StartTag.fields: name start/end, value start/end (inside the quotes). */
 const FIELDS = 4;
@@ -235,72 +221,16 @@ function scanAttribute(c: Cursor, i: number, tag: StartTag): number {
   return close + 1;
 }
 
-/** An attribute value from i to its closing quote (returned); sets c.plain. */
-function scanAttributeValue(c: Cursor, i: number, quote: number): number {
-  const { buf, end } = c;
-  let plain = true;
-  for (;;) {
-    if (i >= end) return c.more(i);
-    const b = buf[i]!;
-    const k = BYTE_CLASS[b]!;
-    if (k === PLAIN || k === K_RBRACKET || (k === K_QUOTE && b !== quote)) {
-      i++;
-      continue;
-    }
-    switch (k) {
-      case K_QUOTE:
-        c.plain = plain;
-        return i;
-      case K_LT:
-        return c.fail(i, 'disallowed character.');
-      case K_AMP: {
-        const next = scanReference(c, i);
-        if (next === NEED_MORE) return NEED_MORE;
-        plain = false;
-        i = next;
-        continue;
-      }
-      case K_LF:
-        c.newline(i);
-        plain = false;
-        i++;
-        continue;
-      case K_CR:
-        c.carriageReturn(i);
-        plain = false;
-        i++;
-        continue;
-      case K_TAB:
-        plain = false;
-        i++;
-        continue;
-      case K_CONTROL:
-        return c.fail(i, 'disallowed character.');
-      case K_DEL:
-        if (c.xml11) c.fail(i, 'disallowed character.');
-        i++;
-        continue;
-      case K_HIGH: {
-        const cp = decodeUtf8(buf, i, end);
-        if (cp < 0) return utf8Problem(c, i, cp);
-        if (!isNonAsciiChar(cp, c.xml11)) c.fail(i, 'disallowed character.');
-        const length = utf8Length(cp);
-        if (c.xml11 && (cp === NEL || cp === LS)) {
-          c.newline(i + length - 1);
-          plain = false;
-        }
-        i += length;
-        continue;
-      }
-      default:
-        i++;
-    }
-  }
-}
-
 /** The end tag whose `</` is at i: it must close the innermost open element. */
 export function scanEndTag(c: Cursor, i: number, stack: ElementStack): number {
   const start = i + 2;
+  if (stack.depth > 0) {
+    const after = stack.closesTop(c.buf, c.base, start, c.end);
+    if (after >= 0) {
+      stack.pop();
+      return after;
+    }
+  }
   const nameEnd = scanNameChars(c, start, -1);
   if (nameEnd === NEED_MORE) return NEED_MORE;
   const p = skipSpaces(c, nameEnd);

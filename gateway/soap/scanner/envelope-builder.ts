@@ -29,8 +29,13 @@ export class EnvelopeBuilder {
   private bodySeen = false;
   private version: SoapVersion | null = null;
   private operation: SoapEnvelope['operation'] = null;
-  /** Kept containers by depth (3 = operation element); null = ignored subtree. */
-  private readonly nodes: (Container | XmlNode | null)[] = [];
+  /** Whether the element open at depth 3 is the operation (the first Body child). */
+  private inOperation = false;
+  /**
+   * Kept elements by depth, 4 to MAX_KEPT_DEPTH; null = ignored subtree. A packed array of one
+   * element type, always MAX_KEPT_DEPTH + 1 long (deeper elements are never kept).
+   */
+  private readonly nodes: (XmlNode | null)[] = new Array<XmlNode | null>(MAX_KEPT_DEPTH + 1).fill(null);
   /** Namespace declarations of the Envelope: prefix ('' for the default) → URI. */
   private readonly rootNamespaces = new Map<string, string>();
 
@@ -41,7 +46,8 @@ export class EnvelopeBuilder {
     this.bodySeen = false;
     this.version = null;
     this.operation = null;
-    this.nodes.length = 0;
+    this.inOperation = false;
+    this.nodes.fill(null);
     this.rootNamespaces.clear();
   }
 
@@ -59,16 +65,17 @@ export class EnvelopeBuilder {
     if (!this.inBody) return;
     if (depth === 3) {
       // Only the first Body child is the call; later siblings are ignored.
-      if (this.operation === null) {
+      this.inOperation = this.operation === null;
+      if (this.inOperation) {
         const prefix = tag.prefix();
         const own = attribute(tag, prefix === '' ? 'xmlns' : `xmlns:${prefix}`);
         this.operation = { name: tag.localName(), namespace: own ?? this.rootNamespaces.get(prefix) ?? '', children: [] };
-        this.nodes[3] = this.operation;
-      } else this.nodes[3] = null;
+      }
       return;
     }
-    const parent = this.nodes[depth - 1];
-    if (depth > MAX_KEPT_DEPTH || parent === null || parent === undefined) {
+    if (depth > MAX_KEPT_DEPTH) return;
+    const parent: Container | null = depth === 4 ? (this.inOperation ? this.operation : null) : this.nodes[depth - 1]!;
+    if (parent === null) {
       this.nodes[depth] = null;
       return;
     }
@@ -81,9 +88,10 @@ export class EnvelopeBuilder {
   close(): void {
     const depth = this.depth--;
     if (depth === 2) this.inBody = false;
-    if (depth >= 3) this.nodes[depth] = null;
-    const parent = this.inBody && this.depth >= 4 ? this.nodes[this.depth] : null;
-    this.textTarget = parent !== null && parent !== undefined && 'text' in parent && parent.text !== null ? parent : null;
+    if (depth === 3) this.inOperation = false;
+    else if (depth >= 4 && depth <= MAX_KEPT_DEPTH) this.nodes[depth] = null;
+    const parent = this.inBody && this.depth >= 4 && this.depth <= MAX_KEPT_DEPTH ? this.nodes[this.depth]! : null;
+    this.textTarget = parent !== null && parent.text !== null ? parent : null;
   }
 
   text(text: string): void {

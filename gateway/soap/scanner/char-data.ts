@@ -12,6 +12,7 @@ import { charLength, scanReference, spaceLength, utf8Problem } from './lexical.j
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a
 // hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
 const TAB = 0x09;
+const SPACE = 0x20;
 const CR = 0x0d;
 const GT = 0x3e;
 const LT = 0x3c;
@@ -57,9 +58,22 @@ const BYTE_CLASS: Uint8Array = (() => {
 })();
 
 
+/** "\n" followed by 0 to 63 spaces: the indentation between tags of most bodies. */
+const INDENTATION = Array.from({ length: 64 }, (_, n) => `\n${' '.repeat(n)}`);
+
 /** Text from i to the next '<' (or the end of the input); the kept text goes to c.textOut. */
 export function scanText(c: Cursor, i: number, keep: boolean): number {
   const { buf, end } = c;
+  if (buf[i] === LF) {
+    // Indentation before a tag is most of the text in a pretty-printed body: one tight loop.
+    let j = i + 1;
+    while (j < end && buf[j] === SPACE) j++;
+    if (j < end && buf[j] === LT && j - i <= INDENTATION.length) {
+      c.newline(i);
+      if (keep) c.textOut = INDENTATION[j - i - 1]!;
+      return j;
+    }
+  }
   const classes = BYTE_CLASS;
   let out = '';
   let from = i;

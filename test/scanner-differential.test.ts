@@ -245,6 +245,9 @@ describe('scanner: errors', () => {
     const xml = `${env('')}<?pi?x?>`;
     expect(syntaxError(xml)).toMatch(/target must be followed by white space or "\?>"/);
     expect(reference(xml)).not.toBeInstanceOf(Error);
+    // Before the root, the same difference shows as a syntax error where saxes goes on to the root.
+    expect(syntaxError('<?i??><e e="">')).toMatch(/target must be followed by white space or "\?>"/);
+    expect(String(reference('<?i??><e e="">'))).toContain('EnvelopeError:VersionMismatch');
   });
 });
 

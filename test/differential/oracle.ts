@@ -99,11 +99,24 @@ export interface Verdict {
 
 const POSITION = /^\d+:\d+: /;
 
+/**
+ * A documented difference explains the outcome when the scanner stopped at it and the reference,
+ * having accepted that construct, either accepted the body or failed later on an envelope rule
+ * (an EnvelopeError: the root or the Body, checked after the prolog).
+ */
+function knownDifference(reference: Outcome, scanned: Outcome): keyof typeof KNOWN_DIFFERENCES | null {
+  if (scanned.accepted || scanned.error !== 'XmlSyntaxError') return null;
+  if (!reference.accepted && !reference.error.startsWith('EnvelopeError')) return null;
+  for (const [name, message] of Object.entries(KNOWN_DIFFERENCES)) {
+    if (scanned.message.endsWith(message)) return name as keyof typeof KNOWN_DIFFERENCES;
+  }
+  return null;
+}
+
 export function judge(reference: Outcome, scanned: Outcome): Verdict {
+  const known = knownDifference(reference, scanned);
+  if (known !== null) return { mismatch: null, known };
   if (reference.accepted && !scanned.accepted) {
-    for (const [name, message] of Object.entries(KNOWN_DIFFERENCES)) {
-      if (scanned.error === 'XmlSyntaxError' && scanned.message.endsWith(message)) return { mismatch: null, known: name as keyof typeof KNOWN_DIFFERENCES };
-    }
     return { mismatch: `reference accepts, scanner rejects: ${scanned.error}: ${scanned.message}`, known: null };
   }
   if (!reference.accepted && scanned.accepted) return { mismatch: `reference rejects (${reference.error}: ${reference.message}), scanner accepts`, known: null };

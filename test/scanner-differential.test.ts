@@ -4,6 +4,7 @@
  * then each XML feature and each error class on its own, chunking, reuse and charsets.
  */
 import { describe, expect, it } from 'vitest';
+import { InvalidEncodingError } from '../gateway/http/body-decoder.js';
 import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/soap/envelope-reader.js';
 import { ScannerPool, SoapBodyReader } from '../gateway/soap/scanner/body-reader.js';
 import { EnvelopeScanner } from '../gateway/soap/scanner/scanner.js';
@@ -213,12 +214,20 @@ describe('scanner: errors', () => {
     ['a UTF-16 surrogate', [0xed, 0xa0, 0x80]],
     ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
     ['a sequence cut by the end of the body', [0xe2, 0x82]],
-  ])('invalid UTF-8 (%s) is an XmlSyntaxError, even split byte by byte', (name, bad) => {
-    const head = Buffer.from(`<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body><A>x`);
+  ])('invalid UTF-8 (%s) is the body decoder\'s InvalidEncodingError, saying where, even split byte by byte', (name, bad) => {
+    const head = Buffer.from(`<soap:Envelope xmlns:soap="${SOAP11}">\n<soap:Body><A>x`);
     const tail = Buffer.from(name.includes('cut') ? '' : '</A></soap:Body></soap:Envelope>');
     const body = Buffer.concat([head, Uint8Array.from(bad), tail]);
-    expect(syntaxError(body)).toMatch(/invalid UTF-8/);
-    expect(() => scanBytewise(body)).toThrow(/invalid UTF-8/);
+    const where = `Invalid character in the given encoding (utf-8), line 2, column 16 (byte ${head.length + 1} of the body).`;
+    expect(() => scan(body)).toThrow(InvalidEncodingError);
+    expect(() => scan(body)).toThrow(where);
+    expect(() => scanBytewise(body)).toThrow(where);
+  });
+
+  it('bytes that are not UTF-8 where markup was expected are an encoding error, not a syntax error', () => {
+    for (const xml of [[0x3c, 0xff], [0x3c, 0x61, 0x20, 0xc3, 0x28, 0x3e], [0x3c, 0x3f, 0x78, 0x6d, 0x6c, 0x20, 0xe2, 0x28]]) {
+      expect(() => scan(Uint8Array.from(xml))).toThrow(InvalidEncodingError);
+    }
   });
 
   it.each([
@@ -283,6 +292,11 @@ describe('SoapBodyReader: charsets', () => {
   });
 
   it('latin1 bytes sent as UTF-8 are refused (invalid UTF-8), not decoded with replacement characters', () => {
-    expect(() => read('utf-8', [Buffer.from(login, 'latin1')])).toThrow(XmlSyntaxError);
+    expect(() => read('utf-8', [Buffer.from(login, 'latin1')])).toThrow(InvalidEncodingError);
+    expect(() => read(null, [Buffer.from(login, 'latin1')])).toThrow(InvalidEncodingError);
+  });
+
+  it('an unknown encoding in the XML declaration is refused as by the body decoder (415 in the binding)', () => {
+    expect(() => read(null, [Buffer.from(`<?xml version="1.0" encoding="x-klingon"?>${login}`, 'latin1')])).toThrow(/Unsupported charset/);
   });
 });

@@ -1,4 +1,6 @@
 import { Buffer } from 'node:buffer';
+import { InvalidEncodingError } from '../../http/body-decoder.js';
+import { decodeUtf8, INVALID, TRUNCATED } from './chars.js';
 import { XmlSyntaxError } from './soap-envelope.js';
 import { SHARED_STRINGS } from './string-cache.js';
 
@@ -8,6 +10,12 @@ const LF = 0x0a;
 
 /** A token function's answer when the buffer ends before the token does (more input may complete it). */
 export const NEED_MORE = -1;
+
+/**
+ * Thrown by `fail` when the offending byte starts a UTF-8 sequence the buffer cuts: whether it is
+ * a syntax or an encoding error is known only with the next chunk. The scanner treats it as NEED_MORE.
+ */
+export const WAIT_FOR_MORE = new Error('the token continues in the next chunk');
 
 export const EMPTY = Buffer.alloc(0);
 
@@ -97,19 +105,35 @@ export class Cursor {
 
   /** A UTF-8 sequence is cut by the buffer end. */
   truncated(i: number): number {
-    if (this.final) this.fail(i, 'invalid UTF-8 byte sequence (truncated).');
+    if (this.final) this.invalidUtf8(i);
     return NEED_MORE;
   }
 
-  fail(i: number, message: string): never {
-    throw new XmlSyntaxError(`${this.line}:${this.column(i)}: ${message}`);
+  /** Bytes at i that are not UTF-8: refused as the body decoder refuses them (docs/protocol.md §Encodings). */
+  invalidUtf8(i: number): never {
+    throw new InvalidEncodingError(
+      `Invalid character in the given encoding (utf-8), line ${this.line}, column ${this.column(i)} (byte ${this.base + i + 1} of the body).`,
+    );
   }
 
-  /** 1-based column of the character at i, counted in code points as saxes does. */
+  /**
+   * A syntax error at the byte at i; but bytes that are not UTF-8 are an encoding error first,
+   * wherever they are (a decoding reader never gets to parse them).
+   */
+  fail(i: number, message: string): never {
+    if (i < this.end && this.buf[i]! >= 0x80) {
+      const cp = decodeUtf8(this.buf, i, this.end);
+      if (cp === INVALID || (cp === TRUNCATED && this.final)) this.invalidUtf8(i);
+      if (cp === TRUNCATED) throw WAIT_FOR_MORE;
+    }
+    throw new XmlSyntaxError(`${this.line}:${this.column(i)}: ${message}`, this.base + i);
+  }
+
+  /** 1-based column of the character starting at byte i, counted in code points as saxes does. */
   column(i: number): number {
-    const upTo = Math.min(i + 1, this.end);
-    if (this.lineStart >= this.base) return Math.max(1, countChars(this.buf, this.lineStart - this.base, upTo));
-    return Math.max(1, this.columnCarry + countChars(this.buf, 0, upTo));
+    const upTo = Math.min(i, this.end);
+    if (this.lineStart >= this.base) return countChars(this.buf, this.lineStart - this.base, upTo) + 1;
+    return this.columnCarry + countChars(this.buf, 0, upTo) + 1;
   }
 
   /** The text of buf[start, end) (valid UTF-8: the scanner checked it). */

@@ -23,7 +23,7 @@ const TRUNCATED = -2;
 /** A decodeUtf8 failure at i: wait for the rest of a cut sequence, or refuse a bad one. */
 export function utf8Problem(c: Cursor, i: number, code: number): number {
   if (code === TRUNCATED) return c.truncated(i);
-  return c.fail(i, 'invalid UTF-8 byte sequence.');
+  return c.invalidUtf8(i);
 }
 
 /** A Name at i (fails with `message` when buf[i] cannot start one); sets c.nameColon. */

@@ -26,15 +26,24 @@ export function bangForm(c: Cursor, i: number): number {
   const at = i + 2;
   const available = c.end - at;
   let possible = false;
+  let longest = 0;
   for (let form = 0; form < BANG_FORMS.length; form++) {
     const text = BANG_FORMS[form]!;
     const n = Math.min(available, text.length);
+    longest = Math.max(longest, commonPrefix(c.buf, at, text, n));
     if (!matchesAscii(c.buf, at, text.slice(0, n))) continue;
     if (n === text.length) return form;
     possible = true;
   }
   if (possible) return c.more(c.end);
-  return c.fail(at, 'incorrect syntax.');
+  return c.fail(at + longest, 'incorrect syntax.');
+}
+
+/** How many of the first `n` bytes at `at` match `text`. */
+function commonPrefix(buf: Uint8Array, at: number, text: string, n: number): number {
+  let k = 0;
+  while (k < n && buf[at + k] === text.charCodeAt(k)) k++;
+  return k;
 }
 
 /** The comment whose `<!--` is at i: the offset after `-->`. `--` may not occur inside. */
@@ -136,13 +145,15 @@ function scanXmlDeclaration(c: Cursor, p: number, decl: Declaration): number {
     }
     if (space === 0) c.fail(p, 'whitespace required.');
     let found = -1;
+    let longest = 0;
     for (let k = next; k < expected.length && found < 0; k++) {
       const name = expected[k]!;
       if (matchesAscii(c.buf, p, name)) found = k;
+      else longest = Math.max(longest, commonPrefix(c.buf, p, name, Math.min(name.length, c.end - p)));
     }
     if (found < 0 || (next === 0 && found !== 0)) {
       if (p + 10 > c.end && !c.final) return NEED_MORE;
-      c.fail(p, `expected ${expected.slice(next).join(' or ')} in the XML declaration.`);
+      c.fail(p + longest, `expected ${expected.slice(next).join(' or ')} in the XML declaration.`);
     }
     p += expected[found]!.length;
     p = skipSpaces(c, p);

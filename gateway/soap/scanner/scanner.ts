@@ -1,9 +1,10 @@
 import { scanCData, scanOutsideText, scanText } from './char-data.js';
-import { Cursor, NEED_MORE } from './cursor.js';
+import { Cursor, NEED_MORE, WAIT_FOR_MORE } from './cursor.js';
 import { ElementStack } from './element-stack.js';
 import { EnvelopeBuilder } from './envelope-builder.js';
 import { HeldBytes } from './held-bytes.js';
 import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
+import { scanName } from './lexical.js';
 import { DTD_PROHIBITED, type SoapEnvelope } from './soap-envelope.js';
 import { scanEndTag, scanStartTag, StartTag } from './tags.js';
 
@@ -141,7 +142,13 @@ export class EnvelopeScanner {
     while (i < c.end) {
       const line = c.line;
       const lineStart = c.lineStart;
-      const next = this.token(i);
+      let next: number;
+      try {
+        next = this.token(i);
+      } catch (err) {
+        if (err !== WAIT_FOR_MORE) throw err;
+        next = NEED_MORE;
+      }
       if (next === NEED_MORE) {
         c.line = line;
         c.lineStart = lineStart;
@@ -196,7 +203,12 @@ export class EnvelopeScanner {
 
   private startTag(i: number): number {
     const c = this.c;
-    if (this.rootClosed) c.fail(i + 1, 'documents may contain only one root.');
+    if (this.rootClosed) {
+      // As saxes: refused once the name is read, before its attributes.
+      const nameEnd = scanName(c, i + 1, 'disallowed character in tag name.');
+      if (nameEnd === NEED_MORE) return NEED_MORE;
+      c.fail(nameEnd, 'documents may contain only one root.');
+    }
     const tag = this.tag;
     const next = scanStartTag(c, i, tag);
     if (next === NEED_MORE) return NEED_MORE;

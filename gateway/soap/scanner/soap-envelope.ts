@@ -22,7 +22,15 @@ export interface SoapEnvelope {
 }
 
 /** Not well-formed XML or a DOCTYPE: HTTP 400 with a Client fault saying where it broke. */
-export class XmlSyntaxError extends Error {}
+export class XmlSyntaxError extends Error {
+  constructor(
+    message: string,
+    /** Byte offset in the body where it broke, when the reader knows it (-1 otherwise). */
+    readonly offset = -1,
+  ) {
+    super(message);
+  }
+}
 
 /** Well-formed but not a SOAP envelope this service understands. */
 export class EnvelopeError extends Error {

@@ -258,6 +258,12 @@ describe('scanner: errors', () => {
     expect(syntaxError('<?i??><e e="">')).toMatch(/target must be followed by white space or "\?>"/);
     expect(String(reference('<?i??><e e="">'))).toContain('EnvelopeError:VersionMismatch');
   });
+
+  it('documented difference: the first error in the document wins over bad bytes after it (saxes looks ahead)', () => {
+    const body = Buffer.concat([Buffer.from(env('<A>&#12x')), Uint8Array.of(0xff), Buffer.from(';</A>')]);
+    expect(syntaxError(body)).toMatch(/malformed character entity/);
+    expect(String(reference(body))).toContain('InvalidEncodingError');
+  });
 });
 
 describe('SoapBodyReader: charsets', () => {

@@ -1,7 +1,11 @@
 /**
- * Parser benchmark: `sax` (strict) vs `saxes` on a ~900-byte SOAP 1.1 LoginYInsertarEvento request.
+ * Parser benchmark, two suites:
+ *   - parsers: `sax` (strict) vs `saxes` on a ~900-byte SOAP 1.1 LoginYInsertarEvento request;
+ *   - readers: the SOAP binding's parse step, the saxes EnvelopeReader (with its TextDecoder) vs the
+ *     byte scanner that replaced it, on that request and on a 100-event LoginYInsertarEventos
+ *     batch (bench/lib/envelope-readers.ts).
  *
- *   npx tsx bench/parse.ts [--time=3] [--warmup=0.5] [--rounds=3] [--modes=plain,xmlns]
+ *   npx tsx bench/parse.ts [--time=3] [--warmup=0.5] [--rounds=3] [--modes=plain,xmlns] [--suites=parsers,readers]
  *   taskset -c 0 npx tsx bench/parse.ts      # pin to one core
  *
  * Per message each variant does the same work: get a parser (new, or the reused one), feed the
@@ -26,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { deepStrictEqual } from 'node:assert/strict';
 import sax from 'sax';
 import { SaxesParser } from 'saxes';
+import { readerBodies, readerVariants, type ReaderVariant } from './lib/envelope-readers.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options and fixtures
@@ -40,6 +45,7 @@ const TIME_S = Number(option('time', '3'));
 const WARMUP_S = Number(option('warmup', '0.5'));
 const ROUNDS = Number(option('rounds', '3'));
 const MODES = option('modes', 'plain,xmlns').split(',') as Mode[];
+const SUITES = option('suites', 'parsers,readers').split(',');
 
 const here = dirname(fileURLToPath(import.meta.url));
 const MESSAGE_A = readFileSync(join(here, 'fixtures', 'login-y-insertar-evento.soap11.xml'), 'utf8');
@@ -268,6 +274,22 @@ function run(parse: ParseFn, seconds: number): Rate {
   return { cpu: n / cpu, wall: n / wall };
 }
 
+/** Like `run`, for one envelope reader on its body. */
+function runReader(v: ReaderVariant, seconds: number): Rate {
+  const wallStart = process.hrtime.bigint();
+  const cpuStart = cpuSeconds();
+  let n = 0;
+  let cpu = 0;
+  for (;;) {
+    for (let i = 0; i < 16; i++) sink += v.read(v.body.chunks).operation?.children.length ?? 0;
+    n += 16;
+    cpu = cpuSeconds() - cpuStart;
+    if (cpu >= seconds) break;
+  }
+  const wall = Number(process.hrtime.bigint() - wallStart) / 1e9;
+  return { cpu: n / cpu, wall: n / wall };
+}
+
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -286,7 +308,7 @@ function fmtLoad(): string {
 
 const loadAtStart = fmtLoad();
 
-function main(): void {
+function parsers(): void {
   const variants: Variant[] = [];
   for (const mode of MODES) {
     variants.push(
@@ -297,10 +319,7 @@ function main(): void {
     );
   }
   for (const v of variants) verify(v);
-  console.log(
-    `fixture: ${Buffer.byteLength(MESSAGE_A)} bytes, two chunks per message; ` +
-      `node ${process.version}; ${ROUNDS} rounds x (${WARMUP_S} s warm-up + ${TIME_S} s of CPU time); median reported`,
-  );
+  console.log(`fixture: ${Buffer.byteLength(MESSAGE_A)} bytes, two chunks per message`);
   console.log('verified: every variant returns the right parameters for consecutive messages A, B, A (reuse is clean)\n');
 
   for (let r = 0; r < ROUNDS; r++) {
@@ -308,7 +327,7 @@ function main(): void {
       run(v.parse, WARMUP_S);
       v.samples.push(run(v.parse, TIME_S));
     }
-    process.stderr.write(`round ${r + 1}/${ROUNDS} done\n`);
+    process.stderr.write(`parsers: round ${r + 1}/${ROUNDS} done\n`);
   }
 
   console.log('| parser | mode | msgs/s per CPU-second (median) | rounds | ratio vs sax | msgs/s wall-clock (median) |');
@@ -324,8 +343,40 @@ function main(): void {
       );
     }
   }
-  console.log(`\nratio: against sax with a new parser per message, same mode. (checksum ${sink})`);
-  console.log(`load average at start ${loadAtStart}, at end ${fmtLoad()} (other processes on the machine add noise)`);
+  console.log('\nratio: against sax with a new parser per message, same mode.\n');
+}
+
+function readers(): void {
+  const variants = readerVariants(readerBodies(Buffer.from(MESSAGE_A)));
+  console.log('verified: for each body the scanner returns the same SoapEnvelope as the saxes reader, twice in a row\n');
+  const samples = new Map<ReaderVariant, Rate[]>(variants.map((v) => [v, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const v of variants) {
+      runReader(v, WARMUP_S);
+      samples.get(v)!.push(runReader(v, TIME_S));
+    }
+    process.stderr.write(`readers: round ${r + 1}/${ROUNDS} done\n`);
+  }
+  console.log('| body | reader | envelopes/s per CPU-second (median) | rounds | MB/s per CPU-second | ratio vs saxes | envelopes/s wall-clock (median) |');
+  console.log('|---|---|---:|---|---:|---:|---:|');
+  for (const v of variants) {
+    const cpu = samples.get(v)!.map((x) => x.cpu);
+    const m = median(cpu);
+    const base = variants.find((x) => x.body === v.body && x.reader === 'saxes')!;
+    const baseline = median(samples.get(base)!.map((x) => x.cpu));
+    const label = v.reader === 'saxes' ? 'saxes EnvelopeReader + TextDecoder' : 'EnvelopeScanner (UTF-8 bytes)';
+    console.log(
+      `| ${v.body.name} | ${label} | ${fmt(m)} | ${cpu.map(fmt).join(' / ')} | ${((m * v.body.bytes) / 1e6).toFixed(1)} | ${(m / baseline).toFixed(2)}x | ${fmt(median(samples.get(v)!.map((x) => x.wall)))} |`,
+    );
+  }
+  console.log('');
+}
+
+function main(): void {
+  console.log(`node ${process.version}; ${ROUNDS} rounds x (${WARMUP_S} s warm-up + ${TIME_S} s of CPU time); median reported\n`);
+  if (SUITES.includes('parsers')) parsers();
+  if (SUITES.includes('readers')) readers();
+  console.log(`(checksum ${sink}) load average at start ${loadAtStart}, at end ${fmtLoad()} (other processes on the machine add noise)`);
 }
 
 main();

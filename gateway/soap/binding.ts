@@ -4,24 +4,25 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { decodeSoapArguments, InvalidValueError, todayIn } from '../bindings/arguments.js';
 import { SoapResultWriter } from '../bindings/result-xml.js';
-import { BodyDecoder, InvalidEncodingError, UnsupportedCharsetError } from '../http/body-decoder.js';
+import { InvalidEncodingError, UnsupportedCharsetError } from '../http/body-decoder.js';
 import { parseMediaType, readBody, readCookie, Status, type Exchange, type ProxyTrust, type RejectReason } from '../http/exchange.js';
 import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
-import { EnvelopeError, ReaderPool, XmlSyntaxError, type SoapEnvelope, type SoapVersion } from './envelope-reader.js';
+import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion } from './envelope-reader.js';
+import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE, type FaultCode } from './envelope-writer.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
 
 /**
- * SOAP 1.1 and 1.2 over POST {service path}. The body streams through the charset decoder into
- * a pooled SAX envelope reader; the call is routed by SOAPAction, else the Content-Type action
- * parameter, else the first Body element (docs/protocol.md §Routing), and answered in the
- * envelope's version.
+ * SOAP 1.1 and 1.2 over POST {service path}. The body streams into a pooled envelope scanner
+ * (UTF-8 bytes; other charsets are decoded first, see SoapBodyReader); the call is routed by
+ * SOAPAction, else the Content-Type action parameter, else the first Body element
+ * (docs/protocol.md §Routing), and answered in the envelope's version.
  */
 export class SoapBinding {
-  private readonly pool = new ReaderPool();
+  private readonly scanners = new ScannerPool();
   private readonly trust: ProxyTrust;
   private readonly writers = new Map<string, SoapResultWriter>();
 
@@ -46,9 +47,9 @@ export class SoapBinding {
     // Until the Envelope is read, answer errors in the version the Content-Type suggests.
     const guessedVersion: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
     ex.binding = guessedVersion === '1.2' ? 'soap12' : 'soap11';
-    let decoder: BodyDecoder;
+    let body: SoapBodyReader;
     try {
-      decoder = new BodyDecoder(media.params.get('charset') ?? null);
+      body = new SoapBodyReader(media.params.get('charset') ?? null, this.scanners);
     } catch (err) {
       if (err instanceof UnsupportedCharsetError) {
         this.rejected('unknown_charset');
@@ -59,16 +60,11 @@ export class SoapBinding {
     }
     const action: Action = { header: cleanAction(ex.header('soapaction')), contentType: cleanAction(media.params.get('action') ?? null) };
     const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
-    const reader = this.pool.acquire();
 
     readBody(ex, this.config.bodyLimitBytes, {
-      chunk: (data, last) => {
-        const text = decoder.push(data, last);
-        if (text !== '') reader.write(text);
-      },
+      chunk: (data, last) => body.push(data, last),
       end: () => {
-        const env = reader.end();
-        this.pool.release(reader);
+        const env = body.end();
         this.dispatch(ex, env, action, sessionId).catch((err: unknown) => this.internalError(ex, env.version, err));
       },
       tooLarge: () => this.tooLarge(ex),

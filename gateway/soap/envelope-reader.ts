@@ -1,43 +1,34 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import {
+  DTD_PROHIBITED,
+  envelopeVersion,
+  isNilName,
+  isNilTrue,
+  MAX_KEPT_DEPTH,
+  noBodyError,
+  notAnEnvelopeError,
+  splitName,
+  XmlSyntaxError,
+  type SoapEnvelope,
+  type SoapVersion,
+  type XmlNode,
+} from './scanner/soap-envelope.js';
 
-export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
-export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
-
-export type SoapVersion = '1.1' | '1.2';
-
-/** An element below the operation element: its text (null for xsi:nil) and child elements. */
-export interface XmlNode {
-  readonly name: string;
-  text: string | null;
-  readonly children: XmlNode[];
-}
-
-export interface SoapEnvelope {
-  version: SoapVersion;
-  /** The first element inside Body, or null for an empty Body. */
-  operation: { name: string; namespace: string; children: XmlNode[] } | null;
-}
-
-/** Not well-formed XML or a DOCTYPE: HTTP 400 with a Client fault saying where it broke. */
-export class XmlSyntaxError extends Error {}
-
-/** Well-formed but not a SOAP envelope this service understands. */
-export class EnvelopeError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'VersionMismatch' | 'Client',
-  ) {
-    super(message);
-  }
-}
-
-// Depth 4 parameters, 5 array items, 6 item fields: deeper content is ignored.
-const MAX_KEPT_DEPTH = 6;
+export {
+  EnvelopeError,
+  SOAP11_NS,
+  SOAP12_NS,
+  XmlSyntaxError,
+  type SoapEnvelope,
+  type SoapVersion,
+  type XmlNode,
+} from './scanner/soap-envelope.js';
 
 /**
- * Streaming reader of one SOAP envelope: `write` each decoded chunk as it arrives, then `end`.
- * It keeps only the operation element's subtree (headers are skipped), matching elements by
- * local name with any prefix. A reader is reusable after `end` succeeds (see ReaderPool).
+ * Streaming reader of one SOAP envelope on saxes: `write` each decoded chunk as it arrives, then
+ * `end`. It keeps only the operation element's subtree (headers are skipped), matching elements
+ * by local name with any prefix. The gateway reads bodies with the byte scanner (scanner/); this
+ * reader is the reference it is proven equal to (test/differential, npm run diff:scanner).
  *
  * saxes runs without its namespace processing, which cost a third of the parse (bench/parse.ts):
  * the only namespaces that matter are the Envelope's, declared on the Envelope itself (it is the
@@ -59,7 +50,7 @@ export class EnvelopeReader {
   constructor() {
     this.parser = new SaxesParser({ xmlns: false, position: true });
     this.parser.on('doctype', () => {
-      this.fail(new XmlSyntaxError('DTD is prohibited in this XML document.'));
+      this.fail(new XmlSyntaxError(DTD_PROHIBITED));
     });
     this.parser.on('opentag', (tag) => {
       try {
@@ -86,8 +77,8 @@ export class EnvelopeReader {
     if (this.error !== null) throw this.error;
     this.parser.close();
     if (this.error !== null) throw this.error;
-    if (this.version === null) throw new EnvelopeError('The root element is not a SOAP Envelope.', 'VersionMismatch');
-    if (!this.bodyDepthSeen) throw new EnvelopeError('The SOAP message has no Body element.', 'Client');
+    if (this.version === null) throw notAnEnvelopeError();
+    if (!this.bodyDepthSeen) throw noBodyError();
     const envelope: SoapEnvelope = { version: this.version, operation: this.operation };
     this.reset();
     return envelope;
@@ -163,44 +154,10 @@ export class EnvelopeReader {
   }
 }
 
-function splitName(name: string): { prefix: string; local: string } {
-  const colon = name.indexOf(':');
-  return colon < 0 ? { prefix: '', local: name } : { prefix: name.slice(0, colon), local: name.slice(colon + 1) };
-}
-
-function envelopeVersion(name: string, local: string, uri: string): SoapVersion {
-  if (local !== 'Envelope') {
-    throw new EnvelopeError(`The root element ${name} is not a SOAP Envelope.`, 'VersionMismatch');
-  }
-  if (uri === SOAP11_NS) return '1.1';
-  if (uri === SOAP12_NS) return '1.2';
-  throw new EnvelopeError(
-    `Possible SOAP version mismatch: Envelope namespace ${uri} was unexpected. Expecting ${SOAP11_NS}.`,
-    'VersionMismatch',
-  );
-}
-
 /** `xsi:nil="true"` under any prefix (only XML Schema instance defines a `nil` attribute). */
 function isNil(tag: SaxesTagPlain): boolean {
   for (const key in tag.attributes) {
-    if (key === 'nil' || key.endsWith(':nil')) {
-      const v = (tag.attributes[key] ?? '').trim();
-      return v === 'true' || v === '1';
-    }
+    if (isNilName(key)) return isNilTrue(tag.attributes[key] ?? '');
   }
   return false;
-}
-
-/** Readers are reused across requests; one that saw an error is dropped (saxes can't reset it). */
-export class ReaderPool {
-  private readonly free: EnvelopeReader[] = [];
-  constructor(private readonly max = 256) {}
-
-  acquire(): EnvelopeReader {
-    return this.free.pop() ?? new EnvelopeReader();
-  }
-
-  release(reader: EnvelopeReader): void {
-    if (this.free.length < this.max) this.free.push(reader);
-  }
 }

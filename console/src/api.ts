@@ -80,7 +80,6 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       res = await doFetch(`${base}${withQuery(path, query)}`, {
         method,
         headers,
-        cache: 'no-store',
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (err) {

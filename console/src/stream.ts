@@ -55,7 +55,6 @@ export function followStream(options: FollowOptions): () => void {
     try {
       const res = await doFetch(options.url, {
         headers: { Authorization: `Bearer ${options.token}`, Accept: 'text/event-stream' },
-        cache: 'no-store',
         signal: controller.signal,
       });
       if (res.status === 401) {

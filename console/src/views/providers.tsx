@@ -125,7 +125,7 @@ export function ProvidersView() {
         <Table
           loading={providers.data === null}
           empty={list.length === 0}
-          head={[t('providers.systemUser'), t('providers.enabled'), t('providers.timeZone'), t('providers.requireVehicles'), t('vehicles.registeredAt'), t('common.actions')]}
+          head={[t('providers.systemUser'), t('providers.enabled'), t('providers.timeZoneColumn'), t('providers.requireVehicles'), t('providers.createdAt'), t('common.actions')]}
           rows={list.flatMap((p) => {
             const row = (
               <tr key={p.systemUser} data-provider={p.systemUser}>

@@ -173,6 +173,40 @@ describe('operators console in Chromium', () => {
     expect(await login('secret-1')).toBe('true');
   });
 
+  it('disables and enables a provider, resets its password and deletes it', async () => {
+    expect((await t.admin('POST', '/admin/providers', { systemUser: 'beta', password: 'beta-pass-1' })).status).toBe(201);
+    const login = (password: string): Promise<string> =>
+      t.soap11('Login', xmlParams(credentials('beta', password))).then((r) => soapResult(r.text, 'Login'));
+    await open('providers');
+    await page.click('[data-view="providers"] .card-head button:has-text("Refresh")');
+    const row = page.locator('tr[data-provider="beta"]');
+    await row.locator('button:has-text("Disable")').click();
+    await row.locator('button:has-text("Enable")').waitFor();
+    expect(await t.admin('GET', '/admin/providers/beta')).toMatchObject({ json: { enabled: false } });
+    expect(await login('beta-pass-1')).toBe('false');
+    await row.locator('button:has-text("Enable")').click();
+    await row.locator('button:has-text("Disable")').waitFor();
+
+    await row.locator('button:has-text("Reset password")').click();
+    const reset = page.locator('form[name="reset-password"]');
+    await reset.locator('input[name="password"]').fill('beta-pass-2');
+    await reset.locator('button[type="submit"]').click();
+    await page.waitForSelector('.notice:has-text("Password of beta changed")');
+    expect(await login('beta-pass-2')).toBe('true');
+
+    await row.locator('button:has-text("Delete")').click();
+    const remove = page.locator('form[name="delete-provider"]');
+    const confirm = remove.locator('button[type="submit"]');
+    await remove.locator('input[name="confirm"]').fill('bet');
+    expect(await confirm.isDisabled()).toBe(true);
+    await remove.locator('input[name="confirm"]').fill('beta');
+    await shot('providers-delete');
+    await confirm.click();
+    await row.waitFor({ state: 'detached' });
+    expect((await t.admin('GET', '/admin/providers/beta')).status).toBe(404);
+    expect((await t.admin('GET', '/admin/providers/acme')).status).toBe(200);
+  });
+
   it('shows the overview', async () => {
     await open('overview');
     await page.waitForSelector('[data-view="overview"] td:has-text("acme")');

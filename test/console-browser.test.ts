@@ -146,7 +146,8 @@ describe('operators console in Chromium', () => {
   it('lists vehicles on trip with their last report and registers one', async () => {
     await open('vehicles');
     await page.locator('[data-view="vehicles"] select[name="provider"]').selectOption('acme');
-    await page.waitForSelector('tr[data-vehicle="LIVE01"] time');
+    // The event inserted over SOAP earlier is LIVE01's last report.
+    await page.waitForSelector('tr[data-vehicle="LIVE01"] td.last-report time');
     const form = page.locator('form[name="register-vehicle"]');
     await form.locator('input[name="dominio"]').fill('ZZ999ZZ');
     await form.locator('input[name="nroSerie"]').fill('SN-2');

@@ -48,7 +48,7 @@ export function VehiclesView() {
                   <td>{v.dominio}</td>
                   <td>{v.nroSerie}</td>
                   <td><Time iso={v.registeredAt} /></td>
-                  <td><Time iso={v.lastReport} /></td>
+                  <td class="last-report"><Time iso={v.lastReport} /></td>
                   <td class="actions"><button type="button" class="danger" onClick={() => remove(v)}>{t('vehicles.remove')}</button></td>
                 </tr>
               ))}

@@ -138,6 +138,8 @@ describe('operators console in Chromium', () => {
     await shot('commands-queued');
     await row.locator('button:has-text("Cancel")').click();
     await row.locator('[data-state="cancelled"]').waitFor();
+    await row.locator('details summary').click();
+    await row.locator('ol.history li').nth(1).waitFor();
     const stored = await t.admin('GET', '/admin/providers/acme/commands');
     expect(stored.json).toMatchObject({ commands: [{ numero: 1, cmd: 'CC', unidad: 'LIVE01', equipo: '42', state: 'cancelled' }] });
     await shot('commands');
@@ -212,6 +214,9 @@ describe('operators console in Chromium', () => {
     await open('overview');
     await page.waitForSelector('[data-view="overview"] td:has-text("acme")');
     await page.waitForSelector('[data-view="overview"] .chart canvas');
+    // Notices go away when clicked.
+    for (let n = await page.locator('.notice').count(); n > 0; n--) await page.locator('.notice').first().click();
+    await page.locator('.notice').first().waitFor({ state: 'detached' });
     await shot('overview');
   });
 

@@ -13,7 +13,8 @@ import { VehiclesView } from './views/vehicles.js';
 const TOKEN_KEY = 'gateway-console.token';
 /** localStorage: the operator's language choice outlives the session. */
 const LANG_KEY = 'gateway-console.lang';
-const NOTICE_MS = 6_000;
+const NOTICE_MS = 5_000;
+const NOTICES_SHOWN = 3;
 
 const ROUTES = ['overview', 'events', 'providers', 'commands', 'vehicles', 'lockouts'] as const;
 type Route = (typeof ROUTES)[number];
@@ -130,12 +131,14 @@ export function App() {
 
   const notify = useCallback((kind: Notice['kind'], text: string) => {
     const id = nextNotice.current++;
-    setNotices((list) => [...list.slice(-4), { id, kind, text }]);
+    setNotices((list) => [...list.slice(1 - NOTICES_SHOWN), { id, kind, text }]);
     setTimeout(() => setNotices((list) => list.filter((n) => n.id !== id)), NOTICE_MS);
   }, []);
 
   // Its own memo, so a language switch does not reload every view.
   const api = useMemo(() => (token === null ? null : createAdminApi({ token, onUnauthorized })), [token, onUnauthorized]);
+  const dismiss = (id: number): void => setNotices((list) => list.filter((n) => n.id !== id));
+
   const value = useMemo<Console | null>(
     () => (token === null || api === null ? null : { api, token, lang, t, notify }),
     [api, token, lang, t, notify],
@@ -181,7 +184,9 @@ export function App() {
       </main>
       <div class="notices" aria-live="polite">
         {notices.map((n) => (
-          <p key={n.id} class={`notice ${n.kind}`} role={n.kind === 'error' ? 'alert' : 'status'}>{n.text}</p>
+          <p key={n.id} class={`notice ${n.kind}`} role={n.kind === 'error' ? 'alert' : 'status'} onClick={() => dismiss(n.id)}>
+            {n.text}
+          </p>
         ))}
       </div>
     </ConsoleContext.Provider>

@@ -13,13 +13,15 @@ export function chartData(points: Overview['eventsPerSecond']): [number[], numbe
 }
 
 function EventsChart({ points }: { points: Overview['eventsPerSecond'] }) {
-  const { t } = useConsole();
+  const { t, lang } = useConsole();
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
 
   useEffect(() => {
     const el = box.current;
     if (el === null) return;
+    // 24-hour clock times in the operator's language instead of uPlot's built-in English ones.
+    const clock = new Intl.DateTimeFormat(lang === 'es' ? 'es-AR' : 'en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
     const chart = new uPlot(
       {
         width: Math.max(el.clientWidth, 300),
@@ -28,7 +30,7 @@ function EventsChart({ points }: { points: Overview['eventsPerSecond'] }) {
         cursor: { drag: { x: false, y: false } },
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         series: [{}, { label: t('overview.chart'), stroke: '#2563eb', fill: 'rgba(37, 99, 235, 0.12)', width: 2, points: { show: false } }],
-        axes: [{ stroke: '#555' }, { stroke: '#555', size: 56 }],
+        axes: [{ stroke: '#555', values: (_u, splits) => splits.map((s) => clock.format(s * 1000)) }, { stroke: '#555', size: 56 }],
       },
       [[], []],
       el,
@@ -41,11 +43,11 @@ function EventsChart({ points }: { points: Overview['eventsPerSecond'] }) {
       chart.destroy();
       plot.current = null;
     };
-  }, [t]);
+  }, [t, lang]);
 
   useEffect(() => {
     plot.current?.setData(chartData(points));
-  }, [points, t]);
+  }, [points, t, lang]);
 
   return <div class="chart" ref={box} role="img" aria-label={t('overview.chart')} />;
 }

@@ -12,7 +12,7 @@ export function formatTime(iso: string | null, lang: Lang): string {
   if (Number.isNaN(date.getTime())) return iso;
   let format = formats.get(lang);
   if (format === undefined) {
-    format = new Intl.DateTimeFormat(lang === 'es' ? 'es-AR' : 'en-GB', { dateStyle: 'short', timeStyle: 'medium' });
+    format = new Intl.DateTimeFormat(lang === 'es' ? 'es-AR' : 'en-GB', { dateStyle: 'short', timeStyle: 'medium', hourCycle: 'h23' });
     formats.set(lang, format);
   }
   return format.format(date);

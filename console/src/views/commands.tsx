@@ -112,7 +112,7 @@ export function CommandsView() {
                     <summary>{c.history.length}</summary>
                     <ol class="history">
                       {c.history.map((h, i) => (
-                        <li key={i}><Time iso={h.at} /> {h.kind}{h.message === null ? '' : `: ${h.message}`}</li>
+                        <li key={i}><Time iso={h.at} /> {h.kind}{h.message === null || h.message === '' ? '' : `: ${h.message}`}</li>
                       ))}
                     </ol>
                   </details>

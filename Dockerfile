@@ -13,6 +13,7 @@ COPY shared ./shared
 COPY gateway ./gateway
 COPY worker ./worker
 COPY cli ./cli
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/console-build-setup.ts'],
     // Real servers on ephemeral ports, real databases: generous but bounded.
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -180,7 +180,7 @@ describe('authentication and routing', () => {
     const res = await api('GET', '/admin/nothing');
     expect(res.status).toBe(404);
     expect(res.json.error).toMatch(/No such route/);
-    expect((await api('GET', '/')).status).toBe(404);
+    expect((await api('GET', '/nothing')).status).toBe(404);
   });
 
   it('answers 405 with Allow for a wrong method', async () => {

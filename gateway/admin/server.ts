@@ -5,6 +5,7 @@ import { BackendUnavailableError, type Backends } from '../../shared/backends/ty
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { bearerChecker } from './auth.js';
+import { loadConsoleAssets } from './console-assets.js';
 import {
   HttpError,
   parseJsonObject,
@@ -73,6 +74,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   const clock = opts.clock ?? Date.now;
   const logger = opts.logger.child({ component: 'admin' });
   const authorized = bearerChecker(token);
+  const consoleAssets = loadConsoleAssets(logger);
   const routes: Route[] = adminRoutes({
     config,
     backends,
@@ -177,6 +179,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
       else logger.info(entry, 'admin request');
     });
+    // The console's page and assets are public (they hold no data); all else is the API.
+    if (consoleAssets.serve(req, res)) return;
     dispatch(req, res).catch((err: unknown) => {
       // Only a connection that is really gone is left unanswered. (req.destroyed is no test of
       // that: a request whose body was read to the end is destroyed too.)

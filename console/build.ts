@@ -1,0 +1,90 @@
+import { build } from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+/**
+ * Bundles the operators' console (console/src, Preact + uPlot) with esbuild into dist/console:
+ * index.html plus content-hashed script and style sheet, which the admin server serves at `/` and
+ * `/console/`. Nothing is fetched at run time. Takes well under a second.
+ */
+const ROOT = path.resolve(import.meta.dirname, '..');
+export const CONSOLE_OUT_DIR = path.join(ROOT, 'dist', 'console');
+/** The issue's limit for the first load (HTML + JS + CSS), compressed. */
+export const FIRST_LOAD_BUDGET_BYTES = 200 * 1024;
+/** URL prefix of the hashed assets (the admin server maps it onto the output folder). */
+export const ASSET_PREFIX = '/console/';
+
+export interface BuiltFile {
+  name: string;
+  bytes: number;
+  gzipBytes: number;
+}
+
+export interface ConsoleBuild {
+  outDir: string;
+  files: BuiltFile[];
+  /** index.html + script + style sheet, gzip level 9 (what the admin server sends). */
+  firstLoadGzipBytes: number;
+}
+
+function sizes(dir: string, name: string): BuiltFile {
+  const bytes = fs.readFileSync(path.join(dir, name));
+  return { name, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length };
+}
+
+/** Builds into a temporary folder, then swaps it in, so a reader never sees half a build. */
+export async function buildConsole(outDir = CONSOLE_OUT_DIR): Promise<ConsoleBuild> {
+  const staging = `${outDir}.staging-${process.pid}`;
+  fs.rmSync(staging, { recursive: true, force: true });
+  const result = await build({
+    entryPoints: [path.join(ROOT, 'console', 'src', 'main.tsx')],
+    outdir: staging,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: 'es2022',
+    platform: 'browser',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    entryNames: '[name]-[hash]',
+    charset: 'utf8',
+    metafile: true,
+    logLevel: 'warning',
+  });
+  const outputs = Object.keys(result.metafile.outputs).map((p) => path.basename(p));
+  const script = outputs.find((name) => name.endsWith('.js'));
+  const styles = outputs.find((name) => name.endsWith('.css'));
+  if (script === undefined || styles === undefined) throw new Error(`console build produced no script or style sheet: ${outputs.join(', ')}`);
+
+  const template = fs.readFileSync(path.join(ROOT, 'console', 'index.html'), 'utf8');
+  const html = template.replace('%JS%', `${ASSET_PREFIX}${script}`).replace('%CSS%', `${ASSET_PREFIX}${styles}`);
+  fs.writeFileSync(path.join(staging, 'index.html'), html);
+
+  const previous = `${outDir}.previous-${process.pid}`;
+  fs.mkdirSync(path.dirname(outDir), { recursive: true });
+  if (fs.existsSync(outDir)) fs.renameSync(outDir, previous);
+  fs.renameSync(staging, outDir);
+  fs.rmSync(previous, { recursive: true, force: true });
+
+  const files = ['index.html', script, styles].map((name) => sizes(outDir, name));
+  return { outDir, files, firstLoadGzipBytes: files.reduce((sum, f) => sum + f.gzipBytes, 0) };
+}
+
+export function describeBuild(built: ConsoleBuild): string {
+  const kb = (n: number): string => `${(n / 1024).toFixed(1)} KB`;
+  const lines = built.files.map((f) => `  ${f.name.padEnd(28)} ${kb(f.bytes).padStart(9)}  gzip ${kb(f.gzipBytes).padStart(8)}`);
+  const verdict = built.firstLoadGzipBytes < FIRST_LOAD_BUDGET_BYTES ? 'within' : 'OVER';
+  return [
+    `console built into ${path.relative(ROOT, built.outDir)}:`,
+    ...lines,
+    `  first load ${kb(built.firstLoadGzipBytes)} gzip, ${verdict} the ${kb(FIRST_LOAD_BUDGET_BYTES)} budget`,
+  ].join('\n');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const built = await buildConsole();
+  console.log(describeBuild(built));
+  if (built.firstLoadGzipBytes >= FIRST_LOAD_BUDGET_BYTES) process.exitCode = 1;
+}

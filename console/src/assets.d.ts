@@ -1,0 +1,2 @@
+// esbuild bundles imported style sheets into the CSS file next to the script.
+declare module '*.css';

@@ -1,0 +1,8 @@
+import { render } from 'preact';
+import 'uplot/dist/uPlot.min.css';
+import './styles.css';
+import { App } from './app.js';
+
+const root = document.getElementById('app');
+if (root === null) throw new Error('index.html has no #app element');
+render(<App />, root);

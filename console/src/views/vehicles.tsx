@@ -1,0 +1,82 @@
+import { useState } from 'preact/hooks';
+import { apiPath } from '../api.js';
+import { useAction, useConsole, useLoad } from '../context.js';
+import type { VehicleView } from '../types.js';
+import { ErrorLine, ProviderSelect, Section, Table, Time } from '../ui.js';
+
+const POLL_MS = 10_000;
+
+export function VehiclesView() {
+  const { api, t } = useConsole();
+  const act = useAction();
+  const [provider, setProvider] = useState('');
+  const [version, setVersion] = useState(0);
+  const [dominio, setDominio] = useState('');
+  const [nroSerie, setNroSerie] = useState('');
+  const vehicles = useLoad(
+    () => (provider === '' ? Promise.resolve(null) : api.get<{ vehicles: VehicleView[] }>(apiPath('admin', 'providers', provider, 'trip', 'vehicles'))),
+    [provider, version],
+    POLL_MS,
+  );
+  const refresh = (): void => setVersion((v) => v + 1);
+  const list = vehicles.data?.vehicles ?? [];
+
+  const remove = (v: VehicleView): void => {
+    void act(async () => {
+      await api.send('DELETE', apiPath('admin', 'providers', provider, 'trip', 'vehicles', v.dominio));
+      return t('vehicles.removed', { dominio: v.dominio, name: provider });
+    }, refresh);
+  };
+
+  return (
+    <div class="view" data-view="vehicles">
+      <Section title={t('nav.vehicles')}>
+        <form class="filters" onSubmit={(e) => e.preventDefault()}>
+          <ProviderSelect name="provider" value={provider} onChange={setProvider} />
+        </form>
+        <ErrorLine error={vehicles.error} />
+        {provider === '' ? (
+          <p class="muted">{t('vehicles.choose')}</p>
+        ) : (
+          <>
+            <Table
+              loading={vehicles.data === null && vehicles.error === null}
+              empty={list.length === 0}
+              head={[t('common.dominio'), t('common.nroSerie'), t('vehicles.registeredAt'), t('vehicles.lastReport'), t('common.actions')]}
+              rows={list.map((v) => (
+                <tr key={v.dominio} data-vehicle={v.dominio}>
+                  <td>{v.dominio}</td>
+                  <td>{v.nroSerie}</td>
+                  <td><Time iso={v.registeredAt} /></td>
+                  <td class="last-report"><Time iso={v.lastReport} /></td>
+                  <td class="actions"><button type="button" class="danger" onClick={() => remove(v)}>{t('vehicles.remove')}</button></td>
+                </tr>
+              ))}
+            />
+            <h3>{t('vehicles.register')}</h3>
+            <form
+              class="inline-form"
+              name="register-vehicle"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const d = dominio.trim();
+                void act(async () => {
+                  await api.send('PUT', apiPath('admin', 'providers', provider, 'trip', 'vehicles', d), { nroSerie: nroSerie.trim() });
+                  return t('vehicles.registered', { dominio: d, name: provider });
+                }, () => {
+                  setDominio('');
+                  setNroSerie('');
+                  refresh();
+                });
+              }}
+            >
+              <label><span>{t('common.dominio')}</span><input name="dominio" required value={dominio} onInput={(e) => setDominio(e.currentTarget.value)} /></label>
+              <label><span>{t('common.nroSerie')}</span><input name="nroSerie" required value={nroSerie} onInput={(e) => setNroSerie(e.currentTarget.value)} /></label>
+              <button type="submit">{t('vehicles.submit')}</button>
+            </form>
+          </>
+        )}
+      </Section>
+    </div>
+  );
+}

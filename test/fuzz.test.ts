@@ -8,9 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCase, corpus } from './fuzz/mutator.js';
-import { summary } from './fuzz/report.js';
+import path from 'node:path';
+import { saveRepros, summary } from './fuzz/report.js';
 import { runFuzz, type RunResult } from './fuzz/runner.js';
-import { FuzzTarget } from './fuzz/target.js';
+import { FuzzTarget, ROOT } from './fuzz/target.js';
 import { operationList, httpBindable } from '../shared/catalogue/index.js';
 
 const SEED = 20261122;
@@ -32,6 +33,7 @@ describe('fuzzing the gateway', () => {
       progressEveryMs: 60_000,
     });
     console.log(summary(result));
+    if (result.groups.size > 0 || result.crash !== null) saveRepros(result, path.join(ROOT, 'fuzz-out', 'suite'));
   }, 180_000);
   afterAll(() => target?.stop());
 

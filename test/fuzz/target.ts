@@ -74,6 +74,7 @@ export class FuzzTarget {
       LOG_LEVEL: 'info',
       // Mutated passwords must not lock the fuzzed provider out (every later case would be -1)...
       LOCKOUT_MAX_FAILURES: '1000000000',
+      LOCKOUT_USER_MAX_FAILURES: '1000000000',
       // ...nor change it (a changed password makes every later case a wrong one, each a full
       // scrypt): no NuevaClave that fits in a 1 MiB body reaches this minimum.
       PASSWORD_MIN_LENGTH: '2000000',

@@ -17,6 +17,8 @@ export interface Answer {
   ms: number;
   /** Bytes that arrived after the first answer on a dedicated connection (a HEAD body, say). */
   extraBytes: number;
+  /** Bytes received for this request (0 with a close: the server never started an answer). */
+  received: number;
 }
 
 export function header(a: Answer, name: string): string | null {
@@ -124,6 +126,7 @@ export class Connection {
       body: Buffer.concat(p.chunks),
       ms: performance.now() - p.started,
       extraBytes: 0,
+      received: p.received,
     });
   }
 

@@ -104,7 +104,7 @@ export async function runFuzz(target: FuzzTarget, options: RunOptions): Promise<
       code,
       signal,
       log: [...target.logTail],
-      inFlight: [...inFlight.values()].map(({ c, request }) => reproOf(c, request, { outcome: 'closed', status: 0, headers: [], body: Buffer.alloc(0), ms: 0, extraBytes: 0 }, 'in flight when the gateway exited')),
+      inFlight: [...inFlight.values()].map(({ c, request }) => reproOf(c, request, { outcome: 'closed', status: 0, headers: [], body: Buffer.alloc(0), ms: 0, extraBytes: 0, received: 0 }, 'in flight when the gateway exited')),
     };
     stop = true;
   });
@@ -191,7 +191,7 @@ export async function runFuzz(target: FuzzTarget, options: RunOptions): Promise<
       const reused = conn.answeredOnSocket > 0;
       let answer = await conn.send(request, { head: false, timeoutMs: options.timeoutMs });
       // The server may close an idle keep-alive socket as we write: retry once on a fresh one.
-      if (reused && answer.outcome !== 'answered' && answer.outcome !== 'timeout') {
+      if (reused && answer.received === 0 && (answer.outcome === 'closed' || answer.outcome === 'reset')) {
         conn.close();
         conn = new Connection(target.port);
         answer = await conn.send(request, { head: false, timeoutMs: options.timeoutMs });

@@ -60,7 +60,7 @@ describe('fuzz oracle', () => {
     expect(kinds(latin1, answer(200, TEXT_XML, insertResult('42')))).toEqual([]);
   });
 
-  it('names plain-text errors that are not one CRLF line, internal errors, a 415 with a body, a HEAD with a body, no answer', () => {
+  it('names plain-text errors that are not one CRLF line, internal errors, a 415 with a body, a HEAD with a body, no answer, conflicting framing', () => {
     expect(kinds(get, answer(500, PLAIN, 'two\r\nlines\r\n'))).toEqual(['http 500: not one line ending in CRLF']);
     expect(kinds(get, answer(500, PLAIN, 'Server was unable to process request. ---> An internal error occurred.\r\n'))).toEqual(['http 500: internal error']);
     expect(kinds(soap, answer(415, 'text/plain', 'no'))).toEqual(['soap 415: body not empty']);
@@ -68,5 +68,9 @@ describe('fuzz oracle', () => {
     expect(kinds(head, answer(200, TEXT_XML, '', { extraBytes: 66_000 }))).toEqual(['metadata HEAD: answer carries a body']);
     expect(kinds(head, answer(200, TEXT_XML, ''))).toEqual([]);
     expect(kinds(soap, { ...answer(0, null, ''), outcome: 'timeout' })).toEqual(['no answer (timeout)']);
+    const conflicting = cloneDraft(soap);
+    conflicting.contentLength = [String(soap.body!.length), '10'];
+    expect(kinds(conflicting, answer(200, TEXT_XML, insertResult('42')))).toEqual(['conflicting Content-Length / Transfer-Encoding: not a 400 text/plain']);
+    expect(kinds(conflicting, answer(400, PLAIN, 'Bad request.\r\n'))).toEqual([]);
   });
 });

@@ -239,6 +239,12 @@ export function check(d: Draft, a: Answer): Violation[] {
     return v;
   }
   const route = routeOf(d);
+  const lengths = new Set((d.contentLength ?? []).map((l) => l.trim()));
+  if (lengths.size > 1 || (d.chunked && d.contentLength !== null)) {
+    // Framing that two parsers could read two ways (request smuggling): refused as a whole.
+    if (a.status !== 400 || header(a, 'content-type') !== TEXT_PLAIN) v.push({ kind: 'conflicting Content-Length / Transfer-Encoding: not a 400 text/plain', detail: `${a.status} ${header(a, 'content-type')}` });
+    return v;
+  }
   if (d.method.toUpperCase() === 'HEAD') {
     // No content in an answer to HEAD (RFC 9110 §9.3.2); the status is the one GET would get.
     if (a.body.length > 0 || a.extraBytes > 0) v.push({ kind: `${route} HEAD: answer carries a body`, detail: `${a.extraBytes || a.body.length} bytes after the headers` });

@@ -109,7 +109,13 @@ const eventArb: fc.Arbitrary<Event> = fc.record({
   FechaHoraRecepcion: dateField,
 });
 
-const sensorsArb = fc.array(fc.record({ Clave: stringField(64, 'either'), Valor: stringField(256, 'either') }), { maxLength: 5 });
+/** At most 100 sensors per event (protocol.md §Limits): 100 is accepted, 101 makes the event invalid. */
+const MAX_SENSORS = 100;
+const plainSensors = (n: number): { Clave: Field; Valor: Field }[] => Array.from({ length: n }, (_, i) => ({ Clave: v(`k${i}`, 'valid'), Valor: v('1', 'valid') }));
+const sensorsArb = fc.oneof(
+  { weight: 4, arbitrary: fc.array(fc.record({ Clave: stringField(64, 'either'), Valor: stringField(256, 'either') }), { maxLength: 5 }) },
+  { weight: 1, arbitrary: fc.constantFrom(MAX_SENSORS, MAX_SENSORS + 1).map(plainSensors) },
+);
 
 const NUMBER_FIELDS = new Set(['Latitud', 'Longitud', 'Altitud', 'Velocidad']);
 
@@ -203,7 +209,8 @@ describe('no input produces -5 on a healthy backend (property)', () => {
         const body = `${xmlParams(credentials(USER))}${xmlFields(event)}<Valido>true</Valido><Sensores>${sensorXml}</Sensores>`;
         const r = await t.soap12('LoginYInsertarEvento2', body);
         expect(r.status, r.text.slice(0, 500)).toBe(200);
-        const verdict = verdictOf([...Object.values(event), ...sensors.flatMap((s) => [s.Clave, s.Valor])]);
+        const count = v(null, sensors.length > MAX_SENSORS ? 'invalid' : 'valid');
+        const verdict = verdictOf([...Object.values(event), ...sensors.flatMap((s) => [s.Clave, s.Valor]), count]);
         await expectStored([event], [verdict], codesOf(r.text, 'LoginYInsertarEvento2Result'));
       }),
       options,

@@ -59,7 +59,7 @@ async function single(target: FuzzTarget, seed: number, index: number, timeoutMs
   const request = serialize(c.draft, ctx);
   const head = c.draft.method.toUpperCase() === 'HEAD';
   const answer = await Connection.once(target.port, request, { head, timeoutMs, graceMs: head ? 50 : 0 });
-  const violations = check(c.draft, answer);
+  const violations = check(c.draft, answer, request);
   console.log(describeRepro({ seed, index, seedName: c.draft.seed, mutations: c.mutations, request, answer, detail: violations.map((v) => v.kind).join('; ') || 'no violation' }));
   console.log(`\nfull answer body:\n${answer.body.toString('utf8')}`);
   for (const v of violations) console.log(`VIOLATION ${v.kind}: ${v.detail}`);

@@ -35,7 +35,8 @@ export function routeOf(d: Pick<Draft, 'method' | 'path'>): Route {
     if (method === 'POST') return 'soap';
     return method === 'GET' || method === 'HEAD' ? 'metadata' : 'method-not-allowed';
   }
-  if (path.startsWith(`${BASE}/`)) return method === 'GET' || method === 'POST' ? 'http' : 'method-not-allowed';
+  // HEAD on {path}/Op is ASMX's "Request format is unrecognized" 500, headers only (protocol.md §Routing).
+  if (path.startsWith(`${BASE}/`)) return method === 'GET' || method === 'POST' || method === 'HEAD' ? 'http' : 'method-not-allowed';
   return 'not-found';
 }
 
@@ -198,7 +199,8 @@ function checkPlain(a: Answer, v: Violation[], what: string): void {
   if (ct !== TEXT_PLAIN) v.push({ kind: `${what}: Content-Type ${ct}`, detail: a.body.toString('latin1', 0, 200) });
   const text = decodeUtf8(a.body, v, what);
   if (text === null) return;
-  if (!text.endsWith('\r\n') || /[\r\n]/.test(text.slice(0, -2))) v.push({ kind: `${what}: not one line ending in CRLF`, detail: JSON.stringify(text.slice(0, 200)) });
+  // The message and CRLF; an ArgumentException's message has a second CRLF line (protocol.md §Errors).
+  if (!text.endsWith('\r\n') || /\r(?!\n)|(?<!\r)\n/.test(text)) v.push({ kind: `${what}: not lines ending in CRLF`, detail: JSON.stringify(text.slice(0, 200)) });
   if (text.includes(INTERNAL_ERROR)) v.push({ kind: `${what}: internal error`, detail: text.slice(0, 200) });
 }
 
@@ -231,16 +233,31 @@ function checkMetadata(d: Draft, a: Answer, v: Violation[]): void {
   else v.push({ kind: `metadata 200: Content-Type ${ct}`, detail: '' });
 }
 
+/**
+ * Requests uWebSockets.js drops before the gateway sees them, closing the connection, as the
+ * README documents ("The edge in front"): a head past 4 KB, a lone non-numeric Content-Length,
+ * Content-Length with Transfer-Encoding. Null when the request is none of these.
+ */
+export function documentedDrop(d: Draft, request: Buffer): string | null {
+  const headEnd = request.indexOf('\r\n\r\n');
+  if (headEnd < 0 || headEnd + 4 > 4096) return 'head over 4 KB';
+  const lengths = d.contentLength ?? [];
+  if (lengths.length === 1 && !/^\s*\d+\s*$/.test(lengths[0]!)) return 'non-numeric Content-Length';
+  if (d.chunked && lengths.length > 0) return 'Content-Length with Transfer-Encoding';
+  return null;
+}
+
 /** Every documented-answer violation of one exchange (empty: the answer is as documented). */
-export function check(d: Draft, a: Answer): Violation[] {
+export function check(d: Draft, a: Answer, request: Buffer): Violation[] {
   const v: Violation[] = [];
   if (a.outcome !== 'answered') {
-    v.push({ kind: `no answer (${a.outcome})`, detail: `after ${Math.round(a.ms)} ms` });
+    const dropped = documentedDrop(d, request);
+    if (dropped === null || a.outcome === 'timeout') v.push({ kind: `no answer (${a.outcome})`, detail: `after ${Math.round(a.ms)} ms` });
     return v;
   }
   const route = routeOf(d);
   const lengths = new Set((d.contentLength ?? []).map((l) => l.trim()));
-  if (lengths.size > 1 || (d.chunked && d.contentLength !== null)) {
+  if (lengths.size > 1 || documentedDrop(d, request) === 'Content-Length with Transfer-Encoding') {
     // Framing that two parsers could read two ways (request smuggling): refused as a whole.
     if (a.status !== 400 || header(a, 'content-type') !== TEXT_PLAIN) v.push({ kind: 'conflicting Content-Length / Transfer-Encoding: not a 400 text/plain', detail: `${a.status} ${header(a, 'content-type')}` });
     return v;
@@ -248,8 +265,8 @@ export function check(d: Draft, a: Answer): Violation[] {
   if (d.method.toUpperCase() === 'HEAD') {
     // No content in an answer to HEAD (RFC 9110 §9.3.2); the status is the one GET would get.
     if (a.body.length > 0 || a.extraBytes > 0) v.push({ kind: `${route} HEAD: answer carries a body`, detail: `${a.extraBytes || a.body.length} bytes after the headers` });
-    const allowed = route === 'metadata' ? [200, 400, 404] : route === 'not-found' ? [404, 400] : [405, 400];
-    if (!allowed.includes(a.status)) v.push({ kind: `${route} HEAD: status ${a.status}`, detail: '' });
+    const allowed: Record<Route, number[]> = { metadata: [200, 400, 404], http: [500, 400], 'not-found': [404, 400], 'method-not-allowed': [405, 400], soap: [] };
+    if (!allowed[route].includes(a.status)) v.push({ kind: `${route} HEAD: status ${a.status}`, detail: '' });
     return v;
   }
   // A request the server cannot frame or decode (bad %-escape, conflicting Content-Length) is a 400 text/plain on any route.

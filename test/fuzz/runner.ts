@@ -148,7 +148,7 @@ export async function runFuzz(target: FuzzTarget, options: RunOptions): Promise<
     const key = answer.outcome === 'answered' ? String(answer.status) : answer.outcome;
     result.statuses.set(key, (result.statuses.get(key) ?? 0) + 1);
     if (answer.outcome === 'timeout') result.hangs++;
-    record(c, request, answer, check(c.draft, answer));
+    record(c, request, answer, check(c.draft, answer, request));
     result.cases++;
     if (result.cases % options.checkpointEvery === 0) {
       const k = checkpoints++;

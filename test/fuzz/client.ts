@@ -167,13 +167,22 @@ export class Connection {
       const answer = await c.send(bytes, options);
       if (answer.outcome === 'answered' && options.head && options.graceMs > 0) {
         await new Promise((r) => setTimeout(r, options.graceMs));
-        const raw = Buffer.concat(c.raw);
-        const headerEnd = raw.indexOf('\r\n\r\n');
-        answer.extraBytes = headerEnd < 0 ? 0 : raw.length - headerEnd - 4;
+        answer.extraBytes = bytesAfterFinalHead(Buffer.concat(c.raw));
       }
       return answer;
     } finally {
       c.close();
     }
+  }
+}
+
+/** Bytes after the head of the final answer, interim ones (100 Continue) skipped. */
+function bytesAfterFinalHead(raw: Buffer): number {
+  let start = 0;
+  for (;;) {
+    const end = raw.indexOf('\r\n\r\n', start);
+    if (end < 0) return 0;
+    if (!/^HTTP\/1\.[01] 1\d\d /.test(raw.toString('latin1', start, start + 13))) return raw.length - end - 4;
+    start = end + 4;
   }
 }

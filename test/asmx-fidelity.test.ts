@@ -148,6 +148,21 @@ describe('ASMX fidelity', () => {
     });
   });
 
+  describe('HTTP GET/POST parameter names', () => {
+    it('match in any case, as NameValueCollection does', async () => {
+      const r = await t.request('GET', '/service.asmx/Login?systemuser=acme&PASSWORD=secret-1');
+      expect(r.text).toBe(`${DECL}\r\n<boolean xmlns="${NS}">true</boolean>`);
+      const form = await t.request('POST', '/service.asmx/Login', 'SYSTEMUSER=acme&password=secret-1', { 'Content-Type': 'application/x-www-form-urlencoded' });
+      expect(form.text).toContain('>true</boolean>');
+    });
+
+    it('join a repeated name with commas, so a repeated int no longer converts', async () => {
+      const r = await t.request('GET', '/service.asmx/LoginYComandoProcesado?SystemUser=acme&Password=secret-1&NUMERO=1&numero=2&correcto=true');
+      expect(r.status).toBe(500);
+      expect(r.text).toMatch(/^Cannot convert 1,2 to System\.Int32\./);
+    });
+  });
+
   describe('HTTP GET/POST method names', () => {
     it('a name in the wrong case: ASMX ArgumentException text, HTML-encoded, with its parameter line', async () => {
       const get = await t.request('GET', '/service.asmx/login?SystemUser=acme&Password=secret-1');

@@ -110,8 +110,16 @@ describe('streaming decoders', () => {
     const f = new FormDecoder();
     const body = Buffer.from('A=1&Dominio=AB%20123&Crudo=a+b%2Bc&N=%C3%B1&Raw=ñ&A=2&Empty=&Flag');
     for (let i = 0; i < body.length; i += 3) f.push(body.subarray(i, i + 3));
-    expect(Object.fromEntries(f.end())).toEqual({ A: '1', Dominio: 'AB 123', Crudo: 'a b+c', N: 'ñ', Raw: 'ñ', Empty: '', Flag: '' });
+    // As ASP.NET's NameValueCollection: a repeated name's values joined with commas.
+    expect(Object.fromEntries(f.end())).toEqual({ A: '1,2', Dominio: 'AB 123', Crudo: 'a b+c', N: 'ñ', Raw: 'ñ', Empty: '', Flag: '' });
     expect(FormDecoder.decodeQuery('x=%zz&y=1').get('x')).toBe('%zz');
+  });
+
+  it('form field names compare case-insensitively and keep their first spelling', () => {
+    const fields = FormDecoder.decodeQuery('systemuser=acme&PASSWORD=s&SystemUser=other');
+    expect(fields.get('SystemUser')).toBe('acme,other');
+    expect(fields.get('Password')).toBe('s');
+    expect([...fields].map(([name]) => name)).toEqual(['systemuser', 'PASSWORD']);
   });
 });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedDateTime } from '../shared/catalogue/types.js';
 import type { CivilDate } from '../shared/xsd/calendar.js';
-import { asmxConversionFault, type ClrScalarType, toBoolean, toDateTime, toDouble, toInt32 } from '../shared/xsd/dotnet-convert.js';
+import { asmxConversionFault, quotedClientText, type ClrScalarType, toBoolean, toDateTime, toDouble, toInt32 } from '../shared/xsd/dotnet-convert.js';
 import { resolveInstant } from '../shared/xsd/timezone.js';
 import { parseXmlDateTime } from '../shared/xsd/xml-convert.js';
 import { credentials, event, NS, TestApp, xmlParams } from './helpers/harness.js';
@@ -77,6 +77,14 @@ function dateTimeMismatch(c: FixtureCase, ours: ParsedDateTime | null): string |
 const HTTP_DEVIATIONS = ['1/1/0001 00:00:00 +01:00', '0001-01-01T00:00:00+01:00'];
 const XML_DEVIATIONS = ['9999-12-31T23:59:59-01:00', '0001-01-01T00:00:00+01:00', '0001-01-01T00:30:00+01:00'];
 
+/**
+ * ASMX's body with the quoted client text as the gateway writes it: control characters as `?`
+ * (a documented difference, so a CR/LF in a value cannot split the one-line message).
+ */
+function quoted(asmxBody: string | undefined): string | undefined {
+  return asmxBody?.replace(/^Cannot convert ([\s\S]*?) to System\./, (_m, text: string) => `Cannot convert ${quotedClientText(text)} to System.`);
+}
+
 describe('HTTP GET/POST values: Convert.ChangeType(text, type, InvariantCulture), per the Mono fixture', () => {
   const fixture = load('http-values.json');
   const today = todayOf(fixture);
@@ -97,7 +105,7 @@ describe('HTTP GET/POST values: Convert.ChangeType(text, type, InvariantCulture)
       if (c.ok) return r.ok && r.value === Number(c.value) ? [] : [[c.text, r]];
       if (r.ok) return [[c.text, r]];
       const body = asmxConversionFault(c.text, 'System.Int32', r.failure);
-      return r.failure.exception === c.exception && r.failure.message === c.message && body === c.asmxBody ? [] : [[c.text, r, body]];
+      return r.failure.exception === c.exception && r.failure.message === c.message && body === quoted(c.asmxBody) ? [] : [[c.text, r, body]];
     });
     expect(wrong).toEqual([]);
   });
@@ -119,7 +127,7 @@ describe('HTTP GET/POST values: Convert.ChangeType(text, type, InvariantCulture)
       if (c.ok) return r.ok && String(r.value) === c.value ? [] : [[c.text, r]];
       if (r.ok) return [[c.text, r]];
       const body = asmxConversionFault(c.text, 'System.Boolean', r.failure);
-      return r.failure.message === c.message && body === c.asmxBody ? [] : [[c.text, body]];
+      return r.failure.message === c.message && body === quoted(c.asmxBody) ? [] : [[c.text, body]];
     });
     expect(wrong).toEqual([]);
   });

@@ -173,6 +173,20 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     expect((await stored('sixty-headers')).get('sixty-headers')).toBe(id);
   });
 
+  it('serves an HTTP/1.0 client and answers 400 to what uWS alone drops unanswered (no Host, a lower-case method)', async () => {
+    const c = await RawConnection.open(edge.port);
+    c.write(insert('http10').replace(' HTTP/1.1\r\n', ' HTTP/1.0\r\n'));
+    const id = idOf(await c.read(false, 10_000));
+    c.close();
+    expect((await stored('http10')).get('http10')).toBe(id);
+    for (const head of ['GET /service.asmx?wsdl HTTP/1.1\r\n\r\n', 'get /service.asmx?wsdl HTTP/1.1\r\nHost: x\r\n\r\n']) {
+      const r = await RawConnection.open(edge.port);
+      r.write(head);
+      expect((await r.read(false, 10_000)).status).toBe(400);
+      r.close();
+    }
+  });
+
   it('answers 400 to a head line over 8 KB and to conflicting Content-Length headers', async () => {
     const big = await RawConnection.open(edge.port);
     big.write(insert('big-head', [`Cookie: a=${'c'.repeat(9_000)}`]));

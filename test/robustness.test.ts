@@ -2,6 +2,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeBinaryPath } from '../gateway/http/uws.js';
+import { RawConnection } from './helpers/raw-connection.js';
 import { credentials, NS, SOAP11, TestApp, xmlParams } from './helpers/harness.js';
 
 /** Sends raw bytes over one TCP connection and returns everything the server answers until it closes or goes idle. */
@@ -90,6 +91,23 @@ describe('robustness', () => {
     const form = await t.post('LoginYInsertarEvento', { ...credentials(), Crudo: 'y'.repeat(5000) });
     expect(form.status).toBe(413);
     await stillServing();
+  });
+
+  it('a declared body over the limit sent in full: the client reads the 413 (no reset), and the connection goes on', async () => {
+    const conn = await RawConnection.open(t.app.gateway.port);
+    try {
+      const body = Buffer.alloc(t.config.bodyLimitBytes + 300_000, 'x');
+      conn.write(`POST /service.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: ${body.length}\r\n\r\n`);
+      conn.write(body);
+      const refused = await conn.read(false, 10_000);
+      expect(refused.status).toBe(413);
+      conn.write(`GET /service.asmx/InSession HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const next = await conn.read();
+      expect(next.status).toBe(200);
+      expect(next.body.toString()).toContain('<boolean');
+    } finally {
+      conn.close();
+    }
   });
 
   it('a body split in many tiny chunks, with a multi-byte character across a chunk boundary', async () => {

@@ -11,6 +11,7 @@ import { trimWhiteSpace } from '../../shared/xsd/dotnet-chars.js';
 import { type ConversionFailure, toBoolean, toDateTime, toDouble, toInt32 } from '../../shared/xsd/dotnet-convert.js';
 import { parseBoolean, parseDouble, parseInt32 } from '../../shared/xsd/values.js';
 import { parseXmlDateTime } from '../../shared/xsd/xml-convert.js';
+import type { FormFields } from '../http/form-decoder.js';
 import type { XmlNode } from '../soap/envelope-reader.js';
 
 /**
@@ -166,7 +167,7 @@ export function decodeSoapArguments(op: OperationDef, children: readonly XmlNode
 }
 
 /** HTTP GET/POST: every parameter is scalar (array operations are not in these bindings). */
-export function decodeFormArguments(op: OperationDef, fields: ReadonlyMap<string, string>, today: Today): DecodedCall {
+export function decodeFormArguments(op: OperationDef, fields: FormFields, today: Today): DecodedCall {
   const args: ArgumentBag = {};
   for (const p of op.params) {
     if (isArrayParam(p)) continue;
@@ -179,6 +180,12 @@ export function decodeFormArguments(op: OperationDef, fields: ReadonlyMap<string
     args[p.name] = formValue(p, text, today);
   }
   const extras = new Map<string, string>();
-  for (const [name, text] of fields) if (!(name in args)) extras.set(name, text);
+  for (const [name, text] of fields) if (!declared(op, name)) extras.set(name, text);
   return { args, extras };
+}
+
+/** True when `name` names one of the operation's parameters, in any case (as ASMX matches them). */
+function declared(op: OperationDef, name: string): boolean {
+  const lower = name.toLowerCase();
+  return op.params.some((p) => p.name.toLowerCase() === lower);
 }

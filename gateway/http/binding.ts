@@ -2,7 +2,7 @@ import proxyaddr from 'proxy-addr';
 import { findOperation, httpBindable, operationList, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { asmxConversionFault } from '../../shared/xsd/dotnet-convert.js';
+import { asmxConversionFault, quotedClientText } from '../../shared/xsd/dotnet-convert.js';
 import { decodeFormArguments, InvalidValueError, MissingParameterError, todayIn } from '../bindings/arguments.js';
 import { BareResultWriter } from '../bindings/result-xml.js';
 import { aspNetHtmlEncode } from '../metadata/xml-escape.js';
@@ -10,7 +10,7 @@ import type { CallContext } from '../service/context.js';
 import { ServiceFault } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
 import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange, type ProxyTrust } from './exchange.js';
-import { FormDecoder } from './form-decoder.js';
+import { FormDecoder, type FormFields } from './form-decoder.js';
 
 /** HTTP-bindable operations by lower-cased name, to tell a name in the wrong case from an unknown one. */
 const BY_LOWER_NAME = new Map(operationList.filter(httpBindable).map((op) => [op.name.toLowerCase(), op.name]));
@@ -36,11 +36,12 @@ export class HttpBinding {
     this.trust = proxyaddr.compile(config.trustedProxies);
   }
 
-  handle(ex: Exchange, operationName: string): void {
-    const op = findOperation(operationName);
+  handle(ex: Exchange, pathName: string): void {
+    const op = findOperation(pathName);
+    const operationName = quotedClientText(pathName);
     ex.binding = ex.method === 'GET' ? 'get' : 'post';
     if (op === undefined || !httpBindable(op)) {
-      const intended = BY_LOWER_NAME.get(operationName.toLowerCase());
+      const intended = BY_LOWER_NAME.get(pathName.toLowerCase());
       // ASMX's texts, HTML-encoded as it writes them; the wrong case is an ArgumentException, whose
       // message ends in a line naming the parameter.
       const message =
@@ -70,7 +71,7 @@ export class HttpBinding {
     });
   }
 
-  private call(ex: Exchange, op: OperationDef, fields: ReadonlyMap<string, string>, sessionId: string | null): void {
+  private call(ex: Exchange, op: OperationDef, fields: FormFields, sessionId: string | null): void {
     let decoded;
     try {
       decoded = decodeFormArguments(op, fields, todayIn(this.config.timeZone, this.clock));

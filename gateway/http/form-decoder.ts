@@ -1,10 +1,34 @@
 /**
+ * Form fields as ASP.NET's NameValueCollection holds them (docs/protocol.md §Reading requests):
+ * names compare case-insensitively, and a repeated name's values are joined with commas
+ * (`a=1&A=2` reads as "1,2"). Iteration gives each name as first spelt.
+ */
+export class FormFields implements Iterable<[string, string]> {
+  private readonly byKey = new Map<string, { name: string; value: string }>();
+
+  add(name: string, value: string): void {
+    const key = name.toLowerCase();
+    const field = this.byKey.get(key);
+    if (field === undefined) this.byKey.set(key, { name, value });
+    else field.value += `,${value}`;
+  }
+
+  get(name: string): string | undefined {
+    return this.byKey.get(name.toLowerCase())?.value;
+  }
+
+  *[Symbol.iterator](): Iterator<[string, string]> {
+    for (const { name, value } of this.byKey.values()) yield [name, value];
+  }
+}
+
+/**
  * Streaming `application/x-www-form-urlencoded` decoder (also used for query strings):
  * complete `name=value` pairs are decoded as chunks arrive, so a body is never held twice.
- * Percent-escapes and raw bytes are both read as UTF-8; `+` is a space. First value wins.
+ * Percent-escapes and raw bytes are both read as UTF-8; `+` is a space.
  */
 export class FormDecoder {
-  readonly fields = new Map<string, string>();
+  readonly fields = new FormFields();
   private rest = '';
 
   /** `chunk` is decoded as latin1 so that each char is one byte of the original body. */
@@ -19,13 +43,13 @@ export class FormDecoder {
     this.rest = text.slice(lastAmp + 1);
   }
 
-  end(): Map<string, string> {
+  end(): FormFields {
     this.addPairs(this.rest);
     this.rest = '';
     return this.fields;
   }
 
-  static decodeQuery(query: string): Map<string, string> {
+  static decodeQuery(query: string): FormFields {
     const d = new FormDecoder();
     d.addPairs(Buffer.from(query, 'utf8').toString('latin1'));
     return d.fields;
@@ -38,7 +62,7 @@ export class FormDecoder {
       const eq = pair.indexOf('=');
       const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
       const value = eq < 0 ? '' : decodeComponent(pair.slice(eq + 1));
-      if (!this.fields.has(name)) this.fields.set(name, value);
+      this.fields.add(name, value);
     }
   }
 }

@@ -83,6 +83,17 @@ export function htmlEncode(s: string): string {
  * the messages of the chain are HTML-encoded, joined by " ---> " and written with WriteLine (CRLF).
  */
 export function asmxConversionFault(text: string, type: ClrScalarType, failure: ConversionFailure): string {
-  const outer = `Cannot convert ${text} to ${type}.\r\nParameter name: type`;
+  const outer = `Cannot convert ${quotedClientText(text)} to ${type}.\r\nParameter name: type`;
   return `${htmlEncode(outer)} ---> ${htmlEncode(failure.message)}\r\n`;
+}
+
+const CONTROL_G = /[\u0000-\u001f\u007f]/g;
+
+/**
+ * Client text quoted back in a plain-text error (a method name, a value that did not convert):
+ * control characters become `?`, so a CR/LF sent by the client cannot split the one-line message
+ * clients read (ASMX would echo them raw; docs/protocol.md §Differences from ASMX).
+ */
+export function quotedClientText(value: string): string {
+  return value.replace(CONTROL_G, '?');
 }

@@ -56,6 +56,34 @@ describe('distributed mode', () => {
     expect(rows.get(sid)).toMatchObject({ sensor_keys: ['temp'], sensor_values: ['21.5'], valido: 1 });
   });
 
+  it('limits and unstorable values: -3 for that event only, the others reach ClickHouse', async () => {
+    const ev = (o: Record<string, string>) => `<pEvento>${xmlParams(event(o))}</pEvento>`;
+    const batch = await c.gw1.soap11(
+      'LoginYInsertarEventos',
+      `${xmlParams(credentials())}<Eventos>${ev({ Codigo: 'lim-1' })}${ev({ Codigo: 'lim-2', Dominio: 'D'.repeat(33) })}${ev({ Codigo: 'lim-3', FechaHoraEvento: '0001-01-01T00:00:00+05:00' })}${ev({ Codigo: 'lim-4' })}</Eventos>`,
+    );
+    const codes = [...batch.text.matchAll(/<int>(-?\d+)<\/int>/g)].map((m) => Number(m[1]));
+    expect(codes.map((code) => (code > 0 ? 'id' : code))).toEqual(['id', -3, -3, 'id']);
+    const rows = await c.waitForRows([codes[0]!, codes[3]!]);
+    expect([rows.get(codes[0]!)?.codigo, rows.get(codes[3]!)?.codigo]).toEqual(['lim-1', 'lim-4']);
+    const status = await c.gw2.post('LoginYEstadoComando', { ...credentials(), NUMERO: '1', MSG: 'm'.repeat(5000) });
+    expect(status.text).toContain('>false</boolean>');
+  });
+
+  it('a lockout is per SystemUser and client address, shared by the gateways through Redis', async () => {
+    await c.gw1.provider('locky', 'secret-1');
+    const from = (address: string) => ({ 'X-Forwarded-For': address, 'Content-Type': 'application/x-www-form-urlencoded' });
+    const login = (gw: typeof c.gw1, password: string, address: string) =>
+      gw.request('POST', '/service.asmx/Login', `SystemUser=locky&Password=${password}`, from(address));
+    for (let i = 0; i < 10; i++) expect((await login(i % 2 === 0 ? c.gw1 : c.gw2, `bad-${i}`, '203.0.113.7')).text).toContain('>false<');
+    // Locked for that address on both gateways, even with the right password ...
+    expect((await login(c.gw2, 'secret-1', '203.0.113.7')).text).toContain('>false<');
+    // ... but the provider's own servers elsewhere still get in.
+    expect((await login(c.gw1, 'secret-1', '198.51.100.20')).text).toContain('>true<');
+    const locks = await c.gw2.admin('GET', '/admin/lockouts');
+    expect(locks.json).toMatchObject({ lockouts: [{ systemUser: 'locky', address: '203.0.113.7' }] });
+  });
+
   it('a session made on one gateway works on the other', async () => {
     const cookie = sessionCookie(await c.gw1.soap11('Login', xmlParams(credentials())));
     expect((await c.gw2.soap11('InSession', '', undefined, cookie)).text).toContain('<InSessionResult>true</InSessionResult>');

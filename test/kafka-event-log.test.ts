@@ -270,7 +270,9 @@ describe('KafkaEventLog (real Kafka)', () => {
     const results = (await Promise.all(calls)).flat();
     expect(results.every((o) => o.ok)).toBe(true);
     expect(metrics.batches.reduce((s, n) => s + n, 0)).toBe(300);
-    expect(metrics.batches.length).toBeLessThanOrEqual(3);
+    // Shared, not one send per append. (How many depends on how the appends' Redis round trips
+    // spread over the 5 ms linger windows: 1-3 on an idle box, more on a loaded one.)
+    expect(metrics.batches.length).toBeLessThanOrEqual(30);
 
     // Past batchEvents a send goes at once, never bigger than batchEvents.
     metrics.batches = [];

@@ -39,8 +39,8 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
   const metadataDocs = description ?? serviceDescription(config);
   const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
   const rejected = (reason: RejectReason): void => metrics?.rejectedRequests.labels({ reason }).inc();
-  const soap = new SoapBinding(service, config, logger, clock, cookieHeader, rejected);
-  const http = new HttpBinding(service, config, logger, clock, cookieHeader);
+  const soap = new SoapBinding({ service, config, logger, clock, cookieHeader }, rejected);
+  const http = new HttpBinding({ service, config, logger, clock, cookieHeader });
   /** A %-escape that is not UTF-8 (`%zz`, `%C0%BC`) is the client's error: 400, counted, no stack trace. */
   const badEscape = (ex: Exchange): void => {
     rejected('bad_escape');

@@ -1,15 +1,11 @@
-import proxyaddr from 'proxy-addr';
 import { findOperation, httpBindable, operationList, type OperationDef } from '../../shared/catalogue/index.js';
-import type { Config } from '../../shared/config.js';
-import type { Logger } from '../../shared/logger.js';
 import { asmxConversionFault, quotedClientText } from '../../shared/xsd/dotnet-convert.js';
-import { decodeFormArguments, InvalidValueError, MissingParameterError, todayIn } from '../bindings/arguments.js';
+import { decodeFormArguments, InvalidValueError, MissingParameterError } from '../bindings/arguments.js';
+import { BindingCore, type BindingCodec, type BindingDeps } from '../bindings/core.js';
 import { BareResultWriter } from '../bindings/result-xml.js';
 import { aspNetHtmlEncode } from '../metadata/xml-escape.js';
-import type { CallContext } from '../service/context.js';
-import { ServiceFault } from '../service/context.js';
-import type { OperationService } from '../service/service.js';
-import { parseMediaType, readBody, readCookie, Status, TEXT_PLAIN, TEXT_XML, type Exchange, type ProxyTrust } from './exchange.js';
+import type { ServiceFault } from '../service/context.js';
+import { parseMediaType, readBody, Status, TEXT_PLAIN, TEXT_XML, type Exchange } from './exchange.js';
 import { FormDecoder, type FormFields } from './form-decoder.js';
 
 /** HTTP-bindable operations by lower-cased name, to tell a name in the wrong case from an unknown one. */
@@ -17,23 +13,55 @@ const BY_LOWER_NAME = new Map(operationList.filter(httpBindable).map((op) => [op
 
 const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime' } as const;
 
+/** HTTP GET/POST's part of a call (BindingCore): arguments from form fields, bare XML documents, text errors. */
+class FormCodec implements BindingCodec<null, FormFields, BareResultWriter> {
+  readonly name = 'HTTP';
+  readonly decode = decodeFormArguments;
+
+  constructor(private readonly namespace: string) {}
+
+  refuse(ex: Exchange, _frame: null, err: unknown): boolean {
+    if (err instanceof MissingParameterError) {
+      error(ex, err.message);
+      return true;
+    }
+    if (err instanceof InvalidValueError && err.failure !== null && err.type !== 'string') {
+      ex.send(Status.serverError, TEXT_PLAIN, asmxConversionFault(err.text, CLR_TYPE[err.type], err.failure));
+      return true;
+    }
+    return false;
+  }
+
+  writer(op: OperationDef): BareResultWriter {
+    return new BareResultWriter(op, this.namespace);
+  }
+
+  contentType(): string {
+    return TEXT_XML;
+  }
+
+  encode(writer: BareResultWriter, _frame: null, result: unknown): string {
+    return writer.document(result);
+  }
+
+  /** Client or Server, the answer is the same: these bindings have no fault codes. */
+  fault(ex: Exchange, _frame: null, _code: ServiceFault['code'], message: string): void {
+    error(ex, message);
+  }
+}
+
 /**
  * HTTP GET ({path}/Op?a=b) and HTTP POST form ({path}/Op) bindings. Every failure is HTTP 500
  * `text/plain` with one line ending in CRLF (docs/protocol.md §Errors), except a parameter that
  * does not convert: that gets ASMX's exact two-line text (see asmxConversionFault).
  */
 export class HttpBinding {
-  private readonly trust: ProxyTrust;
-  private readonly writers = new Map<string, BareResultWriter>();
+  private readonly core: BindingCore<null, FormFields, BareResultWriter>;
+  private readonly bodyLimitBytes: number;
 
-  constructor(
-    private readonly service: OperationService,
-    private readonly config: Config,
-    private readonly logger: Logger,
-    private readonly clock: () => number,
-    private readonly cookieHeader: (sessionId: string) => string,
-  ) {
-    this.trust = proxyaddr.compile(config.trustedProxies);
+  constructor(deps: BindingDeps) {
+    this.core = new BindingCore(new FormCodec(deps.config.namespace), deps);
+    this.bodyLimitBytes = deps.config.bodyLimitBytes;
   }
 
   handle(ex: Exchange, pathName: string): void {
@@ -51,70 +79,28 @@ export class HttpBinding {
       ex.send(Status.serverError, TEXT_PLAIN, `${aspNetHtmlEncode(message)}\r\n`);
       return;
     }
+    // Known before the body is read, so a refused body is counted under its operation.
     ex.operation = op.name;
-    const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
     if (ex.method === 'GET') {
-      this.call(ex, op, FormDecoder.decodeQuery(ex.query), sessionId);
+      this.core.call(ex, null, op, FormDecoder.decodeQuery(ex.query));
       return;
     }
     const media = parseMediaType(ex.header('content-type'));
     if (media.type !== 'application/x-www-form-urlencoded' && !(media.type === '' && op.params.length === 0)) {
-      this.error(ex, `Request format is invalid: ${ex.header('content-type')}.`);
+      error(ex, `Request format is invalid: ${ex.header('content-type')}.`);
       return;
     }
     const form = new FormDecoder();
-    readBody(ex, this.config.bodyLimitBytes, {
+    readBody(ex, this.bodyLimitBytes, {
       chunk: (data) => form.push(data),
-      end: () => this.call(ex, op, form.end(), sessionId),
-      tooLarge: () => ex.send(Status.tooLarge, TEXT_PLAIN, `Request body exceeds the limit of ${this.config.bodyLimitBytes} bytes.\r\n`),
-      fail: (err) => this.internalError(ex, err),
+      end: () => this.core.call(ex, null, op, form.end()),
+      tooLarge: () => this.core.tooLarge(ex),
+      fail: (err) => this.core.internalError(ex, null, err),
     });
   }
+}
 
-  private call(ex: Exchange, op: OperationDef, fields: FormFields, sessionId: string | null): void {
-    let decoded;
-    try {
-      decoded = decodeFormArguments(op, fields, todayIn(this.config.timeZone, this.clock));
-    } catch (err) {
-      if (err instanceof MissingParameterError) return this.error(ex, err.message);
-      if (err instanceof InvalidValueError && err.failure !== null && err.type !== 'string') {
-        return ex.send(Status.serverError, TEXT_PLAIN, asmxConversionFault(err.text, CLR_TYPE[err.type], err.failure));
-      }
-      return this.internalError(ex, err);
-    }
-    const ctx: CallContext = {
-      operation: op.name,
-      now: this.clock(),
-      sessionId,
-      extras: decoded.extras,
-      clientAddress: () => ex.clientAddress(this.trust),
-      newSessionId: null,
-    };
-    this.service.invoke(op, decoded.args, ctx).then(
-      (result) => {
-        const headers: [string, string][] | undefined =
-          ctx.newSessionId === null ? undefined : [['Set-Cookie', this.cookieHeader(ctx.newSessionId)]];
-        ex.send(Status.ok, TEXT_XML, this.writer(op).document(result), headers);
-      },
-      (err: unknown) => (err instanceof ServiceFault ? this.error(ex, err.message) : this.internalError(ex, err)),
-    );
-  }
-
-  private writer(op: OperationDef): BareResultWriter {
-    let w = this.writers.get(op.name);
-    if (w === undefined) {
-      w = new BareResultWriter(op, this.config.namespace);
-      this.writers.set(op.name, w);
-    }
-    return w;
-  }
-
-  private error(ex: Exchange, message: string): void {
-    ex.send(Status.serverError, TEXT_PLAIN, `${message.replace(/[\r\n]+/g, ' ')}\r\n`);
-  }
-
-  private internalError(ex: Exchange, err: unknown): void {
-    this.logger.error({ err }, 'HTTP request failed');
-    this.error(ex, 'Server was unable to process request. ---> An internal error occurred.');
-  }
+/** One line: a message that spans lines (a client's text quoted in it) is joined with spaces. */
+function error(ex: Exchange, message: string): void {
+  ex.send(Status.serverError, TEXT_PLAIN, `${message.replace(/[\r\n]+/g, ' ')}\r\n`);
 }

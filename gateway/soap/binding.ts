@@ -1,19 +1,45 @@
-import proxyaddr from 'proxy-addr';
 import { findOperation, type OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
-import type { Logger } from '../../shared/logger.js';
-import { decodeSoapArguments, InvalidValueError, todayIn } from '../bindings/arguments.js';
+import { decodeSoapArguments, InvalidValueError } from '../bindings/arguments.js';
+import { BindingCore, type BindingCodec, type BindingDeps } from '../bindings/core.js';
 import { SoapResultWriter } from '../bindings/result-xml.js';
 import { InvalidEncodingError, UnsupportedCharsetError } from '../http/body-decoder.js';
-import { parseMediaType, readBody, readCookie, Status, type Exchange, type ProxyTrust, type RejectReason } from '../http/exchange.js';
-import type { CallContext } from '../service/context.js';
-import { ServiceFault } from '../service/context.js';
-import type { OperationService } from '../service/service.js';
-import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion } from './envelope-reader.js';
+import { parseMediaType, readBody, Status, type Exchange, type RejectReason } from '../http/exchange.js';
+import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion, type XmlNode } from './envelope-reader.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE, type FaultCode } from './envelope-writer.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
+
+/** SOAP's part of a call (BindingCore): arguments from the Body element, answers in the envelope's version. */
+class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapResultWriter> {
+  readonly name = 'SOAP';
+  readonly decode = decodeSoapArguments;
+
+  constructor(private readonly namespace: string) {}
+
+  refuse(ex: Exchange, version: SoapVersion, err: unknown): boolean {
+    if (!(err instanceof InvalidValueError)) return false;
+    fault(ex, version, 'Client', `Server was unable to read request. ---> ${err.message}`);
+    return true;
+  }
+
+  writer(op: OperationDef): SoapResultWriter {
+    return new SoapResultWriter(op, this.namespace);
+  }
+
+  contentType(version: SoapVersion): string {
+    return SOAP_CONTENT_TYPE[version];
+  }
+
+  encode(writer: SoapResultWriter, version: SoapVersion, result: unknown): string {
+    return envelope(version, writer.body(result));
+  }
+
+  fault(ex: Exchange, version: SoapVersion, code: FaultCode, message: string): void {
+    fault(ex, version, code, message);
+  }
+}
 
 /**
  * SOAP 1.1 and 1.2 over POST {service path}. The body streams into a pooled envelope scanner
@@ -23,19 +49,17 @@ const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'applicati
  */
 export class SoapBinding {
   private readonly scanners = new ScannerPool();
-  private readonly trust: ProxyTrust;
-  private readonly writers = new Map<string, SoapResultWriter>();
+  private readonly core: BindingCore<SoapVersion, readonly XmlNode[], SoapResultWriter>;
+
+  private readonly config: Config;
 
   constructor(
-    private readonly service: OperationService,
-    private readonly config: Config,
-    private readonly logger: Logger,
-    private readonly clock: () => number,
-    private readonly cookieHeader: (sessionId: string) => string,
+    deps: BindingDeps,
     /** Counts a request refused while reading it (docs/protocol.md §Encodings). */
     private readonly rejected: (reason: RejectReason) => void = () => undefined,
   ) {
-    this.trust = proxyaddr.compile(config.trustedProxies);
+    this.config = deps.config;
+    this.core = new BindingCore(new SoapCodec(deps.config.namespace), deps);
   }
 
   handle(ex: Exchange): void {
@@ -59,15 +83,11 @@ export class SoapBinding {
       throw err;
     }
     const action: Action = { header: cleanAction(ex.header('soapaction')), contentType: cleanAction(media.params.get('action') ?? null) };
-    const sessionId = readCookie(ex.header('cookie'), this.config.sessionCookieName);
 
     readBody(ex, this.config.bodyLimitBytes, {
       chunk: (data, last) => body.push(data, last),
-      end: () => {
-        const env = body.end();
-        this.dispatch(ex, env, action, sessionId).catch((err: unknown) => this.internalError(ex, env.version, err));
-      },
-      tooLarge: () => this.tooLarge(ex),
+      end: () => this.dispatch(ex, body.end(), action),
+      tooLarge: () => this.core.tooLarge(ex),
       fail: (err) => this.readFailed(ex, guessedVersion, err),
     });
   }
@@ -95,69 +115,22 @@ export class SoapBinding {
     return byBody ?? 'Unable to handle request without a valid action parameter. Please supply a valid soap action.';
   }
 
-  private async dispatch(ex: Exchange, env: SoapEnvelope, action: Action, sessionId: string | null): Promise<void> {
+  /** From here on errors are answered in the envelope's version, the guessed one no longer. */
+  private dispatch(ex: Exchange, env: SoapEnvelope, action: Action): void {
     ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
-    const op = this.route(action, env.operation?.name ?? null);
-    if (typeof op === 'string') {
-      this.fault(ex, env.version, 'Client', op);
-      return;
-    }
-
-    ex.operation = op.name;
-    let decoded;
     try {
-      decoded = decodeSoapArguments(op, env.operation?.children ?? [], todayIn(this.config.timeZone, this.clock));
+      const op = this.route(action, env.operation?.name ?? null);
+      if (typeof op === 'string') fault(ex, env.version, 'Client', op);
+      else this.core.call(ex, env.version, op, env.operation?.children ?? []);
     } catch (err) {
-      if (err instanceof InvalidValueError) {
-        this.fault(ex, env.version, 'Client', `Server was unable to read request. ---> ${err.message}`);
-        return;
-      }
-      throw err;
+      this.core.internalError(ex, env.version, err);
     }
-
-    const ctx: CallContext = {
-      operation: op.name,
-      now: this.clock(),
-      sessionId,
-      extras: decoded.extras,
-      clientAddress: () => ex.clientAddress(this.trust),
-      newSessionId: null,
-    };
-    let result: unknown;
-    try {
-      result = await this.service.invoke(op, decoded.args, ctx);
-    } catch (err) {
-      if (err instanceof ServiceFault) {
-        this.fault(ex, env.version, err.code, err.message);
-        return;
-      }
-      throw err;
-    }
-    const headers: [string, string][] | undefined = ctx.newSessionId === null ? undefined : [['Set-Cookie', this.cookieHeader(ctx.newSessionId)]];
-    ex.send(Status.ok, SOAP_CONTENT_TYPE[env.version], envelope(env.version, this.writer(op).body(result)), headers);
   }
 
   /** `"http://tempuri.org/Login"` → `Login`: the configured namespace, else the last path segment. */
   private operationNameOf(action: string): string {
     if (action.startsWith(this.config.namespace)) return action.slice(this.config.namespace.length);
     return action.slice(action.lastIndexOf('/') + 1);
-  }
-
-  private writer(op: OperationDef): SoapResultWriter {
-    let w = this.writers.get(op.name);
-    if (w === undefined) {
-      w = new SoapResultWriter(op, this.config.namespace);
-      this.writers.set(op.name, w);
-    }
-    return w;
-  }
-
-  private fault(ex: Exchange, version: SoapVersion, code: FaultCode, message: string, status: string = Status.serverError): void {
-    ex.send(status, SOAP_CONTENT_TYPE[version], faultEnvelope(version, code, message));
-  }
-
-  private tooLarge(ex: Exchange): void {
-    ex.send(Status.tooLarge, 'text/plain; charset=utf-8', `Request body exceeds the limit of ${this.config.bodyLimitBytes} bytes.\r\n`);
   }
 
   private readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
@@ -167,18 +140,17 @@ export class SoapBinding {
       unsupportedMediaType(ex, parseMediaType(ex.header('content-type')).type);
     } else if (err instanceof InvalidEncodingError) {
       this.rejected('invalid_encoding');
-      this.fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
+      fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
     } else if (err instanceof XmlSyntaxError) {
-      this.fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
+      fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
     } else if (err instanceof EnvelopeError) {
-      this.fault(ex, version, err.kind, err.message);
-    } else this.internalError(ex, version, err);
+      fault(ex, version, err.kind, err.message);
+    } else this.core.internalError(ex, version, err);
   }
+}
 
-  private internalError(ex: Exchange, version: SoapVersion, err: unknown): void {
-    this.logger.error({ err }, 'SOAP request failed');
-    this.fault(ex, version, 'Server', 'Server was unable to process request. ---> An internal error occurred.');
-  }
+function fault(ex: Exchange, version: SoapVersion, code: FaultCode, message: string, status: string = Status.serverError): void {
+  ex.send(status, SOAP_CONTENT_TYPE[version], faultEnvelope(version, code, message));
 }
 
 /** Where a call names its operation: the SOAPAction header, and the `action` of a SOAP 1.2 Content-Type. */

@@ -1,0 +1,122 @@
+import proxyaddr from 'proxy-addr';
+import type { OperationDef } from '../../shared/catalogue/index.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { readCookie, Status, TEXT_PLAIN, type Exchange, type ProxyTrust } from '../http/exchange.js';
+import { ServiceFault, type CallContext } from '../service/context.js';
+import type { OperationService } from '../service/service.js';
+import { todayIn, type DecodedCall, type Today } from './arguments.js';
+
+/** The text of every failure that is ours, never the client's (docs/protocol.md §Errors). */
+export const INTERNAL_ERROR = 'Server was unable to process request. ---> An internal error occurred.';
+
+/**
+ * What one binding family contributes to a call: how it reads arguments and writes answers. The
+ * rest of a call (BindingCore) is the same for all of them.
+ *
+ * `Frame` is what an answer depends on besides the operation (SOAP: the envelope's version; HTTP:
+ * nothing), `Input` what the binding read of the request (SOAP: the Body element's children; HTTP:
+ * the form fields), `Writer` the result writer it renders once per operation.
+ */
+export interface BindingCodec<Frame, Input, Writer> {
+  /** Names the binding in the log line of an internal error. */
+  readonly name: string;
+  /** The operation's arguments; throws when the client sent something that does not read. */
+  decode(op: OperationDef, input: Input, today: Today): DecodedCall;
+  /** Answers what `decode` threw when the client is at fault; false for an error of ours. */
+  refuse(ex: Exchange, frame: Frame, err: unknown): boolean;
+  /** Renders what is constant in an operation's answers (BindingCore keeps one per operation). */
+  writer(op: OperationDef): Writer;
+  contentType(frame: Frame): string;
+  /** The body of a successful call's answer. */
+  encode(writer: Writer, frame: Frame, result: unknown): string;
+  /** Answers a fault: a ServiceFault's, or ('Server', INTERNAL_ERROR) for an error of ours. */
+  fault(ex: Exchange, frame: Frame, code: ServiceFault['code'], message: string): void;
+}
+
+/** What every binding needs of the gateway. */
+export interface BindingDeps {
+  readonly service: OperationService;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: () => number;
+  /** The Set-Cookie value that carries a new session id. */
+  readonly cookieHeader: (sessionId: string) => string;
+}
+
+/**
+ * Decode → invoke → encode, the part of a call every binding shares: the call context (clock,
+ * session cookie, client address through TRUSTED_PROXIES, the extra fields), the session cookie a
+ * Login sets, one result writer per operation, and the mapping of a ServiceFault and of an error of
+ * ours to the binding's fault. A binding finds the operation and reads the request; then `call`.
+ */
+export class BindingCore<Frame, Input, Writer> {
+  private readonly trust: ProxyTrust;
+  private readonly writers = new Map<string, Writer>();
+  private readonly failed: string;
+
+  constructor(
+    private readonly codec: BindingCodec<Frame, Input, Writer>,
+    private readonly deps: BindingDeps,
+  ) {
+    this.trust = proxyaddr.compile(deps.config.trustedProxies);
+    this.failed = `${codec.name} request failed`;
+  }
+
+  /** Runs `op` with what the request carried and answers it; never throws. */
+  call(ex: Exchange, frame: Frame, op: OperationDef, input: Input): void {
+    const { config, clock } = this.deps;
+    ex.operation = op.name;
+    let decoded: DecodedCall;
+    try {
+      decoded = this.codec.decode(op, input, todayIn(config.timeZone, clock));
+    } catch (err) {
+      if (!this.codec.refuse(ex, frame, err)) this.internalError(ex, frame, err);
+      return;
+    }
+    const ctx: CallContext = {
+      operation: op.name,
+      now: clock(),
+      sessionId: readCookie(ex.header('cookie'), config.sessionCookieName),
+      extras: decoded.extras,
+      clientAddress: () => ex.clientAddress(this.trust),
+      newSessionId: null,
+    };
+    this.deps.service.invoke(op, decoded.args, ctx).then(
+      (result) => this.answer(ex, frame, op, ctx, result),
+      (err: unknown) => (err instanceof ServiceFault ? this.codec.fault(ex, frame, err.code, err.message) : this.internalError(ex, frame, err)),
+    );
+  }
+
+  /** 413 while the body streams in (BODY_LIMIT_BYTES), the same text in every binding. */
+  tooLarge(ex: Exchange): void {
+    ex.send(Status.tooLarge, TEXT_PLAIN, `Request body exceeds the limit of ${this.deps.config.bodyLimitBytes} bytes.\r\n`);
+  }
+
+  /** Logs an error of ours and answers the binding's Server fault; never a stack trace. */
+  internalError(ex: Exchange, frame: Frame, err: unknown): void {
+    this.deps.logger.error({ err }, this.failed);
+    this.codec.fault(ex, frame, 'Server', INTERNAL_ERROR);
+  }
+
+  private answer(ex: Exchange, frame: Frame, op: OperationDef, ctx: CallContext, result: unknown): void {
+    let body: string;
+    try {
+      body = this.codec.encode(this.writer(op), frame, result);
+    } catch (err) {
+      this.internalError(ex, frame, err);
+      return;
+    }
+    const headers: [string, string][] | undefined = ctx.newSessionId === null ? undefined : [['Set-Cookie', this.deps.cookieHeader(ctx.newSessionId)]];
+    ex.send(Status.ok, this.codec.contentType(frame), body, headers);
+  }
+
+  private writer(op: OperationDef): Writer {
+    let w = this.writers.get(op.name);
+    if (w === undefined) {
+      w = this.codec.writer(op);
+      this.writers.set(op.name, w);
+    }
+    return w;
+  }
+}

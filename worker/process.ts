@@ -2,12 +2,10 @@
  * The worker as a process: the consumer (run.ts) plus Redis for last-report times, and optional
  * probes/metrics on ADMIN_HOST:ADMIN_PORT (/healthz, /readyz, /metrics).
  */
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
+import { startProbeServer, type ProbeServer, type Readiness } from '../shared/probes.js';
 import { readinessGauge } from '../shared/readiness-metric.js';
 import { openRedisStores } from '../shared/backends/redis/index.js';
 import type { Running } from '../shared/process.js';
@@ -17,9 +15,6 @@ export interface WorkerProcess extends Running {
   /** http://host:port of the probes (null without them); ADMIN_PORT=0 picks a free port. */
   probesUrl: string | null;
 }
-
-/** What /readyz reports: ready, or the reason it is not. */
-export type Readiness = () => Promise<{ ready: true } | { ready: false; reason: string }>;
 
 /**
  * Opens Redis, applies the ClickHouse migrations and starts the consumer, then returns while the
@@ -39,9 +34,10 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
     return { ready: true };
   };
   readinessGauge(metrics, 'worker_ready', 'Whether the worker is ready (1) or not (0): the check its /readyz makes', async () => (await readiness()).ready);
-  const probes: Server | null = options.probes ? await probeServer(config, logger, metrics, readiness) : null;
-  const address = probes?.address() as AddressInfo | null | undefined;
-  const probesUrl = address ? `http://${config.adminHost}:${address.port}` : null;
+  const probes: ProbeServer | null = options.probes
+    ? await startProbeServer({ host: config.adminHost, port: config.adminPort, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }) })
+    : null;
+  const probesUrl = probes?.url ?? null;
   try {
     const redis = await openRedisStores({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger: logger.child({ component: 'redis' }) });
     redisHealthy = redis.healthy;
@@ -71,38 +67,13 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
     return {
       probesUrl,
       close: async () => {
-        probes?.close();
+        await probes?.close();
         await running.stop();
         await redis.close();
       },
     };
   } catch (err) {
-    probes?.close();
+    await probes?.close();
     throw err;
   }
-}
-
-async function probeServer(config: Config, logger: Logger, metrics: Metrics, readiness: Readiness): Promise<Server> {
-  const server = createServer((req, res) => {
-    const send = (status: number, type: string, body: string) => res.writeHead(status, { 'Content-Type': type }).end(body);
-    if (req.method !== 'GET') return send(405, 'text/plain; charset=utf-8', 'Method not allowed.\n');
-    if (req.url === '/healthz') return send(200, 'application/json', '{"status":"ok"}');
-    if (req.url === '/readyz') {
-      readiness().then(
-        (r) => (r.ready ? send(200, 'application/json', '{"status":"ok"}') : send(503, 'application/json', JSON.stringify({ status: 'unavailable', reason: r.reason }))),
-        (err: unknown) => send(503, 'application/json', JSON.stringify({ status: 'unavailable', reason: String(err) })),
-      );
-      return;
-    }
-    if (req.url === '/metrics') {
-      metrics.text().then((text) => send(200, 'text/plain; version=0.0.4; charset=utf-8', text), () => send(500, 'text/plain', 'metrics failed\n'));
-      return;
-    }
-    send(404, 'text/plain; charset=utf-8', 'Not found.\n');
-  });
-  server.listen(config.adminPort, config.adminHost);
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  logger.info({ url: `http://${config.adminHost}:${port}` }, 'worker probes and metrics listening');
-  return server;
 }

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson, type JsonValue } from '../../shared/http-reply.js';
 
 /**
  * Small request/response helpers of the admin API: JSON in, JSON out, errors as
  * `{"error": "..."}` (plus `field` when one request field is at fault).
  */
-export const JSON_TYPE = 'application/json; charset=utf-8';
-export const TEXT_TYPE = 'text/plain; charset=utf-8';
+export { JSON_TYPE, TEXT_TYPE, sendEmpty, sendJson, sendReply, sendText, type JsonValue } from '../../shared/http-reply.js';
 
 /** Largest request body the admin API reads. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -30,38 +30,6 @@ export function invalid(field: string, message: string): HttpError {
 
 export function notFound(message: string): HttpError {
   return new HttpError(404, message);
-}
-
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: JsonValue,
-  headers: Record<string, string> = {},
-): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': JSON_TYPE,
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
-  });
-  res.end(text);
-}
-
-export function sendText(res: ServerResponse, status: number, text: string, contentType = TEXT_TYPE): void {
-  res.writeHead(status, {
-    'Content-Type': contentType,
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
-  });
-  res.end(text);
-}
-
-export function sendEmpty(res: ServerResponse, status: number): void {
-  res.writeHead(status, { 'Cache-Control': 'no-store' });
-  res.end();
 }
 
 export function sendError(res: ServerResponse, error: HttpError): void {

@@ -1,4 +1,5 @@
 import type { Backends, Provider } from '../../shared/backends/types.js';
+import type { PlainReply } from '../../shared/http-reply.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { notFound, type JsonValue } from './http.js';
@@ -37,11 +38,7 @@ export interface EventStream {
   stop(): Promise<void>;
 }
 
-export type Reply =
-  | { status: number; json: JsonValue }
-  | { status: number; text: string; contentType?: string }
-  | { status: 204 }
-  | { status: 200; stream: EventStream };
+export type Reply = PlainReply | { status: 200; stream: EventStream };
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (req: RouteRequest) => Promise<Reply>;

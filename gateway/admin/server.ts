@@ -6,16 +6,8 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { bearerChecker } from './auth.js';
 import { loadConsoleAssets } from './console-assets.js';
-import {
-  HttpError,
-  parseJsonObject,
-  readBody,
-  sendEmpty,
-  sendError,
-  sendJson,
-  sendText,
-} from './http.js';
-import { adminRoutes, matchRoute, type EventStream, type Method, type Reply, type Route } from './routes.js';
+import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
+import { adminRoutes, matchRoute, type EventStream, type Method, type Route } from './routes.js';
 
 export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
 
@@ -57,12 +49,6 @@ function pathSegments(rawPath: string): string[] | null {
   } catch {
     return null;
   }
-}
-
-function send(res: ServerResponse, reply: Exclude<Reply, { stream: unknown }>): void {
-  if ('json' in reply) sendJson(res, reply.status, reply.json);
-  else if ('text' in reply) sendText(res, reply.status, reply.text, reply.contentType);
-  else sendEmpty(res, reply.status);
 }
 
 /**
@@ -164,7 +150,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       else startStream(res, reply.stream);
       return;
     }
-    send(res, reply);
+    sendReply(res, reply);
   }
 
   const server = http.createServer((req, res) => {

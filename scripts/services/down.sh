@@ -8,12 +8,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-case "${1:-}" in
-  -h | --help)
-    sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-esac
+help_if_asked 6 "$@"
 
 parse_services "$@"
 [[ -d "$STATE" ]] || {

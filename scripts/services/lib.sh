@@ -61,6 +61,17 @@ show_tail() {
   printf -- '-----\n' >&2
 }
 
+# help_if_asked <last line> "$@": -h/--help prints the calling script's header comment
+# (its lines 2..<last line>) and exits.
+help_if_asked() {
+  case "${2:-}" in
+    -h | --help)
+      sed -n "2,${1}p" "${BASH_SOURCE[1]}" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+  esac
+}
+
 # Parse service names from the command line (default: all of them).
 parse_services() {
   SELECTED=()
@@ -151,6 +162,25 @@ launch() {
   done
   [[ -s "$f" ]] || die "$svc: could not record pid (see $logf)"
   head -n1 "$f"
+}
+
+# await_answer <svc> <pid> <timeout s> <poll s> <probe function> <what it answers> <log files...>:
+# polls the probe until it succeeds; dies with the logs' tail when the process exits or time runs out.
+await_answer() {
+  local svc="$1" pid="$2" timeout="$3" poll="$4" probe="$5" what="$6" deadline
+  shift 6
+  deadline=$((SECONDS + timeout))
+  until "$probe"; do
+    if ! pid_alive "$pid"; then
+      show_tail "$@"
+      die "$svc exited during startup (logs: $*)"
+    fi
+    if ((SECONDS >= deadline)); then
+      show_tail "$@"
+      die "$svc did not answer $what within ${timeout}s"
+    fi
+    sleep "$poll"
+  done
 }
 
 pid_alive() { kill -0 "$1" 2>/dev/null && [[ -r "/proc/$1/cmdline" && -n "$(tr -d '\0' <"/proc/$1/cmdline" 2>/dev/null)" ]]; }

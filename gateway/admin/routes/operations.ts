@@ -1,4 +1,5 @@
 import { ACTIVITY_BUCKET_MS, ACTIVITY_WINDOW_MS, type EventActivity } from '../../../shared/backends/types.js';
+import { probeHandlers, type Readiness } from '../../../shared/probes.js';
 import { HttpError, notFound, type JsonValue } from '../http.js';
 import { param, type AdminDeps, type Handler, type Route } from '../routes.js';
 import { limitOf, onlyQueryParams } from '../validate.js';
@@ -10,8 +11,6 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export function operationRoutes(deps: AdminDeps): Route[] {
   const { backends, clock, logger: log } = deps;
 
-  const healthz: Handler = async () => ({ status: 200, json: { status: 'ok' } });
-
   async function ready(): Promise<boolean> {
     try {
       return await backends.healthy();
@@ -21,16 +20,15 @@ export function operationRoutes(deps: AdminDeps): Route[] {
     }
   }
 
-  const readyz: Handler = async () => {
-    const ok = await ready();
-    const json: JsonValue = ok ? { status: 'ok' } : { status: 'unavailable', error: 'Backends are not healthy.' };
-    return { status: ok ? 200 : 503, json };
+  /** Not ready: the reason names the checks of the overview that fail (asked only then). */
+  const readiness: Readiness = async () => {
+    if (await ready()) return { ready: true };
+    const status = await backends.status().catch(() => null);
+    const failing = (status?.checks ?? []).filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail ?? 'not answering'}`);
+    return { ready: false, reason: failing.length > 0 ? failing.join('; ') : 'the backends are not ready' };
   };
-
-  const metrics: Handler = async () => {
-    if (deps.metrics === undefined) throw notFound('Metrics are not enabled.');
-    return { status: 200, text: await deps.metrics(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
-  };
+  const noMetrics = (): Promise<string> => Promise.reject(notFound('Metrics are not enabled.'));
+  const probes = probeHandlers(readiness, deps.metrics ?? noMetrics, log);
 
   /**
    * The console's dashboard. Answers even while a backend is down (that is when it is looked at):
@@ -100,9 +98,9 @@ export function operationRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: ['healthz'], public: true, handlers: { GET: healthz } },
-    { pattern: ['readyz'], public: true, handlers: { GET: readyz } },
-    { pattern: ['metrics'], handlers: { GET: metrics } },
+    { pattern: ['healthz'], public: true, handlers: { GET: probes.healthz } },
+    { pattern: ['readyz'], public: true, handlers: { GET: probes.readyz } },
+    { pattern: ['metrics'], handlers: { GET: probes.metrics } },
     { pattern: ['admin', 'overview'], handlers: { GET: overview } },
     { pattern: ['admin', 'poison'], handlers: { GET: listPoison } },
     { pattern: ['admin', 'poison', ':id'], handlers: { DELETE: discardPoison } },

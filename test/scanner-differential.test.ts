@@ -9,6 +9,7 @@ import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/soa
 import { ScannerPool, SoapBodyReader } from '../gateway/soap/scanner/body-reader.js';
 import { EnvelopeScanner } from '../gateway/soap/scanner/scanner.js';
 import { explain, runCampaign } from './differential/campaign.js';
+import { fuzzSoapBodies } from './differential/fuzz-corpus.js';
 import { runReference } from './differential/oracle.js';
 
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -71,6 +72,17 @@ describe('scanner vs saxes reference: differential', () => {
     expect(tally.byError['EnvelopeError:VersionMismatch']).toBeGreaterThan(500);
     expect(tally.byError['EnvelopeError:Client']).toBeGreaterThan(50);
     expect(tally.generated + tally.mutated + tally.corpus).toBe(25_000);
+  });
+});
+
+describe('scanner vs saxes reference: the hardening fuzz corpus', () => {
+  it("agrees on 10,000 cases built from the fuzzer's SOAP seeds and mutated bodies", () => {
+    const material = fuzzSoapBodies(20261122, 4_000);
+    expect(material.length).toBeGreaterThan(1_000);
+    const tally = runCampaign(20261123, 10_000, material);
+    expect(tally.mismatches.slice(0, 3).map((m) => explain(m.case, m.result))).toEqual([]);
+    expect(tally.accepted).toBeGreaterThan(1_000);
+    expect(tally.corpus).toBeGreaterThan(200);
   });
 });
 

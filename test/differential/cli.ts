@@ -4,13 +4,15 @@
  * Feeds generated and mutated envelopes to the saxes-based reference reader and to the scanner and
  * prints the counts. Each disagreement is shrunk and saved under --out (default
  * .scanner-diff/, git-ignored) as a .bin body plus a .txt explanation; the exit code is 1 when
- * there was any. --corpus adds every file of a directory (e.g. the hardening fuzz corpus) as
- * material for mutation and as cases on its own.
+ * there was any. The material mutated besides generated envelopes is the hardening fuzzer's SOAP
+ * corpus and mutated bodies (test/fuzz/; --fuzz-cases N of them, default 20,000); --corpus adds
+ * every file of a directory.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { explain, makeCase, newTally, record, runCase } from './campaign.js';
+import { fuzzSoapBodies } from './fuzz-corpus.js';
 import { minimize } from './minimize.js';
 
 const { values } = parseArgs({
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     from: { type: 'string', default: '0' },
     corpus: { type: 'string' },
+    'fuzz-cases': { type: 'string', default: '20000' },
     out: { type: 'string', default: '.scanner-diff' },
   },
 });
@@ -26,7 +29,7 @@ const { values } = parseArgs({
 const count = Number(values.count);
 const seed = Number(values.seed);
 const from = Number(values.from);
-const corpus: Uint8Array[] = [];
+const corpus: Uint8Array[] = fuzzSoapBodies(seed, Number(values['fuzz-cases']));
 if (values.corpus !== undefined) {
   for (const name of readdirSync(values.corpus)) {
     const path = join(values.corpus, name);

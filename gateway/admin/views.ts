@@ -1,4 +1,5 @@
-import type { Command, EventInstant, Lockout, PoisonMessage, Provider, StoredEvent, TripVehicle } from '../../shared/backends/types.js';
+import type { Command, EventInstant, EventRecord, Lockout, PoisonMessage, Provider, StoredEvent, TripVehicle } from '../../shared/backends/types.js';
+import { EVENT_FIELD_LIST, type EventFieldName, type FieldKind, type KeyValue } from '../../shared/events/schema.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
 import type { JsonValue } from './http.js';
 
@@ -47,30 +48,29 @@ export function vehicleView(v: TripVehicle): { [key: string]: JsonValue } {
   };
 }
 
+const VIEW_FIELDS = EVENT_FIELD_LIST.filter((f) => f.inView);
+
+/** A field's value as the admin API shows it, by kind (see KindValue in shared/events/schema.ts). */
+function fieldView(kind: FieldKind, value: EventRecord[EventFieldName]): JsonValue {
+  if (value === null) return null;
+  switch (kind) {
+    case 'instant':
+      return instant(value as EventInstant);
+    case 'epochMs':
+      return iso(value as number);
+    case 'pairs':
+      return (value as KeyValue[]).map((s) => ({ clave: s.clave, valor: s.valor }));
+    default:
+      return value as string | number | boolean;
+  }
+}
+
+/** Every field of EVENT_FIELDS but the hidden ones, after the id; storedAt last. */
 export function eventView(e: StoredEvent): { [key: string]: JsonValue } {
-  return {
-    id: e.id.toString(),
-    systemUser: e.systemUser,
-    dominio: e.dominio,
-    nroSerie: e.nroSerie,
-    codigo: e.codigo,
-    latitud: e.latitud,
-    longitud: e.longitud,
-    altitud: e.altitud,
-    velocidad: e.velocidad,
-    rumbo: e.rumbo,
-    validPosition: e.validPosition,
-    valido: e.valido,
-    eventTime: instant(e.eventTime),
-    eventTimeText: e.eventTimeText,
-    receptionTime: instant(e.receptionTime),
-    receptionTimeText: e.receptionTimeText,
-    receivedAt: iso(e.receivedAt),
-    storedAt: iso(e.storedAt),
-    crudo: e.crudo,
-    sensors: e.sensors.map((s) => ({ clave: s.clave, valor: s.valor })),
-    operation: e.operation,
-  };
+  const view: { [key: string]: JsonValue } = { id: e.id.toString() };
+  for (const f of VIEW_FIELDS) view[f.name] = fieldView(f.kind, e[f.name]);
+  view.storedAt = iso(e.storedAt);
+  return view;
 }
 
 export function lockoutView(l: Lockout): { [key: string]: JsonValue } {

@@ -1,3 +1,5 @@
+import type { EventRecord } from '../events/schema.js';
+
 /**
  * A backend (Redis, Kafka, ClickHouse, the local store) cannot be reached right now. The operation
  * layer answers it as "retry later": -5 for inserts, a Server fault saying so for the rest.
@@ -190,33 +192,8 @@ export interface EventInstant {
   subMsTicks: number;
 }
 
-/** An accepted, validated event, ready to be stored. */
-export interface EventRecord {
-  systemUser: string;
-  dominio: string;
-  nroSerie: string;
-  codigo: string;
-  latitud: number;
-  longitud: number;
-  altitud: number;
-  velocidad: number;
-  rumbo: number | null;
-  /** False when the coordinates are out of range (stored, flagged) or the device said so. */
-  validPosition: boolean;
-  /** Valido as sent by LoginYInsertarEvento2; null for the other operations. */
-  valido: boolean | null;
-  eventTimeText: string;
-  eventTime: EventInstant;
-  receptionTimeText: string | null;
-  receptionTime: EventInstant | null;
-  /** When the gateway received the request (epoch ms). */
-  receivedAt: number;
-  crudo: string | null;
-  sensors: { clave: string; valor: string }[];
-  operation: string;
-  /** Identity of a resent event: same provider, vehicle, code, event time and position. */
-  dedupeKey: string;
-}
+/** An accepted, validated event, ready to be stored: declared field by field in shared/events/schema.ts. */
+export type { EventRecord };
 
 export type AppendOutcome =
   | { ok: true; id: bigint; duplicate: boolean }

@@ -1,9 +1,16 @@
 import type { EventRecord } from '../backends/types.js';
+import { EVENT_FIELD_LIST, invalidField, isFieldValue, propertyReader, type EventField } from './schema.js';
 
 /**
  * The event as it travels on the Kafka topic: the accepted record plus its id. JSON, one
  * message per event, keyed by provider and Dominio so one vehicle's events stay in order.
- * `v` versions the format; readers refuse versions they do not know.
+ * `event` holds one key per entry of EVENT_FIELDS (schema.ts), under its wire name.
+ *
+ * `v` versions the format; readers refuse versions they do not know. A field added to the table
+ * with `whenAbsent` keeps the version: readers fill it in for messages written before it, and
+ * readers that predate it ignore it. Only a change old readers would misread (a field renamed,
+ * retyped or dropped) needs a new version, and then decodeEvent keeps reading the old one.
+ * test/fixtures/events/ holds messages of every version, which must always decode.
  */
 export const WIRE_VERSION = 1;
 
@@ -11,62 +18,82 @@ export interface EventMessage {
   v: number;
   /** The 64-bit id, as decimal text (JSON numbers lose precision past 2^53). */
   id: string;
-  event: EventRecord;
+  /** The record: one key per field, under its wire name. */
+  event: object;
 }
 
 export function messageKey(record: Pick<EventRecord, 'systemUser' | 'dominio'>): string {
   return `${record.systemUser}|${record.dominio}`;
 }
 
-export function encodeEvent(id: bigint, event: EventRecord): Buffer {
-  const message: EventMessage = { v: WIRE_VERSION, id: id.toString(), event };
-  return Buffer.from(JSON.stringify(message));
-}
-
 export class WireFormatError extends Error {}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isString = (v: unknown): boolean => typeof v === 'string';
-const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
-const orNull = (check: (v: unknown) => boolean) => (v: unknown): boolean => v === null || check(v);
 
-/** Whole epoch milliseconds plus 0-9999 ticks of 100 ns, as EventInstant. */
-function isInstant(v: unknown): boolean {
-  if (!isObject(v)) return false;
-  const { epochMs, subMsTicks } = v;
-  return Number.isSafeInteger(epochMs) && Number.isInteger(subMsTicks) && (subMsTicks as number) >= 0 && (subMsTicks as number) <= 9999;
+export interface EventWireCodec {
+  encode(id: bigint, event: EventRecord): Buffer;
+  decode(data: Buffer | string): { id: bigint; event: EventRecord };
 }
 
-const FIELD_CHECKS: readonly [keyof EventRecord, (v: unknown) => boolean, string][] = [
-  ['systemUser', isString, 'a string'],
-  ['dominio', isString, 'a string'],
-  ['nroSerie', isString, 'a string'],
-  ['codigo', isString, 'a string'],
-  ['eventTimeText', isString, 'a string'],
-  ['operation', isString, 'a string'],
-  ['dedupeKey', isString, 'a string'],
-  ['latitud', isFinite, 'a number'],
-  ['longitud', isFinite, 'a number'],
-  ['altitud', isFinite, 'a number'],
-  ['velocidad', isFinite, 'a number'],
-  ['rumbo', orNull(isFinite), 'a number or null'],
-  ['validPosition', (v) => typeof v === 'boolean', 'a boolean'],
-  ['valido', orNull((v) => typeof v === 'boolean'), 'a boolean or null'],
-  ['eventTime', isInstant, 'an instant'],
-  ['receptionTime', orNull(isInstant), 'an instant or null'],
-  ['receptionTimeText', orNull(isString), 'a string or null'],
-  ['crudo', orNull(isString), 'a string or null'],
-  ['receivedAt', Number.isSafeInteger, 'whole epoch ms'],
-];
+/** The message codec of a field table (EVENT_FIELD_LIST; tests pass others). */
+export function eventWireCodec(fields: readonly EventField[]): EventWireCodec {
+  // Wire names equal field names (true of every field today): a record is its own `event`, written
+  // and read as it is, with no copy per message.
+  const sameNames = fields.every((f) => f.wire === f.name);
 
-/** Why `e` is not an EventRecord a store can hold, or null when it is. */
-function eventProblem(e: Record<string, unknown>): string | null {
-  for (const [field, check, expected] of FIELD_CHECKS) if (!check(e[field])) return `event field ${field} is not ${expected}`;
-  if (!Array.isArray(e.sensors)) return 'event field sensors is not a list';
-  for (const sensor of e.sensors as unknown[]) {
-    if (!isObject(sensor) || !isString(sensor.clave) || !isString(sensor.valor)) return 'a sensor is not a string clave with a string valor';
+  function toWire(event: EventRecord): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const f of fields) out[f.wire] = event[f.name];
+    return out;
   }
-  return null;
+
+  const wireValues = propertyReader(fields.map((f) => f.wire));
+
+  /** The record in a message's `event`, or why it is not one a store can hold. */
+  function fromWire(e: Record<string, unknown>): EventRecord | string {
+    const record: Record<string, unknown> = sameNames ? e : {};
+    const v = wireValues(e);
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
+      let value = v[i];
+      if (value === undefined && f.whenAbsent !== undefined) {
+        value = structuredClone(f.whenAbsent);
+        record[f.name] = value;
+      } else if (!sameNames) record[f.name] = value;
+      if (!isFieldValue(f, value)) return invalidField(f, value, f.wire);
+    }
+    return record as EventRecord;
+  }
+
+  return {
+    encode(id, event) {
+      const message: EventMessage = { v: WIRE_VERSION, id: id.toString(), event: sameNames ? event : toWire(event) };
+      return Buffer.from(JSON.stringify(message));
+    },
+
+    decode(data) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(typeof data === 'string' ? data : data.toString('utf8'));
+      } catch {
+        throw new WireFormatError('event message is not JSON');
+      }
+      if (!isObject(parsed)) throw new WireFormatError('event message is not an object');
+      if (parsed.v !== WIRE_VERSION) throw new WireFormatError(`unknown event message version ${String(parsed.v)}`);
+      if (typeof parsed.id !== 'string' || !/^[1-9]\d{0,19}$/.test(parsed.id)) throw new WireFormatError('event message has no valid id');
+      const e = parsed.event;
+      if (!isObject(e)) throw new WireFormatError('event message has no event');
+      const event = fromWire(e);
+      if (typeof event === 'string') throw new WireFormatError(event);
+      return { id: BigInt(parsed.id), event };
+    },
+  };
+}
+
+const EVENTS = eventWireCodec(EVENT_FIELD_LIST);
+
+export function encodeEvent(id: bigint, event: EventRecord): Buffer {
+  return EVENTS.encode(id, event);
 }
 
 /**
@@ -75,18 +102,5 @@ function eventProblem(e: Record<string, unknown>): string | null {
  * partition). Throws WireFormatError with a clear reason for anything else.
  */
 export function decodeEvent(data: Buffer | string): { id: bigint; event: EventRecord } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(typeof data === 'string' ? data : data.toString('utf8'));
-  } catch {
-    throw new WireFormatError('event message is not JSON');
-  }
-  if (!isObject(parsed)) throw new WireFormatError('event message is not an object');
-  if (parsed.v !== WIRE_VERSION) throw new WireFormatError(`unknown event message version ${String(parsed.v)}`);
-  if (typeof parsed.id !== 'string' || !/^[1-9]\d{0,19}$/.test(parsed.id)) throw new WireFormatError('event message has no valid id');
-  const e = parsed.event;
-  if (!isObject(e)) throw new WireFormatError('event message has no event');
-  const problem = eventProblem(e);
-  if (problem !== null) throw new WireFormatError(problem);
-  return { id: BigInt(parsed.id), event: e as unknown as EventRecord };
+  return EVENTS.decode(data);
 }

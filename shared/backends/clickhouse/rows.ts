@@ -1,40 +1,23 @@
+import { EVENT_FIELD_LIST, objectBuilder, propertyReader, type EventField, type KeyValue } from '../../events/schema.js';
 import type { EventInstant, EventRecord, StoredEvent } from '../types.js';
 import { wellFormed } from './sql.js';
 
 /**
- * One row of the `events` table as sent with `FORMAT JSONEachRow` (see schema.ts). Times are sent
- * as `YYYY-MM-DD hh:mm:ss` text in UTC, which every ClickHouse release parses without settings;
- * 64-bit integers as decimal text, which JSONEachRow accepts for numeric columns.
+ * The `events` table's row codecs, derived from EVENT_FIELDS (shared/events/schema.ts). The table
+ * itself is created by MIGRATIONS (schema.ts, never edited once shipped); test/event-schema.test.ts
+ * checks that what they create on the real server is exactly `eventColumns()`.
+ *
+ * Rows are sent with `FORMAT JSONEachRow`. Times are sent as `YYYY-MM-DD hh:mm:ss` text in UTC,
+ * which every ClickHouse release parses without settings; 64-bit integers as decimal text, which
+ * JSONEachRow accepts for numeric columns.
  */
-export interface EventRow {
-  id: string;
-  system_user: string;
-  dominio: string;
-  nro_serie: string;
-  codigo: string;
-  latitud: number;
-  longitud: number;
-  altitud: number;
-  velocidad: number;
-  rumbo: number | null;
-  valid_position: 0 | 1;
-  valido: 0 | 1 | null;
-  event_time_text: string;
-  event_time: string;
-  event_time_ms: string;
-  event_time_ticks: number;
-  reception_time_text: string | null;
-  reception_time: string | null;
-  reception_time_ms: string | null;
-  reception_time_ticks: number | null;
-  received_at: string;
-  received_at_ms: string;
-  crudo: string | null;
-  sensor_keys: string[];
-  sensor_values: string[];
-  operation: string;
-  dedupe_key: string;
-  stored_at: string;
+export type EventRowValue = string | number | null | string[];
+/** One row of the `events` table, by column name. */
+export type EventRow = Record<string, EventRowValue>;
+
+export interface ClickHouseColumn {
+  name: string;
+  type: string;
 }
 
 /**
@@ -77,130 +60,172 @@ export function partitionMonth(epochMs: number): number {
 }
 
 const whole = (n: number): string => String(Math.trunc(n));
+const clave = (pair: KeyValue): string => wellFormed(pair.clave);
+const valor = (pair: KeyValue): string => wellFormed(pair.valor);
+const DATE_TIME = "DateTime('UTC')";
 
-export function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
-  const s = wellFormed;
-  return {
-    id: id.toString(),
-    system_user: s(e.systemUser),
-    dominio: s(e.dominio),
-    nro_serie: s(e.nroSerie),
-    codigo: s(e.codigo),
-    latitud: e.latitud,
-    longitud: e.longitud,
-    altitud: e.altitud,
-    velocidad: e.velocidad,
-    rumbo: e.rumbo,
-    valid_position: e.validPosition ? 1 : 0,
-    valido: e.valido === null ? null : e.valido ? 1 : 0,
-    event_time_text: s(e.eventTimeText),
-    event_time: dateTimeText(e.eventTime.epochMs),
-    event_time_ms: whole(e.eventTime.epochMs),
-    event_time_ticks: e.eventTime.subMsTicks,
-    reception_time_text: e.receptionTimeText === null ? null : s(e.receptionTimeText),
-    reception_time: e.receptionTime === null ? null : dateTimeText(e.receptionTime.epochMs),
-    reception_time_ms: e.receptionTime === null ? null : whole(e.receptionTime.epochMs),
-    reception_time_ticks: e.receptionTime === null ? null : e.receptionTime.subMsTicks,
-    received_at: dateTimeText(e.receivedAt),
-    received_at_ms: whole(e.receivedAt),
-    crudo: e.crudo === null ? null : s(e.crudo),
-    sensor_keys: e.sensors.map((x) => s(x.clave)),
-    sensor_values: e.sensors.map((x) => s(x.valor)),
-    operation: s(e.operation),
-    dedupe_key: s(e.dedupeKey),
-    stored_at: dateTimeText(storedAt),
-  };
+/** The columns of one field, by kind (see KindValue in schema.ts); `*_ms` and `*_ticks` are exact. */
+function fieldColumns(f: EventField): ClickHouseColumn[] {
+  const c = f.clickhouseColumn;
+  const n = (type: string): string => (f.nullable ? `Nullable(${type})` : type);
+  switch (f.kind) {
+    case 'text':
+      return [{ name: c, type: n('String') }];
+    case 'real':
+      return [{ name: c, type: n('Float64') }];
+    case 'int':
+      return [{ name: c, type: n('Int64') }];
+    case 'bool':
+      return [{ name: c, type: n('UInt8') }];
+    case 'epochMs':
+      return [
+        { name: c, type: n(DATE_TIME) },
+        { name: `${c}_ms`, type: n('Int64') },
+      ];
+    case 'instant':
+      return [
+        { name: c, type: n(DATE_TIME) },
+        { name: `${c}_ms`, type: n('Int64') },
+        { name: `${c}_ticks`, type: n('UInt16') },
+      ];
+    case 'pairs':
+      return [
+        { name: `${c}_keys`, type: 'Array(String)' },
+        { name: `${c}_values`, type: 'Array(String)' },
+      ];
+  }
 }
 
-/**
- * The columns `recent()` reads. (U)Int64 columns come back as decimal text with
- * `output_format_json_quote_64bit_integers = 1`. No alias reuses a column name: ClickHouse aliases
- * are visible in WHERE and ORDER BY too.
- */
-export const STORED_COLUMNS = [
-  'id',
-  'system_user',
-  'dominio',
-  'nro_serie',
-  'codigo',
-  'latitud',
-  'longitud',
-  'altitud',
-  'velocidad',
-  'rumbo',
-  'valid_position',
-  'valido',
-  'event_time_text',
-  'event_time_ms',
-  'event_time_ticks',
-  'reception_time_text',
-  'reception_time_ms',
-  'reception_time_ticks',
-  'received_at_ms',
-  'crudo',
-  'sensor_keys',
-  'sensor_values',
-  'operation',
-  'dedupe_key',
-  'toUInt32(stored_at) AS stored_at_epoch',
-] as const;
-
-/** A row as `SELECT ${STORED_COLUMNS}` returns it in JSONEachRow. */
-export interface StoredRow {
-  id: string;
-  system_user: string;
-  dominio: string;
-  nro_serie: string;
-  codigo: string;
-  latitud: number;
-  longitud: number;
-  altitud: number;
-  velocidad: number;
-  rumbo: number | null;
-  valid_position: number;
-  valido: number | null;
-  event_time_text: string;
-  event_time_ms: string;
-  event_time_ticks: number;
-  reception_time_text: string | null;
-  reception_time_ms: string | null;
-  reception_time_ticks: number | null;
-  received_at_ms: string;
-  crudo: string | null;
-  sensor_keys: string[];
-  sensor_values: string[];
-  operation: string;
-  dedupe_key: string;
-  stored_at_epoch: number;
+/** Every column of `events`: `id`, the fields', `stored_at` (when the worker inserted the row). */
+export function eventColumns(fields: readonly EventField[] = EVENT_FIELD_LIST): ClickHouseColumn[] {
+  return [{ name: 'id', type: 'UInt64' }, ...fields.flatMap(fieldColumns), { name: 'stored_at', type: DATE_TIME }];
 }
 
-function instant(ms: string, ticks: number | null): EventInstant {
-  return { epochMs: Number(ms), subMsTicks: ticks ?? 0 };
+/** A row as `SELECT ${storedColumns}` returns it in JSONEachRow. */
+export type StoredRow = Readonly<Record<string, unknown>>;
+
+export interface EventRowCodec {
+  toRow(id: bigint, e: EventRecord, storedAt: number): EventRow;
+  /**
+   * The columns `recent()` reads. (U)Int64 columns come back as decimal text with
+   * `output_format_json_quote_64bit_integers = 1`. No alias reuses a column name: ClickHouse aliases
+   * are visible in WHERE and ORDER BY too.
+   */
+  storedColumns: readonly string[];
+  fromRow(row: StoredRow): StoredEvent;
 }
 
-export function fromRow(row: StoredRow): StoredEvent {
-  return {
-    id: BigInt(row.id),
-    systemUser: row.system_user,
-    dominio: row.dominio,
-    nroSerie: row.nro_serie,
-    codigo: row.codigo,
-    latitud: row.latitud,
-    longitud: row.longitud,
-    altitud: row.altitud,
-    velocidad: row.velocidad,
-    rumbo: row.rumbo,
-    validPosition: row.valid_position !== 0,
-    valido: row.valido === null ? null : row.valido !== 0,
-    eventTimeText: row.event_time_text,
-    eventTime: instant(row.event_time_ms, row.event_time_ticks),
-    receptionTimeText: row.reception_time_text,
-    receptionTime: row.reception_time_ms === null ? null : instant(row.reception_time_ms, row.reception_time_ticks),
-    receivedAt: Number(row.received_at_ms),
-    crudo: row.crudo,
-    sensors: row.sensor_keys.map((clave, i) => ({ clave, valor: row.sensor_values[i] ?? '' })),
-    operation: row.operation,
-    dedupeKey: row.dedupe_key,
-    storedAt: Number(row.stored_at_epoch) * 1000,
-  };
+/** What `fromRow` reads of a field: the exact columns (never a clamped DateTime). */
+function readColumns(f: EventField): string[] {
+  const c = f.clickhouseColumn;
+  switch (f.kind) {
+    case 'epochMs':
+      return [`${c}_ms`];
+    case 'instant':
+      return [`${c}_ms`, `${c}_ticks`];
+    case 'pairs':
+      return [`${c}_keys`, `${c}_values`];
+    default:
+      return [c];
+  }
 }
+
+export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
+  // Computed once: toRow runs per event in the worker.
+  const read = fields.map(readColumns);
+  const fieldValues = propertyReader(fields.map((f) => f.name));
+  const buildRow = objectBuilder<EventRowValue>(eventColumns(fields).map((c) => c.name));
+  const kinds = fields.map((f) => f.kind);
+  /** Columns per field (written as nulls when the value is null). */
+  const nulls = fields.map((f) => fieldColumns(f).length);
+  const width = eventColumns(fields).length;
+
+  /** The row's values in eventColumns() order. */
+  function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
+    const row = new Array<EventRowValue>(width);
+    row[0] = id.toString();
+    let c = 1;
+    const v = fieldValues(e);
+    for (let i = 0; i < kinds.length; i++) {
+      const value = v[i];
+      if (value === null) {
+        for (let n = nulls[i]!; n > 0; n--) row[c++] = null;
+        continue;
+      }
+      switch (kinds[i]) {
+        case 'text':
+          row[c++] = wellFormed(value as string);
+          break;
+        case 'real':
+          row[c++] = value as number;
+          break;
+        case 'int':
+          row[c++] = whole(value as number);
+          break;
+        case 'bool':
+          row[c++] = value ? 1 : 0;
+          break;
+        case 'epochMs':
+          row[c++] = dateTimeText(value as number);
+          row[c++] = whole(value as number);
+          break;
+        case 'instant':
+          row[c++] = dateTimeText((value as EventInstant).epochMs);
+          row[c++] = whole((value as EventInstant).epochMs);
+          row[c++] = (value as EventInstant).subMsTicks;
+          break;
+        case 'pairs':
+          row[c++] = (value as KeyValue[]).map(clave);
+          row[c++] = (value as KeyValue[]).map(valor);
+          break;
+      }
+    }
+    row[c] = dateTimeText(storedAt);
+    return buildRow(row);
+  }
+
+  function fromRow(row: StoredRow): StoredEvent {
+    const event: Record<string, unknown> = { id: BigInt(row.id as string) };
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
+      const columns = read[i]!;
+      const value = row[columns[0]!];
+      if (value === null) {
+        event[f.name] = null;
+        continue;
+      }
+      switch (f.kind) {
+        case 'text':
+        case 'real':
+          event[f.name] = value;
+          break;
+        case 'int':
+        case 'epochMs':
+          event[f.name] = Number(value);
+          break;
+        case 'bool':
+          event[f.name] = value !== 0;
+          break;
+        case 'instant':
+          event[f.name] = { epochMs: Number(value), subMsTicks: (row[columns[1]!] as number | null) ?? 0 };
+          break;
+        case 'pairs': {
+          const values = row[columns[1]!] as string[];
+          event[f.name] = (value as string[]).map((clave, k) => ({ clave, valor: values[k] ?? '' }));
+          break;
+        }
+      }
+    }
+    event.storedAt = Number(row.stored_at_epoch) * 1000;
+    return event as unknown as StoredEvent;
+  }
+
+  const storedColumns = ['id', ...read.flat(), 'toUInt32(stored_at) AS stored_at_epoch'];
+  return { toRow, storedColumns, fromRow };
+}
+
+/** The codec of EVENT_FIELDS. */
+export const EVENT_ROWS: EventRowCodec = eventRowCodec();
+export const toRow = EVENT_ROWS.toRow;
+export const fromRow = EVENT_ROWS.fromRow;
+export const STORED_COLUMNS = EVENT_ROWS.storedColumns;

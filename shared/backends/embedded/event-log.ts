@@ -1,5 +1,6 @@
 import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
 import { DedupeRing } from './dedupe-ring.js';
+import { EVENT_ROWS, type EventRow } from './event-row.js';
 import { STORE_PROBE_SQL, type SqliteDatabase } from './database.js';
 import type { StoreAccess } from './store-access.js';
 import { noteReport, UPSERT_LAST_REPORT_SQL, type LastReport } from './trips.js';
@@ -73,41 +74,9 @@ interface Slot {
   group: Group | null;
 }
 
-type EventRow = [
-  id: bigint,
-  systemUser: string,
-  dominio: string,
-  nroSerie: string,
-  codigo: string,
-  latitud: number,
-  longitud: number,
-  altitud: number,
-  velocidad: number,
-  rumbo: number | null,
-  validPosition: number,
-  valido: number | null,
-  eventTimeText: string,
-  eventTimeMs: number,
-  eventTimeTicks: number,
-  receptionTimeText: string | null,
-  receptionTimeMs: number | null,
-  receptionTimeTicks: number | null,
-  receivedAt: number,
-  crudo: string | null,
-  sensors: string,
-  operation: string,
-  dedupeKey: string,
-  storedAt: number,
-];
-
-const INSERT_EVENT_SQL = `INSERT INTO events (id, system_user, dominio, nro_serie, codigo, latitud, longitud, altitud, velocidad, rumbo,
-     valid_position, valido, event_time_text, event_time_ms, event_time_ticks, reception_time_text,
-     reception_time_ms, reception_time_ticks, received_at, crudo, sensors, operation, dedupe_key, stored_at)
-   VALUES (${new Array(24).fill('?').join(', ')})`;
-
 /** Commits on the caller's own connection (blocks the event loop for the commit). */
 function inlineWriter(db: SqliteDatabase): GroupWriter {
-  const insert = db.prepare(INSERT_EVENT_SQL);
+  const insert = db.prepare(EVENT_ROWS.insertSql);
   const upsert = db.prepare(UPSERT_LAST_REPORT_SQL);
   const probe = db.prepare(STORE_PROBE_SQL);
   const write = db.transaction((rows: readonly EventRow[], reports: readonly LastReportRow[]) => {
@@ -132,58 +101,10 @@ function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefi
   return new WriterThread({
     file: db.name,
     synchronous,
-    insertSql: INSERT_EVENT_SQL,
+    insertSql: EVENT_ROWS.insertSql,
     upsertSql: UPSERT_LAST_REPORT_SQL,
     probeSql: STORE_PROBE_SQL,
   });
-}
-
-function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
-  return [
-    id,
-    e.systemUser,
-    e.dominio,
-    e.nroSerie,
-    e.codigo,
-    e.latitud,
-    e.longitud,
-    e.altitud,
-    e.velocidad,
-    e.rumbo,
-    e.validPosition ? 1 : 0,
-    e.valido === null ? null : e.valido ? 1 : 0,
-    e.eventTimeText,
-    e.eventTime.epochMs,
-    e.eventTime.subMsTicks,
-    e.receptionTimeText,
-    e.receptionTime === null ? null : e.receptionTime.epochMs,
-    e.receptionTime === null ? null : e.receptionTime.subMsTicks,
-    e.receivedAt,
-    e.crudo,
-    JSON.stringify(e.sensors.map(({ clave, valor }) => ({ clave, valor }))),
-    e.operation,
-    e.dedupeKey,
-    storedAt,
-  ];
-}
-
-function isInstant(value: { epochMs: number; subMsTicks: number }): boolean {
-  return Number.isSafeInteger(value.epochMs) && Number.isInteger(value.subMsTicks) && value.subMsTicks >= 0 && value.subMsTicks <= 9999;
-}
-
-/**
- * What SQLite would refuse (a NaN binds as NULL into a NOT NULL column). The operation layer
- * validates first; this catches a bug there before the bad event can fail the commit of every other
- * caller's events in its group.
- */
-function checkStorable(e: EventRecord): void {
-  const finite = [e.latitud, e.longitud, e.altitud, e.velocidad, e.receivedAt].every(Number.isFinite);
-  const ok =
-    finite &&
-    (e.rumbo === null || Number.isFinite(e.rumbo)) &&
-    isInstant(e.eventTime) &&
-    (e.receptionTime === null || isInstant(e.receptionTime));
-  if (!ok) throw new TypeError(`Event for ${e.systemUser}/${e.dominio} has a non-finite number or an invalid instant.`);
 }
 
 /**
@@ -249,7 +170,7 @@ export class SqliteEventLog implements EventLog {
   async append(events: EventRecord[]): Promise<AppendOutcome[]> {
     if (this.closed) return events.map(() => UNAVAILABLE);
     // Check all before queuing any, so a rejected call leaves nothing behind.
-    events.forEach(checkStorable);
+    events.forEach(EVENT_ROWS.checkStorable);
 
     const slots: Slot[] = [];
     const awaited = new Set<Group>();
@@ -368,7 +289,7 @@ export class SqliteEventLog implements EventLog {
         const event = group.events[i];
         const id = group.ids[i];
         if (event === undefined || id === undefined) continue;
-        rows.push(toRow(id, event, storedAt));
+        rows.push(EVENT_ROWS.toRow(id, event, storedAt));
         noteReport(latest, event.systemUser, event.dominio, event.eventTime);
       }
       const reports: LastReportRow[] = [...latest.values()].map((r) => [r.systemUser, r.dominio, r.instant.epochMs, r.instant.subMsTicks]);

@@ -1,0 +1,157 @@
+import { EVENT_FIELD_LIST, invalidField, isFieldValue, propertyReader, type EventField, type FieldKind, type KeyValue } from '../../events/schema.js';
+import type { EventInstant, EventRecord, StoredEvent } from '../types.js';
+import type { EventRowValue } from './writer-thread.js';
+
+/**
+ * The `events` table's row codec, derived from EVENT_FIELDS (shared/events/schema.ts). The table
+ * itself is created by MIGRATIONS (database.ts, never edited once shipped); test/event-schema.test.ts
+ * checks that what they create is exactly `eventColumns()`.
+ */
+
+export interface SqliteColumn {
+  name: string;
+  type: 'TEXT' | 'REAL' | 'INTEGER';
+  notNull: boolean;
+}
+
+/** The columns of one field, by kind (see KindValue in schema.ts). */
+function fieldColumns(f: EventField): SqliteColumn[] {
+  const notNull = !f.nullable;
+  const one = (type: SqliteColumn['type']): SqliteColumn[] => [{ name: f.column, type, notNull }];
+  switch (f.kind) {
+    case 'text':
+    case 'pairs':
+      return one('TEXT');
+    case 'real':
+      return one('REAL');
+    case 'int':
+    case 'bool':
+    case 'epochMs':
+      return one('INTEGER');
+    case 'instant':
+      return [
+        { name: `${f.column}_ms`, type: 'INTEGER', notNull },
+        { name: `${f.column}_ticks`, type: 'INTEGER', notNull },
+      ];
+  }
+}
+
+/** Every column of `events` in row order: `id` (the rowid), the fields', `stored_at`. */
+export function eventColumns(fields: readonly EventField[] = EVENT_FIELD_LIST): SqliteColumn[] {
+  return [
+    { name: 'id', type: 'INTEGER', notNull: true },
+    ...fields.flatMap(fieldColumns),
+    { name: 'stored_at', type: 'INTEGER', notNull: true },
+  ];
+}
+
+/** One row's values, in eventColumns() order. */
+export type EventRow = EventRowValue[];
+
+/** The INSERT, the row encoder and decoder, and the storability check for one field table. */
+export interface EventRowCodec {
+  insertSql: string;
+  toRow(id: bigint, e: EventRecord, storedAt: number): EventRow;
+  /** A row read with safeIntegers (`SELECT *`): INTEGER columns are bigints. */
+  fromRow(row: Readonly<Record<string, unknown>>): StoredEvent;
+  /** Throws a TypeError naming the first field a store could not hold. */
+  checkStorable(e: EventRecord): void;
+}
+
+function parsePairs(text: string): KeyValue[] {
+  const parsed: unknown = JSON.parse(text);
+  if (!Array.isArray(parsed)) return [];
+  return parsed.map((item: unknown) => {
+    const { clave, valor } = (item ?? {}) as { clave?: unknown; valor?: unknown };
+    return { clave: String(clave ?? ''), valor: String(valor ?? '') };
+  });
+}
+
+const pairsText = (pairs: readonly KeyValue[]): string => JSON.stringify(pairs.map(({ clave, valor }) => ({ clave, valor })));
+
+export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
+  const columns = eventColumns(fields);
+  const insertSql = `INSERT INTO events (${columns.map((c) => c.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+  // Precomputed once: the row builder runs per event at tens of thousands a second.
+  const values = propertyReader(fields.map((f) => f.name));
+  const kinds: FieldKind[] = fields.map((f) => f.kind);
+
+  function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
+    const row: EventRow = [id];
+    const v = values(e);
+    for (let i = 0; i < kinds.length; i++) {
+      const value = v[i];
+      switch (kinds[i]) {
+        case 'bool':
+          row.push(value === null ? null : value ? 1 : 0);
+          break;
+        case 'instant':
+          if (value === null) row.push(null, null);
+          else row.push((value as EventInstant).epochMs, (value as EventInstant).subMsTicks);
+          break;
+        case 'pairs':
+          row.push(pairsText(value as KeyValue[]));
+          break;
+        default:
+          row.push(value as string | number | null);
+      }
+    }
+    row.push(storedAt);
+    return row;
+  }
+
+  /** The column holding each field's value (an instant's ms; its ticks are `${column}_ticks`). */
+  const valueColumns = fields.map((f) => (f.kind === 'instant' ? `${f.column}_ms` : f.column));
+
+  function fromRow(row: Readonly<Record<string, unknown>>): StoredEvent {
+    const event: Record<string, unknown> = { id: row.id };
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
+      const value = row[valueColumns[i]!];
+      if (value === null) {
+        event[f.name] = null;
+        continue;
+      }
+      switch (f.kind) {
+        case 'text':
+        case 'real':
+          event[f.name] = value;
+          break;
+        case 'int':
+        case 'epochMs':
+          event[f.name] = Number(value);
+          break;
+        case 'bool':
+          event[f.name] = value !== 0n;
+          break;
+        case 'instant':
+          event[f.name] = { epochMs: Number(value), subMsTicks: Number(row[`${f.column}_ticks`] ?? 0n) };
+          break;
+        case 'pairs':
+          event[f.name] = parsePairs(value as string);
+          break;
+      }
+    }
+    event.storedAt = Number(row.stored_at);
+    return event as unknown as StoredEvent;
+  }
+
+  /**
+   * What SQLite would refuse (a NaN binds as NULL into a NOT NULL column, a fraction into INTEGER
+   * fails a STRICT table). The operation layer validates first; this catches a bug there before
+   * the bad event can fail the commit of every other caller's events in its group.
+   */
+  function checkStorable(e: EventRecord): void {
+    const v = values(e);
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
+      const value = v[i];
+      if (!isFieldValue(f, value)) throw new TypeError(`Event for ${String(e.systemUser)}/${String(e.dominio)} cannot be stored: ${invalidField(f, value)}.`);
+    }
+  }
+
+  return { insertSql, toRow, fromRow, checkStorable };
+}
+
+/** The codec of EVENT_FIELDS. */
+export const EVENT_ROWS: EventRowCodec = eventRowCodec();

@@ -1,0 +1,226 @@
+import type { EventInstant } from '../backends/types.js';
+import { MAX_LENGTH, MAX_SENSORS } from '../catalogue/complex-types.js';
+
+/**
+ * The one declaration of the event record. Every representation of an event is derived from
+ * EVENT_FIELDS by iterating it: the EventRecord type (below), the SQLite columns, row codec and
+ * storability check (backends/embedded/event-row.ts), the ClickHouse columns and row codecs
+ * (backends/clickhouse/rows.ts), the Kafka message and its checks (wire.ts), the admin view
+ * (gateway/admin/views.ts) and the test factory (test/helpers/event-records.ts).
+ *
+ * Adding a field: docs/architecture.md §Adding an event field.
+ */
+
+/** A sensor reading: Clave and Valor of a pSensor. */
+export interface KeyValue {
+  clave: string;
+  valor: string;
+}
+
+/** What a field holds; each kind has one representation per store, the wire and the admin view. */
+export interface KindValue {
+  /** SQLite TEXT, ClickHouse String, JSON string. */
+  text: string;
+  /** A finite double: SQLite REAL, ClickHouse Float64. */
+  real: number;
+  /** A safe integer: SQLite INTEGER, ClickHouse Int64. */
+  int: number;
+  /** SQLite INTEGER and ClickHouse UInt8, 0 or 1. */
+  bool: boolean;
+  /** Whole epoch milliseconds: SQLite INTEGER; ClickHouse `col` DateTime (clamped) + `col_ms` Int64. */
+  epochMs: number;
+  /** .NET-precision instant: SQLite `col_ms` + `col_ticks`; ClickHouse `col` DateTime (clamped) + `col_ms` + `col_ticks`. */
+  instant: EventInstant;
+  /** Key/value list: SQLite JSON text; ClickHouse `col_keys` + `col_values` parallel Array(String). */
+  pairs: KeyValue[];
+}
+
+export type FieldKind = keyof KindValue;
+
+/** A value as written in the table (`as const` makes examples readonly). */
+type ExampleValue<K extends FieldKind> = K extends 'pairs' ? readonly Readonly<KeyValue>[] : K extends 'instant' ? Readonly<EventInstant> : KindValue[K];
+
+interface FieldSpecOf<K extends FieldKind> {
+  kind: K;
+  /** Null allowed (a nullable column in every store). A `pairs` field cannot be: ClickHouse has no Nullable(Array). */
+  nullable: K extends 'pairs' ? false : boolean;
+  /** Column in both stores, or the stem of the kind's columns (`event_time` → `event_time_ms`, ...). */
+  column: string;
+  /** ClickHouse column (stem) when it differs from `column`. */
+  clickhouseColumn?: string;
+  /** Key in the Kafka message when it differs from the field's name. */
+  wire?: string;
+  /** Longest text accepted from clients (the catalogue's limit; informative, stores do not cut). */
+  maxLength?: number;
+  /** Items accepted from clients at most (`pairs`). */
+  maxItems?: number;
+  /** Left out of the admin view. */
+  hidden?: true;
+  /**
+   * A field added after the first release: its value in a Kafka message written before it existed
+   * (such a message still decodes, with this value). The store migrations give old rows the same.
+   */
+  whenAbsent?: ExampleValue<K> | null;
+  /** The value test factories give it. */
+  example: ExampleValue<K> | null;
+}
+
+/** One entry of EVENT_FIELDS. */
+export type FieldSpec = { [K in FieldKind]: FieldSpecOf<K> }[FieldKind];
+
+/**
+ * The event fields in order (the order of the Kafka message's keys and of the store columns).
+ * Each entry's comment is the field's documentation (shown on EventRecord).
+ */
+export const EVENT_FIELDS = {
+  /** The provider (SystemUser). */
+  systemUser: { kind: 'text', nullable: false, column: 'system_user', maxLength: MAX_LENGTH.systemUser, example: 'acme' },
+  /** Dominio as sent, trimmed. */
+  dominio: { kind: 'text', nullable: false, column: 'dominio', maxLength: MAX_LENGTH.dominio, example: 'AB123CD' },
+  nroSerie: { kind: 'text', nullable: false, column: 'nro_serie', maxLength: MAX_LENGTH.nroSerie, example: 'SN-1' },
+  codigo: { kind: 'text', nullable: false, column: 'codigo', maxLength: MAX_LENGTH.codigo, example: '1' },
+  latitud: { kind: 'real', nullable: false, column: 'latitud', example: -34.6 },
+  longitud: { kind: 'real', nullable: false, column: 'longitud', example: -58.4 },
+  altitud: { kind: 'real', nullable: false, column: 'altitud', example: 25 },
+  velocidad: { kind: 'real', nullable: false, column: 'velocidad', example: 60.5 },
+  /** Null when not sent. */
+  rumbo: { kind: 'real', nullable: true, column: 'rumbo', example: 90 },
+  /** False when the coordinates are out of range (stored, flagged) or the device said so. */
+  validPosition: { kind: 'bool', nullable: false, column: 'valid_position', example: true },
+  /** Valido as sent by LoginYInsertarEvento2; null for the other operations. */
+  valido: { kind: 'bool', nullable: true, column: 'valido', example: null },
+  /** FechaHoraEvento exactly as sent. */
+  eventTimeText: { kind: 'text', nullable: false, column: 'event_time_text', example: '2024-05-01T09:00:00' },
+  /** FechaHoraEvento resolved (an offset, else the provider's zone). */
+  eventTime: { kind: 'instant', nullable: false, column: 'event_time', example: { epochMs: 1_714_554_000_000, subMsTicks: 0 } },
+  receptionTimeText: { kind: 'text', nullable: true, column: 'reception_time_text', example: null },
+  receptionTime: { kind: 'instant', nullable: true, column: 'reception_time', example: null },
+  /** When the gateway received the request (epoch ms). */
+  receivedAt: { kind: 'epochMs', nullable: false, column: 'received_at', example: 1_714_554_001_000 },
+  crudo: { kind: 'text', nullable: true, column: 'crudo', maxLength: MAX_LENGTH.crudo, example: null },
+  sensors: { kind: 'pairs', nullable: false, column: 'sensors', clickhouseColumn: 'sensor', maxItems: MAX_SENSORS, example: [] },
+  /** The SOAP operation, e.g. LoginYInsertarEvento. */
+  operation: { kind: 'text', nullable: false, column: 'operation', example: 'LoginYInsertarEvento' },
+  /** Identity of a resent event: same provider, vehicle, code, event time and position. */
+  dedupeKey: { kind: 'text', nullable: false, column: 'dedupe_key', hidden: true, example: 'example-dedupe-key' },
+} as const satisfies Record<string, FieldSpec>;
+
+export type EventFieldName = keyof typeof EVENT_FIELDS;
+
+type ValueOf<F extends FieldSpec> = KindValue[F['kind']] | (F['nullable'] extends true ? null : never);
+
+/** An accepted, validated event, ready to be stored: one property per entry of EVENT_FIELDS. */
+export type EventRecord = { -readonly [N in EventFieldName]: ValueOf<(typeof EVENT_FIELDS)[N]> };
+
+/** A field with its defaults filled in, as the codecs iterate them. */
+export interface EventField {
+  name: EventFieldName;
+  kind: FieldKind;
+  nullable: boolean;
+  column: string;
+  clickhouseColumn: string;
+  wire: string;
+  inView: boolean;
+  /** `undefined`: the field is required in a Kafka message. */
+  whenAbsent: unknown;
+}
+
+/** Resolves a table's entries in order (exported for tests that derive codecs from another table). */
+export function resolveFields(table: Readonly<Record<string, FieldSpec>>): readonly EventField[] {
+  return Object.entries(table).map(([name, spec]) => ({
+    name: name as EventFieldName,
+    kind: spec.kind,
+    nullable: spec.nullable,
+    column: spec.column,
+    clickhouseColumn: spec.clickhouseColumn ?? spec.column,
+    wire: spec.wire ?? name,
+    inView: spec.hidden !== true,
+    whenAbsent: spec.whenAbsent,
+  }));
+}
+
+/** EVENT_FIELDS in order, defaults filled in. */
+export const EVENT_FIELD_LIST: readonly EventField[] = resolveFields(EVENT_FIELDS);
+
+// Compiled accessors. The per-event paths (row building, checks) touch every field: a loop doing
+// `record[name]` costs about 20 ns a field in V8 (the site sees every name, so each access is a
+// hashed lookup, and an object given ~30 properties that way becomes a hash table, which
+// JSON.stringify serialises several times slower). These compile, once per table, to property
+// accesses with constant names (about 1 ns each) and objects with one fixed shape.
+// JSON.stringify turns each name into a JavaScript string literal: no name can be read as code.
+
+/** A function returning an object's properties `names`, in order, as an array. */
+export function propertyReader(names: readonly string[]): (object: object) => unknown[] {
+  return new Function('o', `return [${names.map((n) => `o[${JSON.stringify(n)}]`).join(', ')}];`) as (object: object) => unknown[];
+}
+
+/** A function building an object with properties `names`, in order, from an array of their values. */
+export function objectBuilder<T>(names: readonly string[]): (values: readonly T[]) => Record<string, T> {
+  return new Function('v', `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`) as (values: readonly T[]) => Record<string, T>;
+}
+
+const copy = (value: unknown): unknown => (value === null || typeof value !== 'object' ? value : structuredClone(value));
+
+/** A valid record made of every field's example (fresh objects each call). */
+export function exampleEventRecord(): EventRecord {
+  const record: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(EVENT_FIELDS)) record[name] = copy(spec.example);
+  return record as EventRecord;
+}
+
+// ---- checks: what every store can hold ---------------------------------------------------------
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whole epoch milliseconds plus 0-9999 ticks of 100 ns, as EventInstant. */
+export function isInstant(v: unknown): v is EventInstant {
+  if (!isObject(v)) return false;
+  const { epochMs, subMsTicks } = v;
+  return Number.isSafeInteger(epochMs) && Number.isInteger(subMsTicks) && (subMsTicks as number) >= 0 && (subMsTicks as number) <= 9999;
+}
+
+const isPair = (v: unknown): boolean => isObject(v) && typeof v.clave === 'string' && typeof v.valor === 'string';
+
+/** True when `value` can be this field of a stored event (runs per event: no allocation). */
+export function isFieldValue(field: EventField, value: unknown): boolean {
+  if (value === null) return field.nullable;
+  switch (field.kind) {
+    case 'text':
+      return typeof value === 'string';
+    case 'real':
+      return Number.isFinite(value);
+    case 'int':
+    case 'epochMs':
+      return Number.isSafeInteger(value);
+    case 'bool':
+      return typeof value === 'boolean';
+    case 'instant':
+      return isInstant(value);
+    case 'pairs':
+      return Array.isArray(value) && value.every(isPair);
+  }
+}
+
+const EXPECTED: { readonly [K in FieldKind]: string } = {
+  text: 'a string',
+  real: 'a number',
+  int: 'a whole number',
+  bool: 'a boolean',
+  epochMs: 'whole epoch ms',
+  instant: 'an instant',
+  pairs: 'a list',
+};
+
+/**
+ * Why `value` cannot be this field of a stored event, or null when it can. `name` is how the
+ * field is called in the reason (its wire name for a Kafka message).
+ */
+export function fieldProblem(field: EventField, value: unknown, name: string = field.name): string | null {
+  return isFieldValue(field, value) ? null : invalidField(field, value, name);
+}
+
+/** The reason a value that failed isFieldValue gives. */
+export function invalidField(field: EventField, value: unknown, name: string = field.name): string {
+  if (field.kind === 'pairs' && Array.isArray(value)) return `event field ${name} has an item that is not a string clave with a string valor`;
+  return `event field ${name} is not ${EXPECTED[field.kind]}${field.nullable ? ' or null' : ''}`;
+}

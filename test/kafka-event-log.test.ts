@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaClient, ensureTopic } from '../shared/backends/kafka/client.js';
 import { KafkaEventLog, KeyPartitioner, openKafkaEventLog, type KafkaEventLogOptions } from '../shared/backends/kafka/event-log.js';
 import type { AppendOutcome, DedupeIndex, EventRecord, IdAllocator } from '../shared/backends/types.js';
+import { exampleEventRecord } from '../shared/events/schema.js';
 import { decodeEvent, messageKey } from '../shared/events/wire.js';
 import { services, uniqueName } from './helpers/services.js';
 
@@ -101,6 +102,7 @@ function makeEvent(overrides: Partial<EventRecord> = {}): EventRecord {
   serial++;
   const now = Date.now();
   return {
+    ...exampleEventRecord(),
     systemUser: 'acme',
     dominio: `AB${String(serial % 50).padStart(3, '0')}CD`,
     nroSerie: `SN-${serial}`,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import { services, uniqueName } from './services.js';
+import { exampleEventRecord } from '../../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../../shared/events/wire.js';
 import type { EventInstant, EventRecord, LastReportSink, LastReportUpdate } from '../../shared/backends/types.js';
 import { createClickHouseClient, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
@@ -37,6 +38,7 @@ export function makeEvent(over: Partial<EventRecord> = {}): EventRecord {
   eventSeq++;
   const epochMs = Date.UTC(2025, 0, 1) + eventSeq * 1000;
   return {
+    ...exampleEventRecord(),
     systemUser: 'prov1',
     dominio: `AB${eventSeq % 5}`,
     nroSerie: `NS${eventSeq}`,

@@ -14,6 +14,11 @@ export interface SqliteColumn {
   notNull: boolean;
 }
 
+/** A column as written in CREATE TABLE or ALTER TABLE ... ADD COLUMN (a new NOT NULL column also needs a DEFAULT). */
+export function columnDefinition(c: SqliteColumn): string {
+  return `${c.name} ${c.type}${c.notNull ? ' NOT NULL' : ''}`;
+}
+
 /** The columns of one field, by kind (see KindValue in schema.ts). */
 function fieldColumns(f: EventField): SqliteColumn[] {
   const notNull = !f.nullable;

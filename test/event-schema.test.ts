@@ -1,0 +1,362 @@
+/**
+ * The one declaration of the event (shared/events/schema.ts) and what is derived from it: the
+ * stores' columns must be exactly what their migrations create (SQLite here, ClickHouse 18.16 on
+ * the real server), every record round-trips through each codec, Kafka messages written by
+ * earlier releases (test/fixtures/events/) still decode, and a table using every kind — renamed
+ * wire keys, fields added later with `whenAbsent` — works through every store, which is what
+ * adding a field relies on (docs/architecture.md §Adding an event field).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  EVENT_FIELD_LIST,
+  EVENT_FIELDS,
+  exampleEventRecord,
+  resolveFields,
+  type EventField,
+  type EventRecord,
+  type FieldSpec,
+} from '../shared/events/schema.js';
+import { decodeEvent, encodeEvent, eventWireCodec, WireFormatError } from '../shared/events/wire.js';
+import { columnDefinition, eventColumns as sqliteColumns, eventRowCodec as sqliteCodec, EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
+import { migrate as migrateSqlite } from '../shared/backends/embedded/database.js';
+import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
+import {
+  eventColumns as clickhouseColumns,
+  eventRowCodec as clickhouseCodec,
+  type StoredRow,
+} from '../shared/backends/clickhouse/rows.js';
+import {
+  ClickHouseEventStore,
+  ClickHouseEventWriter,
+  createClickHouseClient,
+  migrate as migrateClickHouse,
+  quoteIdentifier,
+  type ClickHouseClient,
+} from '../shared/backends/clickhouse/index.js';
+import { eventView } from '../gateway/admin/views.js';
+import { services, uniqueName } from './helpers/services.js';
+import type { StoredEvent } from '../shared/backends/types.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SEED = 20261123;
+
+/** Every kind, nullable and not; a renamed wire key, a ClickHouse column stem, fields added later. */
+const EVERY_KIND = {
+  label: { kind: 'text', nullable: false, column: 'label', wire: 'etiqueta', example: 'x' },
+  note: { kind: 'text', nullable: true, column: 'note', example: null },
+  ratio: { kind: 'real', nullable: false, column: 'ratio', example: 0.5 },
+  maybeRatio: { kind: 'real', nullable: true, column: 'maybe_ratio', example: null },
+  total: { kind: 'int', nullable: false, column: 'total', example: 3 },
+  maybeTotal: { kind: 'int', nullable: true, column: 'maybe_total', whenAbsent: null, example: null },
+  flag: { kind: 'bool', nullable: false, column: 'flag', whenAbsent: false, example: true },
+  maybeFlag: { kind: 'bool', nullable: true, column: 'maybe_flag', example: null },
+  seenAt: { kind: 'epochMs', nullable: false, column: 'seen_at', example: 0 },
+  maybeSeenAt: { kind: 'epochMs', nullable: true, column: 'maybe_seen_at', example: null },
+  happened: { kind: 'instant', nullable: false, column: 'happened', example: { epochMs: 0, subMsTicks: 1 } },
+  maybeHappened: { kind: 'instant', nullable: true, column: 'maybe_happened', example: null },
+  tags: { kind: 'pairs', nullable: false, column: 'tags', clickhouseColumn: 'tag', whenAbsent: [{ clave: 'k', valor: 'v' }], example: [] },
+} as const satisfies Record<string, FieldSpec>;
+const EVERY_KIND_FIELDS = resolveFields(EVERY_KIND);
+
+// ---- generated records, field by field from a table ---------------------------------------------
+
+/** .NET DateTime's range in epoch ms (0001-01-01 .. 9999-12-31T23:59:59.999). */
+const NET_MIN_MS = -62_135_596_800_000;
+const NET_MAX_MS = 253_402_300_799_999;
+
+const text = fc.string({ unit: 'grapheme', maxLength: 12 });
+/** Doubles JSON carries exactly (-0 is written as 0). */
+const real = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0));
+const KIND_ARBITRARY: { [K in EventField['kind']]: fc.Arbitrary<unknown> } = {
+  text,
+  real,
+  int: fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER)),
+  bool: fc.boolean(),
+  epochMs: fc.integer({ min: NET_MIN_MS, max: NET_MAX_MS }),
+  instant: fc.record({ epochMs: fc.integer({ min: NET_MIN_MS, max: NET_MAX_MS }), subMsTicks: fc.integer({ min: 0, max: 9999 }) }),
+  pairs: fc.array(fc.record({ clave: text, valor: text }), { maxLength: 4 }),
+};
+
+function recordArbitrary(fields: readonly EventField[]): fc.Arbitrary<Record<string, unknown>> {
+  const model: Record<string, fc.Arbitrary<unknown>> = {};
+  for (const f of fields) model[f.name] = f.nullable ? fc.option(KIND_ARBITRARY[f.kind], { nil: null }) : KIND_ARBITRARY[f.kind];
+  return fc.record(model);
+}
+
+const sample = (fields: readonly EventField[], n: number) => fc.sample(recordArbitrary(fields), { numRuns: n, seed: SEED });
+const byId = (a: { id: bigint }, b: { id: bigint }) => (a.id < b.id ? -1 : 1);
+
+// ---- the table itself ---------------------------------------------------------------------------
+
+describe('the event table', () => {
+  it('derives unique column and wire names', () => {
+    for (const names of [
+      sqliteColumns().map((c) => c.name),
+      clickhouseColumns().map((c) => c.name),
+      EVENT_FIELD_LIST.map((f) => f.wire),
+    ]) {
+      expect(new Set(names).size).toBe(names.length);
+      for (const name of names) expect(name).toMatch(/^[a-z][a-zA-Z0-9_]*$/);
+    }
+  });
+
+  it('its examples make a record every store accepts, and whenAbsent values are valid', () => {
+    const example = exampleEventRecord();
+    expect(Object.keys(example)).toEqual(Object.keys(EVENT_FIELDS));
+    expect(() => EVENT_ROWS.checkStorable(example)).not.toThrow();
+    expect(decodeEvent(encodeEvent(1n, example)).event).toEqual(example);
+    // A fresh copy each time: a test changing its record changes no other.
+    expect(exampleEventRecord().eventTime).not.toBe(example.eventTime);
+    for (const f of [...EVENT_FIELD_LIST, ...EVERY_KIND_FIELDS]) {
+      if (f.whenAbsent !== undefined) expect(eventWireCodec([f]).decode('{"v":1,"id":"1","event":{}}').event).toEqual({ [f.name]: f.whenAbsent });
+    }
+  });
+});
+
+// ---- Kafka messages -----------------------------------------------------------------------------
+
+describe('Kafka messages', () => {
+  const fixtures = fs.readdirSync(path.join(ROOT, 'test/fixtures/events')).filter((f) => f.endsWith('.jsonl'));
+
+  it('decodes every message of every earlier version (test/fixtures/events)', () => {
+    expect(fixtures).toContain('v1.jsonl');
+    for (const file of fixtures) {
+      const lines = fs.readFileSync(path.join(ROOT, 'test/fixtures/events', file), 'utf8').split('\n').filter((l) => l !== '');
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        const { id, event } = decodeEvent(Buffer.from(line));
+        expect(id).toBe(BigInt((JSON.parse(line) as { id: string }).id));
+        expect(() => EVENT_ROWS.checkStorable(event)).not.toThrow();
+      }
+    }
+  });
+
+  it('writes version 1 byte for byte as the release that wrote the fixture', () => {
+    const lines = fs.readFileSync(path.join(ROOT, 'test/fixtures/events/v1.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+    const [full, sparse] = lines.map((line) => decodeEvent(line));
+    expect(full!.id).toBe(18446744073709551615n);
+    expect(full!.event).toMatchObject({ systemUser: "prov'full\\", valido: true, eventTime: { epochMs: 1709642096789, subMsTicks: 1234 } });
+    expect(full!.event.sensors).toEqual([
+      { clave: 'temp', valor: '21.5' },
+      { clave: "o'k\\", valor: '' },
+      { clave: 'ñ', valor: '🚗' },
+    ]);
+    expect(sparse!.event).toMatchObject({ rumbo: null, valido: null, receptionTime: null, receptionTimeText: null, crudo: null, sensors: [] });
+    lines.forEach((line, i) => {
+      const { id, event } = [full!, sparse!][i]!;
+      expect(encodeEvent(id, event).toString('utf8')).toBe(line);
+    });
+  });
+
+  it('round-trips generated records', () => {
+    for (const record of sample(EVENT_FIELD_LIST, 300)) {
+      expect(decodeEvent(encodeEvent(42n, record as EventRecord)).event).toEqual(record);
+    }
+  });
+
+  it('uses wire names, fills fields added later, and names the field a message lacks', () => {
+    const codec = eventWireCodec(EVERY_KIND_FIELDS);
+    const records = sample(EVERY_KIND_FIELDS, 100);
+    for (const record of records) {
+      const message = codec.encode(7n, record as unknown as EventRecord);
+      const event = (JSON.parse(message.toString()) as { event: Record<string, unknown> }).event;
+      expect(Object.keys(event)).toEqual(EVERY_KIND_FIELDS.map((f) => f.wire));
+      expect(codec.decode(message).event).toEqual(record);
+    }
+    const { flag: _f, maybeTotal: _t, tags: _g, ...older } = JSON.parse(codec.encode(7n, records[0] as unknown as EventRecord).toString()).event;
+    const old = JSON.stringify({ v: 1, id: '7', event: older });
+    expect(codec.decode(old).event).toEqual({ ...records[0], flag: false, maybeTotal: null, tags: [{ clave: 'k', valor: 'v' }] });
+    const { etiqueta: _l, ...unlabelled } = older;
+    expect(() => codec.decode(JSON.stringify({ v: 1, id: '7', event: unlabelled }))).toThrow(new WireFormatError('event field etiqueta is not a string'));
+    expect(() => codec.decode(JSON.stringify({ v: 1, id: '7', event: { ...older, maybeSeenAt: 1.5 } }))).toThrow(/maybeSeenAt is not whole epoch ms or null/);
+    expect(() => codec.decode(JSON.stringify({ v: 2, id: '7', event: older }))).toThrow(/unknown event message version 2/);
+  });
+});
+
+// ---- SQLite -------------------------------------------------------------------------------------
+
+interface TableInfo {
+  name: string;
+  type: string;
+  notnull: number;
+  pk: number;
+}
+
+function sqliteTable(db: Database.Database): { name: string; type: string; notNull: boolean }[] {
+  const info = db.prepare<[], TableInfo>('PRAGMA table_info(events)').all();
+  // INTEGER PRIMARY KEY is the rowid: never null, though table_info does not say NOT NULL.
+  return info.map((c) => ({ name: c.name, type: c.type, notNull: c.notnull === 1 || c.pk === 1 })).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+describe('SQLite', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('the migrations create exactly the declared columns', () => {
+    const db = new Database(':memory:');
+    migrateSqlite(db);
+    expect(sqliteTable(db)).toEqual([...sqliteColumns()].sort((a, b) => a.name.localeCompare(b.name)));
+    db.close();
+  });
+
+  it('stores and reads back generated records through the event log and store', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'event-schema-'));
+    dirs.push(dataDir);
+    const b = await openEmbeddedBackends({ dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 60_000 });
+    try {
+      const records = sample(EVENT_FIELD_LIST, 200).map((r, i) => ({ ...r, dedupeKey: `gen-${i}` }) as EventRecord);
+      const outcomes = await b.eventLog.append(records);
+      const ids = outcomes.map((o) => (o.ok ? o.id : -1n));
+      const stored = (await b.events.recent({ limit: Infinity })).sort(byId);
+      expect(stored.map(({ id, storedAt: _s, ...rest }) => ({ id, ...rest }))).toEqual(records.map((r, i) => ({ id: ids[i]!, ...r })));
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('refuses a record a store cannot hold, naming the field', () => {
+    const bad = { ...exampleEventRecord(), receivedAt: 1.5 };
+    expect(() => EVENT_ROWS.checkStorable(bad)).toThrow(new TypeError('Event for acme/AB123CD cannot be stored: event field receivedAt is not whole epoch ms.'));
+  });
+
+  it('a table of every kind: derived DDL, rows and reads', () => {
+    const codec = sqliteCodec(EVERY_KIND_FIELDS);
+    const columns = sqliteColumns(EVERY_KIND_FIELDS);
+    const db = new Database(':memory:');
+    db.exec(`CREATE TABLE events (${columns.map((c) => (c.name === 'id' ? 'id INTEGER PRIMARY KEY' : columnDefinition(c))).join(', ')}) STRICT`);
+    expect(sqliteTable(db)).toEqual([...columns].sort((a, b) => a.name.localeCompare(b.name)));
+    const records = sample(EVERY_KIND_FIELDS, 200) as unknown as EventRecord[];
+    const insert = db.prepare(codec.insertSql);
+    records.forEach((r, i) => {
+      codec.checkStorable(r);
+      insert.run(...codec.toRow(BigInt(i + 1), r, 1000 + i));
+    });
+    const rows = db.prepare<[], Record<string, unknown>>('SELECT * FROM events ORDER BY id').safeIntegers().all();
+    expect(rows.map(codec.fromRow)).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt: 1000 + i })));
+    db.close();
+  });
+});
+
+// ---- ClickHouse (the real 18.16 server) --------------------------------------------------------
+
+describe('ClickHouse', () => {
+  const svc = services();
+  let client: ClickHouseClient;
+  const databases: string[] = [];
+  const newDatabase = () => {
+    const db = uniqueName('schema');
+    databases.push(db);
+    return db;
+  };
+  beforeAll(() => {
+    client = createClickHouseClient({ url: svc.clickhouseUrl, database: 'default', username: 'default', password: '' });
+  });
+  afterAll(async () => {
+    for (const db of databases) await client.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(db)}` });
+    await client.close();
+  });
+
+  async function tableColumns(db: string): Promise<{ name: string; type: string }[]> {
+    const result = await client.query({
+      query: `SELECT name, type FROM system.columns WHERE database = '${db}' AND table = 'events' ORDER BY name`,
+      format: 'JSONEachRow',
+    });
+    return result.json<{ name: string; type: string }>();
+  }
+  const sorted = (columns: { name: string; type: string }[]) => [...columns].sort((a, b) => (a.name < b.name ? -1 : 1));
+
+  /**
+   * ClickHouse's Float64 parser for inserted text (18.16, and current releases unless
+   * `precise_float_parsing` is set, a setting 18.16 refuses) lands one ulp off for some values:
+   * about 0.7% of 6-decimal coordinates (4.820039 is stored as 4.8200389999999995). Reals read
+   * back are compared to that precision; every other value exactly.
+   */
+  function withinOneUlp(fields: readonly EventField[], back: readonly object[], sent: readonly object[]): void {
+    const f64 = new Float64Array(1);
+    const bits = new BigInt64Array(f64.buffer);
+    const ulp = (x: number): number => {
+      f64[0] = Math.abs(x);
+      bits[0]! += 1n;
+      return f64[0] - Math.abs(x);
+    };
+    back.forEach((row, i) => {
+      for (const f of fields) {
+        if (f.kind !== 'real') continue;
+        const got = (row as Record<string, unknown>)[f.name];
+        const want = (sent[i] as Record<string, unknown>)[f.name];
+        if (typeof got !== 'number' || typeof want !== 'number' || got === want) continue;
+        expect(Math.abs(got - want), `${f.name} of row ${i}: ${got} for ${want}`).toBeLessThanOrEqual(ulp(Math.max(Math.abs(got), Math.abs(want))));
+        (row as Record<string, unknown>)[f.name] = want;
+      }
+    });
+  }
+
+  it('the migrations create exactly the declared columns', async () => {
+    const db = newDatabase();
+    await migrateClickHouse(client, db);
+    expect(await tableColumns(db)).toEqual(sorted(clickhouseColumns()));
+  });
+
+  it('stores and reads back generated records through the writer and store', async () => {
+    const db = newDatabase();
+    await migrateClickHouse(client, db);
+    const records = sample(EVENT_FIELD_LIST, 300) as EventRecord[];
+    const codec = clickhouseCodec();
+    const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
+    await new ClickHouseEventWriter(client, db).insert(records.map((r, i) => ({ row: codec.toRow(BigInt(i + 1), r, storedAt), eventTimeMs: r.eventTime.epochMs })));
+    const back = (await new ClickHouseEventStore(client, db).recent({ limit: Infinity })).sort(byId);
+    withinOneUlp(EVENT_FIELD_LIST, back, records);
+    expect(back).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt })));
+  });
+
+  it('a table of every kind: derived DDL, rows and reads', async () => {
+    const db = newDatabase();
+    const columns = clickhouseColumns(EVERY_KIND_FIELDS);
+    await client.command({ query: `CREATE DATABASE ${quoteIdentifier(db)}` });
+    await client.command({
+      query: `CREATE TABLE ${quoteIdentifier(db)}.events (${columns.map((c) => `${c.name} ${c.type}`).join(', ')}) ENGINE = MergeTree ORDER BY id`,
+    });
+    expect(await tableColumns(db)).toEqual(sorted(columns));
+    const codec = clickhouseCodec(EVERY_KIND_FIELDS);
+    const records = sample(EVERY_KIND_FIELDS, 200) as unknown as EventRecord[];
+    const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
+    await client.insert({ table: `${quoteIdentifier(db)}.events`, values: records.map((r, i) => codec.toRow(BigInt(i + 1), r, storedAt)), format: 'JSONEachRow' });
+    const result = await client.query({ query: `SELECT ${codec.storedColumns.join(', ')} FROM ${quoteIdentifier(db)}.events ORDER BY id`, format: 'JSONEachRow' });
+    const back = (await result.json<StoredRow>()).map(codec.fromRow);
+    withinOneUlp(EVERY_KIND_FIELDS, back, records);
+    expect(back).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt })));
+  });
+
+  it('docs/analytics.md describes every column', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/analytics.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### `events` columns'), doc.indexOf('### `latest_positions` columns'));
+    const documented = new Set([...section.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([a-z_]+)`/g)].map((n) => n[1]!)));
+    expect([...documented].sort()).toEqual(clickhouseColumns().map((c) => c.name).sort());
+  });
+});
+
+// ---- admin view ---------------------------------------------------------------------------------
+
+describe('admin view', () => {
+  it('shows every field but the hidden ones, after the id, with times as text', () => {
+    const event: StoredEvent = { id: 12n, ...exampleEventRecord(), receptionTime: { epochMs: 1_714_554_000_500, subMsTicks: 1234 }, storedAt: 1_714_554_002_000 };
+    const view = eventView(event);
+    expect(Object.keys(view)).toEqual(['id', ...EVENT_FIELD_LIST.filter((f) => f.inView).map((f) => f.name), 'storedAt']);
+    expect(view).not.toHaveProperty('dedupeKey');
+    expect(view).toMatchObject({
+      id: '12',
+      eventTime: '2024-05-01T09:00:00Z',
+      receptionTime: '2024-05-01T09:00:00.5001234Z',
+      receivedAt: '2024-05-01T09:00:01.000Z',
+      storedAt: '2024-05-01T09:00:02.000Z',
+      sensors: [],
+    });
+  });
+});

@@ -3,7 +3,7 @@
  * stores' columns must be exactly what their migrations create (SQLite here, ClickHouse 18.16 on
  * the real server), every record round-trips through each codec, Kafka messages written by
  * earlier releases (test/fixtures/events/) still decode, and a table using every kind — renamed
- * wire keys, fields added later with `whenAbsent` — works through every store, which is what
+ * wire keys, fields `addedLater` — works through every store, which is what
  * adding a field relies on (docs/architecture.md §Adding an event field).
  */
 import fs from 'node:fs';
@@ -22,10 +22,17 @@ import {
   type FieldSpec,
 } from '../shared/events/schema.js';
 import { decodeEvent, encodeEvent, eventWireCodec, WireFormatError } from '../shared/events/wire.js';
-import { columnDefinition, eventColumns as sqliteColumns, eventRowCodec as sqliteCodec, EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
+import {
+  addColumnSql as addSqliteColumns,
+  columnDefinition,
+  eventColumns as sqliteColumns,
+  eventRowCodec as sqliteCodec,
+  EVENT_ROWS,
+} from '../shared/backends/embedded/event-row.js';
 import { migrate as migrateSqlite } from '../shared/backends/embedded/database.js';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import {
+  addColumnSql as addClickHouseColumns,
   eventColumns as clickhouseColumns,
   eventRowCodec as clickhouseCodec,
   type StoredRow,
@@ -37,6 +44,7 @@ import {
   migrate as migrateClickHouse,
   quoteIdentifier,
   type ClickHouseClient,
+  type Migration,
 } from '../shared/backends/clickhouse/index.js';
 import { eventView } from '../gateway/admin/views.js';
 import { services, uniqueName } from './helpers/services.js';
@@ -52,14 +60,15 @@ const EVERY_KIND = {
   ratio: { kind: 'real', nullable: false, column: 'ratio', example: 0.5 },
   maybeRatio: { kind: 'real', nullable: true, column: 'maybe_ratio', example: null },
   total: { kind: 'int', nullable: false, column: 'total', example: 3 },
-  maybeTotal: { kind: 'int', nullable: true, column: 'maybe_total', whenAbsent: null, example: null },
-  flag: { kind: 'bool', nullable: false, column: 'flag', whenAbsent: false, example: true },
+  maybeTotal: { kind: 'int', nullable: true, column: 'maybe_total', addedLater: true, example: null },
+  flag: { kind: 'bool', nullable: false, column: 'flag', addedLater: true, example: true },
   maybeFlag: { kind: 'bool', nullable: true, column: 'maybe_flag', example: null },
   seenAt: { kind: 'epochMs', nullable: false, column: 'seen_at', example: 0 },
   maybeSeenAt: { kind: 'epochMs', nullable: true, column: 'maybe_seen_at', example: null },
   happened: { kind: 'instant', nullable: false, column: 'happened', example: { epochMs: 0, subMsTicks: 1 } },
   maybeHappened: { kind: 'instant', nullable: true, column: 'maybe_happened', example: null },
-  tags: { kind: 'pairs', nullable: false, column: 'tags', clickhouseColumn: 'tag', whenAbsent: [{ clave: 'k', valor: 'v' }], example: [] },
+  tags: { kind: 'pairs', nullable: false, column: 'tags', clickhouseColumn: 'tag', addedLater: true, example: [] },
+  seenLast: { kind: 'instant', nullable: false, column: 'seen_last', addedLater: true, example: { epochMs: 5, subMsTicks: 5 } },
 } as const satisfies Record<string, FieldSpec>;
 const EVERY_KIND_FIELDS = resolveFields(EVERY_KIND);
 
@@ -88,6 +97,11 @@ function recordArbitrary(fields: readonly EventField[]): fc.Arbitrary<Record<str
   return fc.record(model);
 }
 
+/** The fields of the first release (those not `addedLater`). */
+const FIRST_FIELDS = EVENT_FIELD_LIST.filter((f) => f.whenAbsent === undefined);
+/** Each field `addedLater` of `fields` with its zero. */
+const zeros = (fields: readonly EventField[]) => Object.fromEntries(fields.filter((f) => f.whenAbsent !== undefined).map((f) => [f.name, f.whenAbsent]));
+
 const sample = (fields: readonly EventField[], n: number) => fc.sample(recordArbitrary(fields), { numRuns: n, seed: SEED });
 const byId = (a: { id: bigint }, b: { id: bigint }) => (a.id < b.id ? -1 : 1);
 
@@ -105,7 +119,7 @@ describe('the event table', () => {
     }
   });
 
-  it('its examples make a record every store accepts, and whenAbsent values are valid', () => {
+  it('its examples make a record every store accepts, and fields added later read as their zero', () => {
     const example = exampleEventRecord();
     expect(Object.keys(example)).toEqual(Object.keys(EVENT_FIELDS));
     expect(() => EVENT_ROWS.checkStorable(example)).not.toThrow();
@@ -136,7 +150,7 @@ describe('Kafka messages', () => {
     }
   });
 
-  it('writes version 1 byte for byte as the release that wrote the fixture', () => {
+  it('writes version 1 as the release that wrote the fixture did, plus the zero of each field added since', () => {
     const lines = fs.readFileSync(path.join(ROOT, 'test/fixtures/events/v1.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
     const [full, sparse] = lines.map((line) => decodeEvent(line));
     expect(full!.id).toBe(18446744073709551615n);
@@ -147,10 +161,13 @@ describe('Kafka messages', () => {
       { clave: 'ñ', valor: '🚗' },
     ]);
     expect(sparse!.event).toMatchObject({ rumbo: null, valido: null, receptionTime: null, receptionTimeText: null, crudo: null, sensors: [] });
-    lines.forEach((line, i) => {
-      const { id, event } = [full!, sparse!][i]!;
-      expect(encodeEvent(id, event).toString('utf8')).toBe(line);
-    });
+    for (const line of lines) {
+      const written = JSON.parse(line) as { event: Record<string, unknown> };
+      expect(JSON.stringify(written)).toBe(line);
+      const added = EVENT_FIELD_LIST.filter((f) => !(f.wire in written.event)).map((f) => [f.wire, f.whenAbsent]);
+      const { id, event } = decodeEvent(line);
+      expect(encodeEvent(id, event).toString('utf8')).toBe(JSON.stringify({ ...written, event: { ...written.event, ...Object.fromEntries(added) } }));
+    }
   });
 
   it('round-trips generated records', () => {
@@ -170,7 +187,7 @@ describe('Kafka messages', () => {
     }
     const { flag: _f, maybeTotal: _t, tags: _g, ...older } = JSON.parse(codec.encode(7n, records[0] as unknown as EventRecord).toString()).event;
     const old = JSON.stringify({ v: 1, id: '7', event: older });
-    expect(codec.decode(old).event).toEqual({ ...records[0], flag: false, maybeTotal: null, tags: [{ clave: 'k', valor: 'v' }] });
+    expect(codec.decode(old).event).toEqual({ ...records[0], flag: false, maybeTotal: null, tags: [] });
     const { etiqueta: _l, ...unlabelled } = older;
     expect(() => codec.decode(JSON.stringify({ v: 1, id: '7', event: unlabelled }))).toThrow(new WireFormatError('event field etiqueta is not a string'));
     expect(() => codec.decode(JSON.stringify({ v: 1, id: '7', event: { ...older, maybeSeenAt: 1.5 } }))).toThrow(/maybeSeenAt is not whole epoch ms or null/);
@@ -226,20 +243,40 @@ describe('SQLite', () => {
     expect(() => EVENT_ROWS.checkStorable(bad)).toThrow(new TypeError('Event for acme/AB123CD cannot be stored: event field receivedAt is not whole epoch ms.'));
   });
 
-  it('a table of every kind: derived DDL, rows and reads', () => {
-    const codec = sqliteCodec(EVERY_KIND_FIELDS);
-    const columns = sqliteColumns(EVERY_KIND_FIELDS);
+  it('a row written without the fields added later reads them as their zero', () => {
     const db = new Database(':memory:');
-    db.exec(`CREATE TABLE events (${columns.map((c) => (c.name === 'id' ? 'id INTEGER PRIMARY KEY' : columnDefinition(c))).join(', ')}) STRICT`);
-    expect(sqliteTable(db)).toEqual([...columns].sort((a, b) => a.name.localeCompare(b.name)));
+    migrateSqlite(db);
+    const first = sqliteCodec(FIRST_FIELDS);
+    const [record] = sample(FIRST_FIELDS, 1);
+    db.prepare(first.insertSql).run(...first.toRow(5n, record as unknown as EventRecord, 1000));
+    const row = db.prepare<[], Record<string, unknown>>('SELECT * FROM events').safeIntegers().get()!;
+    expect(EVENT_ROWS.fromRow(row)).toEqual({ id: 5n, ...record, ...zeros(EVENT_FIELD_LIST), storedAt: 1000 });
+    db.close();
+  });
+
+  it('a table of every kind: derived DDL, rows, reads, and fields added by the migration addColumnSql writes', () => {
+    const first = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent === undefined);
+    const later = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent !== undefined);
+    const db = new Database(':memory:');
+    const columns = (fields: readonly EventField[]) => sqliteColumns(fields).map((c) => (c.name === 'id' ? 'id INTEGER PRIMARY KEY' : columnDefinition(c)));
+    db.exec(`CREATE TABLE events (${columns(first).join(', ')}) STRICT`);
+    const before = sqliteCodec(first);
+    const old = sample(first, 50);
+    old.forEach((r, i) => db.prepare(before.insertSql).run(...before.toRow(BigInt(i + 1), r as unknown as EventRecord, 1000 + i)));
+
+    db.exec(later.flatMap(addSqliteColumns).join('\n'));
+    expect(sqliteTable(db)).toEqual(sqliteColumns(EVERY_KIND_FIELDS).sort((a, b) => a.name.localeCompare(b.name)));
+    const codec = sqliteCodec(EVERY_KIND_FIELDS);
     const records = sample(EVERY_KIND_FIELDS, 200) as unknown as EventRecord[];
-    const insert = db.prepare(codec.insertSql);
     records.forEach((r, i) => {
       codec.checkStorable(r);
-      insert.run(...codec.toRow(BigInt(i + 1), r, 1000 + i));
+      db.prepare(codec.insertSql).run(...codec.toRow(BigInt(100 + i), r, 2000 + i));
     });
     const rows = db.prepare<[], Record<string, unknown>>('SELECT * FROM events ORDER BY id').safeIntegers().all();
-    expect(rows.map(codec.fromRow)).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt: 1000 + i })));
+    expect(rows.map(codec.fromRow)).toEqual([
+      ...old.map((r, i) => ({ id: BigInt(i + 1), ...r, ...zeros(later), storedAt: 1000 + i })),
+      ...records.map((r, i) => ({ id: BigInt(100 + i), ...r, storedAt: 2000 + i })),
+    ]);
     db.close();
   });
 });
@@ -316,22 +353,62 @@ describe('ClickHouse', () => {
     expect(back).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt })));
   });
 
-  it('a table of every kind: derived DDL, rows and reads', async () => {
-    const db = newDatabase();
-    const columns = clickhouseColumns(EVERY_KIND_FIELDS);
-    await client.command({ query: `CREATE DATABASE ${quoteIdentifier(db)}` });
-    await client.command({
-      query: `CREATE TABLE ${quoteIdentifier(db)}.events (${columns.map((c) => `${c.name} ${c.type}`).join(', ')}) ENGINE = MergeTree ORDER BY id`,
-    });
-    expect(await tableColumns(db)).toEqual(sorted(columns));
-    const codec = clickhouseCodec(EVERY_KIND_FIELDS);
-    const records = sample(EVERY_KIND_FIELDS, 200) as unknown as EventRecord[];
-    const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
-    await client.insert({ table: `${quoteIdentifier(db)}.events`, values: records.map((r, i) => codec.toRow(BigInt(i + 1), r, storedAt)), format: 'JSONEachRow' });
+  /** Reads `db`.events back through a codec (reals to ClickHouse's precision). */
+  async function readBack(db: string, fields: readonly EventField[], sent: readonly object[]): Promise<StoredEvent[]> {
+    const codec = clickhouseCodec(fields);
     const result = await client.query({ query: `SELECT ${codec.storedColumns.join(', ')} FROM ${quoteIdentifier(db)}.events ORDER BY id`, format: 'JSONEachRow' });
     const back = (await result.json<StoredRow>()).map(codec.fromRow);
-    withinOneUlp(EVERY_KIND_FIELDS, back, records);
-    expect(back).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt })));
+    withinOneUlp(fields, back, sent);
+    return back;
+  }
+
+  async function insert(db: string, fields: readonly EventField[], records: readonly object[], firstId: number, storedAt: number): Promise<void> {
+    const codec = clickhouseCodec(fields);
+    const values = records.map((r, i) => codec.toRow(BigInt(firstId + i), r as EventRecord, storedAt));
+    await client.insert({ table: `${quoteIdentifier(db)}.events`, values, format: 'JSONEachRow' });
+  }
+
+  it('a row an older worker inserts, without the fields added later, reads them as their zero', async () => {
+    const db = newDatabase();
+    await migrateClickHouse(client, db);
+    const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const [record] = sample(FIRST_FIELDS, 1);
+    await insert(db, FIRST_FIELDS, [record!], 5, storedAt);
+    expect(await readBack(db, EVENT_FIELD_LIST, [record!])).toEqual([{ id: 5n, ...record, ...zeros(EVENT_FIELD_LIST), storedAt }]);
+  });
+
+  it('a table of every kind: derived DDL, rows, reads, and fields added by the migration addColumnSql writes', async () => {
+    const first = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent === undefined);
+    const later = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent !== undefined);
+    const db = newDatabase();
+    const table = (fields: readonly EventField[]) => clickhouseColumns(fields).map((c) => `${c.name} ${c.type}`);
+    const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const migrations: Migration[] = [
+      { version: 1, name: 'first release', statements: [`CREATE TABLE IF NOT EXISTS {db}.events (${table(first).join(', ')}) ENGINE = MergeTree ORDER BY id`] },
+      { version: 2, name: 'fields added later', statements: later.flatMap(addClickHouseColumns) },
+    ];
+    await migrateClickHouse(client, db, migrations.slice(0, 1));
+    const old = sample(first, 50);
+    await insert(db, first, old, 1, storedAt);
+
+    // Version 2 as if a worker had died after one of its statements: the rest is applied, none fails.
+    await client.command({ query: migrations[1]!.statements[0]!.replace('{db}', quoteIdentifier(db)) });
+    expect((await migrateClickHouse(client, db, migrations)).applied).toEqual([2]);
+    expect(await tableColumns(db)).toEqual(sorted(clickhouseColumns(EVERY_KIND_FIELDS)));
+    const records = sample(EVERY_KIND_FIELDS, 200);
+    await insert(db, EVERY_KIND_FIELDS, records, 100, storedAt);
+    // An older worker still running after the migration leaves the new columns out.
+    const olderWorker = sample(first, 20);
+    await insert(db, first, olderWorker, 1000, storedAt);
+
+    const sent = [...old, ...records, ...olderWorker];
+    expect(await readBack(db, EVERY_KIND_FIELDS, sent)).toEqual([
+      ...old.map((r, i) => ({ id: BigInt(1 + i), ...r, ...zeros(later), storedAt })),
+      ...records.map((r, i) => ({ id: BigInt(100 + i), ...r, storedAt })),
+      ...olderWorker.map((r, i) => ({ id: BigInt(1000 + i), ...r, ...zeros(later), storedAt })),
+    ]);
+    // Any other failing statement still fails its migration.
+    await expect(migrateClickHouse(client, db, [...migrations, { version: 3, name: 'broken', statements: ['ALTER TABLE {db}.events ADD COLUMN'] }])).rejects.toThrow();
   });
 
   it('docs/analytics.md describes every column', () => {

@@ -57,10 +57,13 @@ interface FieldSpecOf<K extends FieldKind> {
   /** Left out of the admin view. */
   hidden?: true;
   /**
-   * A field added after the first release: its value in a Kafka message written before it existed
-   * (such a message still decodes, with this value). The store migrations give old rows the same.
+   * A field added after the first release. Whatever was written before it existed reads as its
+   * zero (null when nullable; else false, 0, '', [] or the epoch): a Kafka message from an older
+   * gateway decodes with it, an older worker's ClickHouse insert leaves the column at its type's
+   * default, which is that zero, and the migrations give old rows the same. Without it every
+   * message must carry the field, as those of the first release do.
    */
-  whenAbsent?: ExampleValue<K> | null;
+  addedLater?: true;
   /** The value test factories give it. */
   example: ExampleValue<K> | null;
 }
@@ -121,8 +124,27 @@ export interface EventField {
   clickhouseColumn: string;
   wire: string;
   inView: boolean;
-  /** `undefined`: the field is required in a Kafka message. */
+  /** Its value where it is absent (a field `addedLater`: its zero); undefined when it is required. */
   whenAbsent: unknown;
+}
+
+/** The value a field `addedLater` has where it is absent. */
+export function zeroValue(kind: FieldKind, nullable: boolean): KindValue[FieldKind] | null {
+  if (nullable) return null;
+  switch (kind) {
+    case 'text':
+      return '';
+    case 'real':
+    case 'int':
+    case 'epochMs':
+      return 0;
+    case 'bool':
+      return false;
+    case 'instant':
+      return { epochMs: 0, subMsTicks: 0 };
+    case 'pairs':
+      return [];
+  }
 }
 
 /** Resolves a table's entries in order (exported for tests that derive codecs from another table). */
@@ -135,7 +157,7 @@ export function resolveFields(table: Readonly<Record<string, FieldSpec>>): reado
     clickhouseColumn: spec.clickhouseColumn ?? spec.column,
     wire: spec.wire ?? name,
     inView: spec.hidden !== true,
-    whenAbsent: spec.whenAbsent,
+    whenAbsent: spec.addedLater === true ? zeroValue(spec.kind, spec.nullable) : undefined,
   }));
 }
 

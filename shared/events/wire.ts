@@ -7,7 +7,7 @@ import { EVENT_FIELD_LIST, invalidField, isFieldValue, propertyReader, type Even
  * `event` holds one key per entry of EVENT_FIELDS (schema.ts), under its wire name.
  *
  * `v` versions the format; readers refuse versions they do not know. A field added to the table
- * with `whenAbsent` keeps the version: readers fill it in for messages written before it, and
+ * (`addedLater`) keeps the version: readers fill in its zero for messages written before it, and
  * readers that predate it ignore it. Only a change old readers would misread (a field renamed,
  * retyped or dropped) needs a new version, and then decodeEvent keeps reading the old one.
  * test/fixtures/events/ holds messages of every version, which must always decode.

@@ -101,6 +101,17 @@ export function eventColumns(fields: readonly EventField[] = EVENT_FIELD_LIST): 
   return [{ name: 'id', type: 'UInt64' }, ...fields.flatMap(fieldColumns), { name: 'stored_at', type: DATE_TIME }];
 }
 
+/**
+ * The statements adding a field `addedLater` to `{db}.events`, for a new entry of MIGRATIONS
+ * (schema.ts), one column each (18.16 has no ADD COLUMN IF NOT EXISTS: migrate() takes "already
+ * exists" as done). No DEFAULT: the type's own default is the field's zero, which is also what an
+ * older worker's inserts, which leave the column out, store.
+ */
+export function addColumnSql(field: EventField): string[] {
+  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not addedLater: the first release's columns are in migration 1`);
+  return fieldColumns(field).map((c) => `ALTER TABLE {db}.events ADD COLUMN ${c.name} ${c.type}`);
+}
+
 /** A row as `SELECT ${storedColumns}` returns it in JSONEachRow. */
 export type StoredRow = Readonly<Record<string, unknown>>;
 

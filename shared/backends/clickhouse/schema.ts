@@ -9,8 +9,10 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  * materialized views with `TO`. Every statement is idempotent (`IF NOT EXISTS`), so a migration
  * interrupted half way is simply run again, and two workers starting at once do no harm.
  *
- * Never edit a migration that has shipped: append a new one (e.g. `ALTER TABLE ... ADD COLUMN IF
- * NOT EXISTS ...`). `{db}` in a statement is replaced by the quoted database name.
+ * Never edit a migration that has shipped: append a new one. 18.16 has no `ADD COLUMN IF NOT
+ * EXISTS`: write `ALTER TABLE {db}.events ADD COLUMN name Type`, one column per statement, and
+ * migrate() takes "column already exists" as done (a new event field: addColumnSql() in rows.ts
+ * writes them). `{db}` in a statement is replaced by the quoted database name.
  */
 export interface Migration {
   version: number;
@@ -129,6 +131,19 @@ function render(statement: string, database: string): string {
   return statement.replaceAll('{db}', quoteIdentifier(database));
 }
 
+const ADD_COLUMN = /^\s*ALTER\s+TABLE\s[^;]*\bADD\s+COLUMN\s/i;
+
+/** Runs one statement; an ADD COLUMN of a column that exists (a migration run again) is done. */
+async function runStatement(client: ClickHouseClient, query: string): Promise<void> {
+  try {
+    await client.command({ query });
+  } catch (err) {
+    // 18.16's error text is not parsed into a ClickHouseError by the client: match the message.
+    if (err instanceof Error && ADD_COLUMN.test(query) && /column with this name already exists/i.test(err.message)) return;
+    throw err;
+  }
+}
+
 export interface MigrationResult {
   /** Versions applied by this call (empty when the schema was already current). */
   applied: number[];
@@ -161,7 +176,7 @@ export async function migrate(
   const applied: number[] = [];
   for (const migration of migrations) {
     if (done.has(migration.version)) continue;
-    for (const statement of migration.statements) await client.command({ query: render(statement, database) });
+    for (const statement of migration.statements) await runStatement(client, render(statement, database));
     const now = Math.floor(Date.now() / 1000);
     await client.command({
       query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at)

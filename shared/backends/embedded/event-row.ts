@@ -19,6 +19,22 @@ export function columnDefinition(c: SqliteColumn): string {
   return `${c.name} ${c.type}${c.notNull ? ' NOT NULL' : ''}`;
 }
 
+const literal = (value: EventRowValue): string => (typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value));
+
+/**
+ * The statements adding a field `addedLater` to an existing `events` table, for a new entry of
+ * MIGRATIONS (database.ts): its columns, NOT NULL ones with its zero as DEFAULT (SQLite requires one).
+ */
+export function addColumnSql(field: EventField): string[] {
+  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not addedLater: the first release's columns are in migration 1`);
+  const zero = { [field.name]: field.whenAbsent } as unknown as EventRecord;
+  const values = eventRowCodec([field]).toRow(0n, zero, 0).slice(1, -1);
+  return fieldColumns(field).map((c, i) => {
+    const value = values[i] ?? null;
+    return `ALTER TABLE events ADD COLUMN ${columnDefinition(c)}${value === null ? '' : ` DEFAULT ${literal(value)}`};`;
+  });
+}
+
 /** The columns of one field, by kind (see KindValue in schema.ts). */
 function fieldColumns(f: EventField): SqliteColumn[] {
   const notNull = !f.nullable;

@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { EventRecord } from '../shared/backends/types.js';
-import { exampleEventRecord } from '../shared/events/schema.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -31,7 +30,6 @@ function makeEvent(): EventRecord {
   serial++;
   const now = Date.now();
   return {
-    ...exampleEventRecord(),
     systemUser: `provider${serial % 20}`,
     dominio: `AB${String(serial % 5000).padStart(3, '0')}CD`,
     nroSerie: `SN-${serial % 5000}`,

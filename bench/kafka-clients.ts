@@ -27,7 +27,6 @@ import path from 'node:path';
 import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
 import { ensureTopic } from '../shared/backends/kafka/client.js';
 import type { EventRecord } from '../shared/backends/types.js';
-import { exampleEventRecord } from '../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { cpuSeconds } from './lib/proc.js';
 
@@ -62,7 +61,6 @@ function makePool(size: number): Message[] {
   const now = Date.now();
   for (let i = 0; i < size; i++) {
     const event: EventRecord = {
-      ...exampleEventRecord(),
       systemUser: `provider${i % 20}`,
       dominio: `AB${String(i % 5000).padStart(3, '0')}CD`,
       nroSerie: `SN-${i % 5000}-0000000`,

@@ -164,30 +164,31 @@ export function resolveFields(table: Readonly<Record<string, FieldSpec>>): reado
 /** EVENT_FIELDS in order, defaults filled in. */
 export const EVENT_FIELD_LIST: readonly EventField[] = resolveFields(EVENT_FIELDS);
 
-// Compiled accessors. The per-event paths (row building, checks) touch every field: a loop doing
+// Compiled code. The per-event paths (row building, checks) touch every field: a loop doing
 // `record[name]` costs about 20 ns a field in V8 (the site sees every name, so each access is a
-// hashed lookup, and an object given ~30 properties that way becomes a hash table, which
-// JSON.stringify serialises several times slower). These compile, once per table, to property
-// accesses with constant names (about 1 ns each) and objects with one fixed shape.
-// JSON.stringify turns each name into a JavaScript string literal: no name can be read as code.
+// hashed lookup), and an object given ~30 properties one computed key at a time becomes a hash
+// table, which JSON.stringify serialises several times slower. So these paths are compiled once
+// per table from one expression per column, the code a hand-written codec would be: property reads
+// with constant names, array and object literals. Names enter the code only through
+// JSON.stringify, as string literals, so no name can be read as code.
 
-/** A function returning an object's properties `names`, in order, as an array. */
-export function propertyReader(names: readonly string[]): (object: object) => unknown[] {
-  return new Function('o', `return [${names.map((n) => `o[${JSON.stringify(n)}]`).join(', ')}];`) as (object: object) => unknown[];
+/** The expression reading property `name` of the object in variable `object`. */
+export const property = (object: string, name: string): string => `${object}[${JSON.stringify(name)}]`;
+
+/** Compiles `body` as a function of `params`, with `scope`'s values visible under its keys. */
+export function compileFunction<F>(params: readonly string[], body: string, scope: Readonly<Record<string, unknown>> = {}): F {
+  const make = new Function(...Object.keys(scope), `return function (${params.join(', ')}) { ${body} };`) as (...values: unknown[]) => F;
+  return make(...Object.values(scope));
 }
 
-/** A function building an object with properties `names`, in order, from an array of their values. */
-export function objectBuilder<T>(names: readonly string[]): (values: readonly T[]) => Record<string, T> {
-  return new Function('v', `return {${names.map((n, i) => `${JSON.stringify(n)}: v[${i}]`).join(', ')}};`) as (values: readonly T[]) => Record<string, T>;
-}
+const EXAMPLES = JSON.stringify(Object.fromEntries(Object.entries(EVENT_FIELDS).map(([name, spec]) => [name, spec.example])));
 
-const copy = (value: unknown): unknown => (value === null || typeof value !== 'object' ? value : structuredClone(value));
-
-/** A valid record made of every field's example (fresh objects each call). */
+/**
+ * A valid record made of every field's example (fresh objects each call). JSON.parse builds it with
+ * one fixed shape, like a record literal, so records spread from it are as fast to read.
+ */
 export function exampleEventRecord(): EventRecord {
-  const record: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(EVENT_FIELDS)) record[name] = copy(spec.example);
-  return record as EventRecord;
+  return JSON.parse(EXAMPLES) as EventRecord;
 }
 
 // ---- checks: what every store can hold ---------------------------------------------------------
@@ -202,25 +203,44 @@ export function isInstant(v: unknown): v is EventInstant {
 }
 
 const isPair = (v: unknown): boolean => isObject(v) && typeof v.clave === 'string' && typeof v.valor === 'string';
+const isPairs = (v: unknown): boolean => Array.isArray(v) && v.every(isPair);
 
-/** True when `value` can be this field of a stored event (runs per event: no allocation). */
+/** Each kind's check, as the JavaScript expression testing the value expression `v`. */
+const KIND_CHECK: { readonly [K in FieldKind]: (v: string) => string } = {
+  text: (v) => `typeof ${v} === 'string'`,
+  real: (v) => `Number.isFinite(${v})`,
+  int: (v) => `Number.isSafeInteger(${v})`,
+  bool: (v) => `typeof ${v} === 'boolean'`,
+  epochMs: (v) => `Number.isSafeInteger(${v})`,
+  instant: (v) => `isInstant(${v})`,
+  pairs: (v) => `isPairs(${v})`,
+};
+const CHECK_SCOPE = { isInstant, isPairs };
+
+function checkExpression(field: Pick<EventField, 'kind' | 'nullable'>, v: string): string {
+  return field.nullable ? `(${v} === null || ${KIND_CHECK[field.kind](v)})` : KIND_CHECK[field.kind](v);
+}
+
+/**
+ * A function telling whether every field of `fields`, read from an object under `key(field)`, can
+ * be stored: one compiled expression (it runs per event).
+ */
+export function recordCheck(fields: readonly EventField[], key: (field: EventField) => string): (object: object) => boolean {
+  const all = fields.map((f) => checkExpression(f, property('o', key(f))));
+  return compileFunction(['o'], `return ${all.length === 0 ? 'true' : all.join(' && ')};`, CHECK_SCOPE);
+}
+
+const singleChecks = new Map<string, (value: unknown) => boolean>();
+
+/** True when `value` can be this field of a stored event (the check recordCheck compiles). */
 export function isFieldValue(field: EventField, value: unknown): boolean {
-  if (value === null) return field.nullable;
-  switch (field.kind) {
-    case 'text':
-      return typeof value === 'string';
-    case 'real':
-      return Number.isFinite(value);
-    case 'int':
-    case 'epochMs':
-      return Number.isSafeInteger(value);
-    case 'bool':
-      return typeof value === 'boolean';
-    case 'instant':
-      return isInstant(value);
-    case 'pairs':
-      return Array.isArray(value) && value.every(isPair);
+  const key = `${field.kind}${field.nullable ? '?' : ''}`;
+  let check = singleChecks.get(key);
+  if (check === undefined) {
+    check = compileFunction<(value: unknown) => boolean>(['v'], `return ${checkExpression(field, 'v')};`, CHECK_SCOPE);
+    singleChecks.set(key, check);
   }
+  return check(value);
 }
 
 const EXPECTED: { readonly [K in FieldKind]: string } = {

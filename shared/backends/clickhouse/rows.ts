@@ -1,5 +1,5 @@
-import { EVENT_FIELD_LIST, objectBuilder, propertyReader, type EventField, type KeyValue } from '../../events/schema.js';
-import type { EventInstant, EventRecord, StoredEvent } from '../types.js';
+import { compileFunction, EVENT_FIELD_LIST, property, type EventField, type KeyValue } from '../../events/schema.js';
+import type { EventRecord, StoredEvent } from '../types.js';
 import { wellFormed } from './sql.js';
 
 /**
@@ -141,59 +141,40 @@ function readColumns(f: EventField): string[] {
   }
 }
 
-export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
-  // Computed once: toRow runs per event in the worker.
-  const read = fields.map(readColumns);
-  const fieldValues = propertyReader(fields.map((f) => f.name));
-  const buildRow = objectBuilder<EventRowValue>(eventColumns(fields).map((c) => c.name));
-  const kinds = fields.map((f) => f.kind);
-  /** Columns per field (written as nulls when the value is null). */
-  const nulls = fields.map((f) => fieldColumns(f).length);
-  const width = eventColumns(fields).length;
-
-  /** The row's values in eventColumns() order. */
-  function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
-    const row = new Array<EventRowValue>(width);
-    row[0] = id.toString();
-    let c = 1;
-    const v = fieldValues(e);
-    for (let i = 0; i < kinds.length; i++) {
-      const value = v[i];
-      if (value === null) {
-        for (let n = nulls[i]!; n > 0; n--) row[c++] = null;
-        continue;
-      }
-      switch (kinds[i]) {
-        case 'text':
-          row[c++] = wellFormed(value as string);
-          break;
-        case 'real':
-          row[c++] = value as number;
-          break;
-        case 'int':
-          row[c++] = whole(value as number);
-          break;
-        case 'bool':
-          row[c++] = value ? 1 : 0;
-          break;
-        case 'epochMs':
-          row[c++] = dateTimeText(value as number);
-          row[c++] = whole(value as number);
-          break;
-        case 'instant':
-          row[c++] = dateTimeText((value as EventInstant).epochMs);
-          row[c++] = whole((value as EventInstant).epochMs);
-          row[c++] = (value as EventInstant).subMsTicks;
-          break;
-        case 'pairs':
-          row[c++] = (value as KeyValue[]).map(clave);
-          row[c++] = (value as KeyValue[]).map(valor);
-          break;
-      }
-    }
-    row[c] = dateTimeText(storedAt);
-    return buildRow(row);
+/** The JavaScript expressions of a field's column values, in fieldColumns() order, given the expression `v` of its value. */
+function columnValues(f: EventField, v: string): string[] {
+  const orNull = (expression: string): string => (f.nullable ? `(${v} === null ? null : ${expression})` : expression);
+  switch (f.kind) {
+    case 'text':
+      return [orNull(`wellFormed(${v})`)];
+    case 'real':
+      return [v];
+    case 'int':
+      return [orNull(`whole(${v})`)];
+    case 'bool':
+      return [orNull(`${v} ? 1 : 0`)];
+    case 'epochMs':
+      return [orNull(`dateTimeText(${v})`), orNull(`whole(${v})`)];
+    case 'instant':
+      return [orNull(`dateTimeText(${v}.epochMs)`), orNull(`whole(${v}.epochMs)`), orNull(`${v}.subMsTicks`)];
+    case 'pairs':
+      return [`${v}.map(clave)`, `${v}.map(valor)`];
   }
+}
+
+export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
+  const read = fields.map(readColumns);
+  // Compiled once (see shared/events/schema.ts): toRow runs per event in the worker, and the
+  // literal gives every row one shape, which JSON.stringify (run by the client) serialises fast.
+  const names = eventColumns(fields).map((c) => JSON.stringify(c.name));
+  const values = ['id.toString()', ...fields.flatMap((f) => columnValues(f, property('e', f.name))), 'dateTimeText(storedAt)'];
+  const toRow = compileFunction<EventRowCodec['toRow']>(['id', 'e', 'storedAt'], `return { ${names.map((n, i) => `${n}: ${values[i]}`).join(', ')} };`, {
+    wellFormed,
+    whole,
+    dateTimeText,
+    clave,
+    valor,
+  });
 
   function fromRow(row: StoredRow): StoredEvent {
     const event: Record<string, unknown> = { id: BigInt(row.id as string) };

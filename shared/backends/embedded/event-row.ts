@@ -1,5 +1,5 @@
-import { EVENT_FIELD_LIST, invalidField, isFieldValue, propertyReader, type EventField, type FieldKind, type KeyValue } from '../../events/schema.js';
-import type { EventInstant, EventRecord, StoredEvent } from '../types.js';
+import { compileFunction, EVENT_FIELD_LIST, invalidField, isFieldValue, property, recordCheck, type EventField, type KeyValue } from '../../events/schema.js';
+import type { EventRecord, StoredEvent } from '../types.js';
 import type { EventRowValue } from './writer-thread.js';
 
 /**
@@ -90,36 +90,31 @@ function parsePairs(text: string): KeyValue[] {
 
 const pairsText = (pairs: readonly KeyValue[]): string => JSON.stringify(pairs.map(({ clave, valor }) => ({ clave, valor })));
 
+/** The JavaScript expressions of a field's column values, in fieldColumns() order, given the expression `v` of its value. */
+function columnValues(f: EventField, v: string): string[] {
+  const orNull = (expression: string): string => (f.nullable ? `(${v} === null ? null : ${expression})` : expression);
+  switch (f.kind) {
+    case 'bool':
+      return [orNull(`${v} ? 1 : 0`)];
+    case 'instant':
+      return [orNull(`${v}.epochMs`), orNull(`${v}.subMsTicks`)];
+    case 'pairs':
+      return [`pairsText(${v})`];
+    case 'text':
+    case 'real':
+    case 'int':
+    case 'epochMs':
+      return [v];
+  }
+}
+
 export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
   const columns = eventColumns(fields);
   const insertSql = `INSERT INTO events (${columns.map((c) => c.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
-  // Precomputed once: the row builder runs per event at tens of thousands a second.
-  const values = propertyReader(fields.map((f) => f.name));
-  const kinds: FieldKind[] = fields.map((f) => f.kind);
-
-  function toRow(id: bigint, e: EventRecord, storedAt: number): EventRow {
-    const row: EventRow = [id];
-    const v = values(e);
-    for (let i = 0; i < kinds.length; i++) {
-      const value = v[i];
-      switch (kinds[i]) {
-        case 'bool':
-          row.push(value === null ? null : value ? 1 : 0);
-          break;
-        case 'instant':
-          if (value === null) row.push(null, null);
-          else row.push((value as EventInstant).epochMs, (value as EventInstant).subMsTicks);
-          break;
-        case 'pairs':
-          row.push(pairsText(value as KeyValue[]));
-          break;
-        default:
-          row.push(value as string | number | null);
-      }
-    }
-    row.push(storedAt);
-    return row;
-  }
+  const storable = recordCheck(fields, (f) => f.name);
+  // Compiled once (see schema.ts): the row builder runs per event at tens of thousands a second.
+  const rowValues = fields.flatMap((f) => columnValues(f, property('e', f.name)));
+  const toRow = compileFunction<EventRowCodec['toRow']>(['id', 'e', 'storedAt'], `return [id, ${rowValues.join(', ')}, storedAt];`, { pairsText });
 
   /** The column holding each field's value (an instant's ms; its ticks are `${column}_ticks`). */
   const valueColumns = fields.map((f) => (f.kind === 'instant' ? `${f.column}_ms` : f.column));
@@ -163,12 +158,9 @@ export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST):
    * the bad event can fail the commit of every other caller's events in its group.
    */
   function checkStorable(e: EventRecord): void {
-    const v = values(e);
-    for (let i = 0; i < fields.length; i++) {
-      const f = fields[i]!;
-      const value = v[i];
-      if (!isFieldValue(f, value)) throw new TypeError(`Event for ${String(e.systemUser)}/${String(e.dominio)} cannot be stored: ${invalidField(f, value)}.`);
-    }
+    if (storable(e)) return;
+    const f = fields.find((field) => !isFieldValue(field, e[field.name]))!;
+    throw new TypeError(`Event for ${String(e.systemUser)}/${String(e.dominio)} cannot be stored: ${invalidField(f, e[f.name])}.`);
   }
 
   return { insertSql, toRow, fromRow, checkStorable };

@@ -16,6 +16,8 @@ import {
   EVENT_FIELD_LIST,
   EVENT_FIELDS,
   exampleEventRecord,
+  isFieldValue,
+  recordCheck,
   resolveFields,
   type EventField,
   type EventRecord,
@@ -129,6 +131,32 @@ describe('the event table', () => {
     for (const f of [...EVENT_FIELD_LIST, ...EVERY_KIND_FIELDS]) {
       if (f.whenAbsent !== undefined) expect(eventWireCodec([f]).decode('{"v":1,"id":"1","event":{}}').event).toEqual({ [f.name]: f.whenAbsent });
     }
+  });
+});
+
+describe('checks by kind', () => {
+  const field = (name: keyof typeof EVERY_KIND) => EVERY_KIND_FIELDS.find((f) => (f.name as string) === name)!;
+  const cases: [keyof typeof EVERY_KIND, unknown[], unknown[]][] = [
+    ['label', ['', 'ñ🚗'], [null, undefined, 1, true, ['x']]],
+    ['note', ['x', null], [undefined, 0]],
+    ['ratio', [0, -1.5, Number.MAX_VALUE, 5e-324], [null, NaN, Infinity, -Infinity, '1', 1n]],
+    ['maybeRatio', [null, 2.5], [NaN, undefined]],
+    ['total', [0, -3, Number.MAX_SAFE_INTEGER], [1.5, 2 ** 53, '3', null]],
+    ['flag', [true, false], [0, 1, 'true', null]],
+    ['maybeFlag', [null, false], [0]],
+    ['seenAt', [0, -62_135_596_800_000, 1_714_554_001_000], [1.5, NaN, null, '0']],
+    ['happened', [{ epochMs: 0, subMsTicks: 0 }, { epochMs: -5, subMsTicks: 9999 }], [{ epochMs: 1.5, subMsTicks: 0 }, { epochMs: 1, subMsTicks: 10_000 }, { epochMs: 1, subMsTicks: -1 }, { epochMs: 1 }, [1, 2], null]],
+    ['maybeHappened', [null, { epochMs: 1, subMsTicks: 2 }], [{}]],
+    ['tags', [[], [{ clave: 'a', valor: '' }]], [null, {}, [{ clave: 1, valor: 'x' }], [{ clave: 'a' }], [null], 'a']],
+  ];
+
+  it.each(cases)('%s', (name, accepted, refused) => {
+    const f = field(name);
+    for (const value of accepted) expect(isFieldValue(f, value), `accepts ${String(value)}`).toBe(true);
+    for (const value of refused) expect(isFieldValue(f, value), `refuses ${String(value)}`).toBe(false);
+    // The compiled check of a whole record says the same as the field's own.
+    const check = recordCheck([f], (x) => x.name);
+    for (const value of [...accepted, ...refused]) expect(check({ [name]: value })).toBe(isFieldValue(f, value));
   });
 });
 

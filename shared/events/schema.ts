@@ -254,14 +254,9 @@ const EXPECTED: { readonly [K in FieldKind]: string } = {
 };
 
 /**
- * Why `value` cannot be this field of a stored event, or null when it can. `name` is how the
+ * Why a value that failed isFieldValue cannot be this field of a stored event. `name` is how the
  * field is called in the reason (its wire name for a Kafka message).
  */
-export function fieldProblem(field: EventField, value: unknown, name: string = field.name): string | null {
-  return isFieldValue(field, value) ? null : invalidField(field, value, name);
-}
-
-/** The reason a value that failed isFieldValue gives. */
 export function invalidField(field: EventField, value: unknown, name: string = field.name): string {
   if (field.kind === 'pairs' && Array.isArray(value)) return `event field ${name} has an item that is not a string clave with a string valor`;
   return `event field ${name} is not ${EXPECTED[field.kind]}${field.nullable ? ' or null' : ''}`;

@@ -1,14 +1,18 @@
 /**
- * Broker-error classification, shared by the producer (event log) and the consumer (worker): which
- * errors are about a send's content, which mean "partition leadership moved, ask again", and which
- * are retriable at all (the rest are configuration or permission problems that waiting cannot fix).
+ * Broker-error classification, shared by the producer (event log, @platformatic/kafka) and the
+ * consumer (worker, kafkajs): which errors are about a send's content, which mean "partition
+ * leadership moved, ask again", and which are retriable at all (the rest are configuration or
+ * permission problems that waiting cannot fix).
  */
 
 /** Broker errors about a send's content rather than the broker's health. */
 const MESSAGE_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP']);
 
-/** Refusals that mean "not appended, ask the new leader": safe to send again. */
-const LEADERSHIP_ERRORS = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
+/**
+ * Refusals that mean "not appended, ask the new leader": safe to send again. Kafka renamed
+ * NOT_LEADER_FOR_PARTITION to NOT_LEADER_OR_FOLLOWER (code 6); kafkajs has the old name.
+ */
+const LEADERSHIP_ERRORS = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH']);
 
 /**
  * kafkajs errors that kafkajs marks non-retriable although they are transient: a coordinator that
@@ -37,11 +41,32 @@ function chain(error: unknown): object[] {
 }
 
 /**
- * The broker's error name: kafkajs' KafkaJSProtocolError carries it in `type`; with retries off a
- * send fails with KafkaJSNumberOfRetriesExceeded whose `cause` is that error.
+ * The errors inside: the cause chain, and the errors an AggregateError gathers (@platformatic/kafka
+ * answers a produce request with per-partition errors in one ResponseError), a few levels deep.
+ */
+function nested(error: unknown): object[] {
+  const out: object[] = [];
+  const visit = (e: unknown, depth: number): void => {
+    for (const link of chain(e)) {
+      if (out.length >= 20) return;
+      out.push(link);
+      if (depth < 3 && 'errors' in link && Array.isArray(link.errors)) for (const inner of link.errors as unknown[]) visit(inner, depth + 1);
+    }
+  };
+  visit(error, 0);
+  return out;
+}
+
+/**
+ * The broker's error name: kafkajs' KafkaJSProtocolError carries it in `type` (with retries off a
+ * send fails with KafkaJSNumberOfRetriesExceeded whose `cause` is that error); @platformatic/kafka's
+ * ProtocolError in `apiId`, inside a ResponseError.
  */
 export function brokerErrorType(error: unknown): string | null {
-  for (const e of chain(error)) if ('type' in e && typeof e.type === 'string') return e.type;
+  for (const e of nested(error)) {
+    if ('type' in e && typeof e.type === 'string') return e.type;
+    if ('apiId' in e && typeof e.apiId === 'string') return e.apiId;
+  }
   return null;
 }
 
@@ -80,19 +105,7 @@ export function isRetriableKafkaError(error: unknown): boolean {
 /** "KafkaJSProtocolError: This server does not host this topic-partition", for logs and /readyz. */
 export function describeKafkaError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const root = chain(error).at(-1);
+  const root = nested(error).at(-1);
   const tail = root !== error && root instanceof Error && root.message !== error.message ? ` (${root.name}: ${root.message})` : '';
   return `${error.name}: ${error.message}${tail}`;
-}
-
-export class TimeoutError extends Error {}
-
-/** Rejects with TimeoutError after `ms`; the timer never outlives the promise. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  if (ms <= 0) return Promise.reject(new TimeoutError(`${what}: no time left`));
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`${what} took longer than ${Math.round(ms)} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

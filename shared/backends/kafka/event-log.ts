@@ -1,10 +1,10 @@
-import { Partitioners, type ICustomPartitioner, type Producer } from 'kafkajs';
+import { withTimeout } from '../../async.js';
 import { encodeEvent, messageKey } from '../../events/wire.js';
 import { IdEpochChangedError, IdStateLostError } from '../id-state.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
-import { withTimeout } from './errors.js';
 import { KeyPartitioner } from './partitioner.js';
+import { EventProducer, type RecordSender } from './producer.js';
 import { SendQueue, type Call } from './send-queue.js';
 
 export { KeyPartitioner } from './partitioner.js';
@@ -99,14 +99,15 @@ const DEFAULT_MAX_SEND_BYTES = 900_000;
  *   `batchEvents` are queued or `lingerMs` after the oldest, whichever first.
  * - Ordering: a vehicle's events always go to one partition (murmur2 of the key). At most one send
  *   per partition is in flight, and a partition's messages leave the queue in append order; up to
- *   `maxInFlightSends` sends on disjoint partitions may be in flight together. kafkajs does not
- *   keep the order of concurrent sends by itself (they race through metadata and connection
- *   awaits before reaching the socket: the ordering test caught one overtaking another). Its own
- *   retries are off; this layer sends a batch again only when the broker refused it for partition
- *   leadership (not appended), with its partitions still busy. Any other failure is answered
- *   unavailable at once and the provider resends, so nothing is re-sent behind a later send.
- *   (kafkajs' idempotent producer would not help: it serialises sends behind a per-broker lock and
- *   assigns sequence numbers in whatever order the racing sends reach that lock.)
+ *   `maxInFlightSends` sends on disjoint partitions may be in flight together. A Kafka client
+ *   does not keep the order of concurrent sends by itself (with kafkajs they raced through
+ *   metadata and connection awaits before reaching the socket: the ordering test caught one
+ *   overtaking another). The producer's own retries are off; this layer sends a batch again only
+ *   when the broker refused it for partition leadership (not appended), with its partitions still
+ *   busy. Any other failure is answered unavailable at once and the provider resends, so nothing
+ *   is re-sent behind a later send.
+ * - The producer is @platformatic/kafka (producer.ts): about a quarter of kafkajs' CPU per
+ *   message, which was half of a gateway's CPU per event (bench/RESULTS.md).
  * - Bounded: at most `maxInFlightEvents` events are accepted and unanswered; past it, and while
  *   the broker is known to be failing, appends answer unavailable at once (-5) instead of queuing.
  */
@@ -129,7 +130,7 @@ export class KafkaEventLog implements EventLog {
   };
 
   constructor(
-    private readonly producer: Producer,
+    private readonly producer: RecordSender,
     private readonly partitioner: KeyPartitioner,
     private readonly options: KafkaEventLogOptions,
   ) {
@@ -323,23 +324,27 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
   }
 
   const keys = new KeyPartitioner(options.topic, partitions);
-  // Messages carry their partition; this only follows the topic's partition count from the
-  // producer's metadata (refreshed every 5 min), so partitions added later get used.
-  const createPartitioner: ICustomPartitioner = () => {
-    const inner = Partitioners.DefaultPartitioner();
-    return (args) => {
-      if (args.partitionMetadata.length > keys.count) keys.count = args.partitionMetadata.length;
-      return inner(args);
-    };
-  };
-  const producer = kafka.producer({
-    createPartitioner,
-    allowAutoTopicCreation: false,
-    idempotent: false,
-    maxInFlightRequests: maxInFlightSends,
-    retry: { retries: 0 },
+  const producer = await EventProducer.open({
+    brokers: options.brokers,
+    clientId: options.clientId,
+    sendTimeoutMs: options.sendTimeoutMs,
+    maxInFlightSends,
   });
-  await producer.connect();
+  try {
+    // Connects and loads the metadata now, so that a broker the client cannot use fails the start.
+    await producer.partitionCount(options.topic);
+  } catch (error) {
+    await producer.disconnect().catch(() => {});
+    throw error;
+  }
+  // Messages carry their partition; this follows the topic's partition count, so partitions
+  // added later get used (keys then map anew, as with any Kafka producer).
+  producer.followPartitions(options.topic, (count) => {
+    if (count > keys.count) {
+      options.logger.info({ topic: options.topic, from: keys.count, to: count }, 'kafka topic has more partitions; keys map anew');
+      keys.count = count;
+    }
+  });
   const log = new KafkaEventLog(producer, keys, { ...options, maxInFlightSends });
   options.logger.info({ brokers: options.brokers, topic: options.topic, partitions }, 'kafka event log connected');
   return log;

@@ -1,7 +1,8 @@
-import type { Message, Producer } from 'kafkajs';
+import { TimeoutError, withTimeout } from '../../async.js';
 import type { KafkaLogger } from './client.js';
-import { isLeadershipError, isMessageError, TimeoutError, withTimeout } from './errors.js';
+import { isLeadershipError, isMessageError } from './errors.js';
 import type { KeyPartitioner } from './partitioner.js';
+import type { PartitionedMessage, RecordSender } from './producer.js';
 
 /** One append call waiting for its messages. */
 export interface Call {
@@ -13,7 +14,7 @@ export interface Call {
 
 export interface Queued {
   /** key, value and partition (set here, so the one-send-per-partition rule is exact). */
-  message: Message & { partition: number };
+  message: PartitionedMessage;
   bytes: number;
   call: Call;
   index: number;
@@ -56,7 +57,7 @@ export class SendQueue {
   readonly counters = { sends: 0, failedSends: 0, events: 0, failedEvents: 0, peakSendsInFlight: 0, leadershipRetries: 0 };
 
   constructor(
-    private readonly producer: Producer,
+    private readonly producer: RecordSender,
     private readonly partitioner: KeyPartitioner,
     private readonly options: SendQueueOptions,
   ) {}
@@ -183,21 +184,15 @@ export class SendQueue {
 
   /**
    * One send; again after a short pause when the broker refused it because partition leadership
-   * moved (the metadata kafkajs refreshes then points at the new leader), while the deadline
+   * moved (the producer then looks the leaders up again), while the deadline
    * allows. Such a refusal means the partition did not append it, and the batch's partitions stay
    * busy meanwhile, so nothing overtakes it. (Other partitions of the same request may have been
    * appended: they are published twice under the same ids, which the store absorbs.) Any other
    * error fails the send at once, so a broker that is down is answered quickly.
    */
-  private async sendWithRetries(messages: Message[], deadline: number): Promise<void> {
+  private async sendWithRetries(messages: PartitionedMessage[], deadline: number): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const sending = this.producer.send({
-        topic: this.options.topic,
-        acks: -1,
-        // The broker's wait for in-sync replicas; beyond our own deadline it is pointless.
-        timeout: this.options.sendTimeoutMs,
-        messages,
-      });
+      const sending = this.producer.send({ topic: this.options.topic, messages });
       // A send we stopped waiting for may still settle later; never leave its rejection unhandled.
       sending.catch(() => {});
       try {

@@ -1,0 +1,103 @@
+import type { Producer } from '@platformatic/kafka';
+
+/** A message with its partition chosen (by KeyPartitioner, so batching knows it before sending). */
+export interface PartitionedMessage {
+  key: string;
+  value: Buffer;
+  partition: number;
+}
+
+export interface SendRecord {
+  topic: string;
+  messages: PartitionedMessage[];
+}
+
+/**
+ * What the send queue needs of a producer: one send, resolved once the broker acknowledged every
+ * message with acks=all, rejected otherwise. (A kafkajs Producer fits it too; the tests use that.)
+ */
+export interface RecordSender {
+  send(record: SendRecord): Promise<unknown>;
+  disconnect(): Promise<void>;
+}
+
+export interface EventProducerOptions {
+  brokers: string[];
+  clientId: string;
+  /** Bounds one produce request, and the broker's wait for the in-sync replicas. */
+  sendTimeoutMs: number;
+  /** Produce requests in flight on one broker connection. */
+  maxInFlightSends: number;
+}
+
+/** Notices a dead broker in about a second, as the kafkajs clients of client.ts do. */
+const CONNECT_TIMEOUT_MS = 1000;
+/** How often followPartitions asks for the topic's partition count. */
+const PARTITION_CHECK_MS = 60_000;
+
+/**
+ * The event log's producer: @platformatic/kafka, a pure-JavaScript client that costs about a
+ * quarter of kafkajs' CPU per message (bench/RESULTS.md, "Kafka clients"). Loaded on first use, so
+ * the embedded mode never loads it. Its own retries are off: the send queue decides what is sent
+ * again (leadership moves only). A send refused because the partition's leader moved is repeated
+ * once by the client against fresh metadata, inside the same send, so nothing overtakes it.
+ */
+export class EventProducer implements RecordSender {
+  private partitionTimer: NodeJS.Timeout | undefined;
+
+  private constructor(private readonly producer: Producer<string, Buffer, Buffer, Buffer>) {}
+
+  static async open(options: EventProducerOptions): Promise<EventProducer> {
+    const { Producer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
+    const producer = new Producer<string, Buffer, Buffer, Buffer>({
+      clientId: options.clientId,
+      bootstrapBrokers: options.brokers,
+      acks: ProduceAcks.ALL,
+      retries: 0,
+      timeout: options.sendTimeoutMs,
+      requestTimeout: options.sendTimeoutMs,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      maxInflights: Math.max(1, options.maxInFlightSends),
+      autocreateTopics: false,
+      serializers: { key: stringSerializer },
+    });
+    return new EventProducer(producer);
+  }
+
+  async send(record: SendRecord): Promise<void> {
+    const { topic } = record;
+    const messages = record.messages.map((m) => ({ topic, key: m.key, value: m.value, partition: m.partition }));
+    try {
+      await this.producer.send({ messages });
+    } catch (error) {
+      // Whatever failed, the next send looks the leaders up again rather than trusting the cache.
+      this.producer.clearMetadata();
+      throw error;
+    }
+  }
+
+  /** The topic's partition count as the client's metadata has it (refreshed when older than 5 s). */
+  async partitionCount(topic: string): Promise<number> {
+    const metadata = await this.producer.metadata({ topics: [topic] });
+    return metadata.topics.get(topic)?.partitionsCount ?? 0;
+  }
+
+  /** Calls `onCount` with the topic's partition count every minute until disconnect(). */
+  followPartitions(topic: string, onCount: (count: number) => void): void {
+    clearInterval(this.partitionTimer);
+    this.partitionTimer = setInterval(() => {
+      this.partitionCount(topic).then(
+        (count) => {
+          if (count > 0) onCount(count);
+        },
+        () => {}, // a failing broker is reported by the sends
+      );
+    }, PARTITION_CHECK_MS);
+    this.partitionTimer.unref();
+  }
+
+  disconnect(): Promise<void> {
+    clearInterval(this.partitionTimer);
+    return this.producer.close();
+  }
+}

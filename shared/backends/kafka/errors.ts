@@ -102,10 +102,17 @@ export function isRetriableKafkaError(error: unknown): boolean {
   return 'retriable' in root && root.retriable === true;
 }
 
-/** "KafkaJSProtocolError: This server does not host this topic-partition", for logs and /readyz. */
+/**
+ * "KafkaJSProtocolError: This server does not host this topic-partition", for logs and /readyz.
+ * A @platformatic/kafka error is named by its Kafka error (ProtocolError's apiId) when it has one.
+ */
 export function describeKafkaError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const root = nested(error).at(-1);
-  const tail = root !== error && root instanceof Error && root.message !== error.message ? ` (${root.name}: ${root.message})` : '';
-  return `${error.name}: ${error.message}${tail}`;
+  const tail = root !== error && root instanceof Error && root.message !== error.message ? ` (${errorName(root)}: ${root.message})` : '';
+  return `${errorName(error)}: ${error.message}${tail}`;
+}
+
+function errorName(error: Error): string {
+  return 'apiId' in error && typeof error.apiId === 'string' ? error.apiId : error.name;
 }

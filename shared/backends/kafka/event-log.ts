@@ -52,6 +52,8 @@ export interface KafkaEventLogOptions {
    * Default 1000 ms.
    */
   failFastMs?: number;
+  /** How often openKafkaEventLog's log checks the topic's partition count. Default 60 s. */
+  partitionCheckMs?: number;
   /** When openKafkaEventLog creates the missing topic; absent = the broker's defaults. */
   topicPartitions?: number;
   topicReplicationFactor?: number;
@@ -344,7 +346,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
       options.logger.info({ topic: options.topic, from: keys.count, to: count }, 'kafka topic has more partitions; keys map anew');
       keys.count = count;
     }
-  });
+  }, options.partitionCheckMs);
   const log = new KafkaEventLog(producer, keys, { ...options, maxInFlightSends });
   options.logger.info({ brokers: options.brokers, topic: options.topic, partitions }, 'kafka event log connected');
   return log;

@@ -32,7 +32,7 @@ export interface EventProducerOptions {
 
 /** Notices a dead broker in about a second, as the kafkajs clients of client.ts do. */
 const CONNECT_TIMEOUT_MS = 1000;
-/** How often followPartitions asks for the topic's partition count. */
+/** How often followPartitions asks for the topic's partition count, by default. */
 const PARTITION_CHECK_MS = 60_000;
 
 /**
@@ -76,14 +76,14 @@ export class EventProducer implements RecordSender {
     }
   }
 
-  /** The topic's partition count as the client's metadata has it (refreshed when older than 5 s). */
+  /** The topic's partition count, asked of the broker now. */
   async partitionCount(topic: string): Promise<number> {
-    const metadata = await this.producer.metadata({ topics: [topic] });
+    const metadata = await this.producer.metadata({ topics: [topic], forceUpdate: true });
     return metadata.topics.get(topic)?.partitionsCount ?? 0;
   }
 
-  /** Calls `onCount` with the topic's partition count every minute until disconnect(). */
-  followPartitions(topic: string, onCount: (count: number) => void): void {
+  /** Calls `onCount` with the topic's partition count every `everyMs` until disconnect(). */
+  followPartitions(topic: string, onCount: (count: number) => void, everyMs = PARTITION_CHECK_MS): void {
     clearInterval(this.partitionTimer);
     this.partitionTimer = setInterval(() => {
       this.partitionCount(topic).then(
@@ -92,7 +92,7 @@ export class EventProducer implements RecordSender {
         },
         () => {}, // a failing broker is reported by the sends
       );
-    }, PARTITION_CHECK_MS);
+    }, everyMs);
     this.partitionTimer.unref();
   }
 

@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type LogEntry } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { createKafkaClient } from '../shared/backends/kafka/client.js';
 import { describeKafkaError, isRetriableKafkaError } from '../shared/backends/kafka/errors.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import type { WorkerLogger } from './log.js';
@@ -39,19 +40,6 @@ class TopicNotReadyError extends Error {
 }
 
 /**
- * kafkajs log lines (it is set to warnings and errors only) into the worker's logger, at warn:
- * kafkajs logs every failed response as an error, also those this module retries; what they lead
- * to is logged here once, classified (retrying, or stopped for good at error).
- */
-function kafkaLogCreator(logger: WorkerLogger) {
-  return () =>
-    ({ namespace, level, log }: LogEntry): void => {
-      const { message, timestamp: _timestamp, ...extra } = log;
-      logger.warn({ ...extra, namespace, source: 'kafkajs', kafkajsLevel: logLevel[level] }, `kafkajs: ${String(message)}`);
-    };
-}
-
-/**
  * Keeps one Kafka consumer of the group running. Starting means: the topic exists and every
  * partition has a leader (the worker never creates the topic: the gateways do, with their
  * settings), then connect, subscribe and run. Any retriable error on the way, or a crash of a
@@ -78,11 +66,14 @@ export class ConsumerSupervisor {
   private crashes = 0;
 
   constructor(private readonly options: ConsumerSupervisorOptions) {
-    this.kafka = new Kafka({
+    this.kafka = createKafkaClient({
       clientId: options.clientId,
       brokers: options.brokers,
-      logLevel: logLevel.WARN,
-      logCreator: kafkaLogCreator(options.logger),
+      logger: options.logger,
+      // kafkajs' default retries, not the factory's fail-fast ones: a consumer rides through a
+      // coordinator that is still loading or a rebalance inside kafkajs; what outlasts them
+      // crashes it, and this supervisor starts a new one with its own backoff.
+      retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 30_000 },
     });
     this.admin = this.kafka.admin();
     this.wake = new Promise<void>((resolve) => (this.wakeUp = resolve));

@@ -1,4 +1,5 @@
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { withTimeout } from '../shared/async.js';
 import type { LastReportSink, PoisonStore } from '../shared/backends/types.js';
 import { decodeEvent } from '../shared/events/wire.js';
 import { toRow } from '../shared/backends/clickhouse/rows.js';
@@ -52,14 +53,6 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
-import type { Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
+import { withTimeout } from '../../shared/async.js';
+import type { AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
 import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
@@ -102,17 +103,10 @@ export class EventIngest {
     return codes;
   }
 
-  private async appendWithTimeout(records: EventRecord[]) {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), this.options.appendTimeoutMs);
-    });
-    try {
-      // A late commit after a timeout is harmless: the client's retry is deduplicated to the same id.
-      return await Promise.race([this.backends.eventLog.append(records).catch(() => null), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  /** The outcomes, or null when the log failed or did not answer within APPEND_TIMEOUT_MS. */
+  private appendWithTimeout(records: EventRecord[]): Promise<AppendOutcome[] | null> {
+    // A late commit after a timeout is harmless: the client's retry is deduplicated to the same id.
+    return withTimeout(this.backends.eventLog.append(records), this.options.appendTimeoutMs, 'event append').catch(() => null);
   }
 
   private toRecord(systemUser: string, e: EventInput, zone: string, operation: string, now: number): EventRecord | null {

@@ -1,3 +1,4 @@
+import { withTimeout } from '../async.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { ClickHouseClient } from './clickhouse/index.js';
@@ -16,15 +17,6 @@ export interface DistributedOperations {
 }
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
-/** Resolves with the promise's value or rejects after `ms` (status checks must not hang the overview). */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export function openDistributedOperations(
   config: Config,
@@ -60,7 +52,7 @@ export function openDistributedOperations(
 
   async function check(name: string, probe: () => Promise<string | null>): Promise<BackendStatus['checks'][number]> {
     try {
-      const problem = await within(probe(), 2000, name);
+      const problem = await withTimeout(probe(), 2000, name);
       return problem === null ? { name, ok: true } : { name, ok: false, detail: problem };
     } catch (err) {
       return { name, ok: false, detail: errorText(err) };
@@ -77,7 +69,7 @@ export function openDistributedOperations(
       const kafkaCheck = check('kafka', async () => {
         if (kafkaFailing()) return 'sends are failing; inserts answer -5';
         try {
-          workerLag = await within(operator.workerLag(), 1500, 'Kafka');
+          workerLag = await withTimeout(operator.workerLag(), 1500, 'Kafka');
           return null;
         } catch (err) {
           return `offsets cannot be read: ${errorText(err)}`;

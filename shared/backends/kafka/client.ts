@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type logCreator } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type logCreator, type RetryOptions } from 'kafkajs';
 
 /** The subset of a pino logger this module writes to. */
 export interface KafkaLogger {
@@ -9,8 +9,9 @@ export interface KafkaLogger {
 
 /**
  * Routes kafkajs' own log lines to our logger instead of stdout. Only warn and error lines are
- * produced (logLevel WARN); both go out at warn: the consequences of a broker problem (events
- * answered unavailable) are reported by the event log itself, once, at error.
+ * produced (logLevel WARN); both go out at warn: kafkajs logs every failed response, also those
+ * that are retried, and what a broker problem leads to (events answered unavailable, a consumer
+ * restarted) is reported once, classified, by the code that sees it.
  */
 export function kafkaLogCreator(logger: KafkaLogger): logCreator {
   return () =>
@@ -24,14 +25,18 @@ export interface KafkaClientOptions {
   brokers: string[];
   clientId: string;
   logger: KafkaLogger;
-  /** Client-side bound on one request (produce, metadata); default 30 s as in kafkajs. */
+  /** Client-side bound on one request (metadata, fetch); default 30 s as in kafkajs. */
   requestTimeoutMs?: number;
+  /** kafkajs' own retries; default few and short (see createKafkaClient). */
+  retry?: RetryOptions;
 }
 
 /**
- * A kafkajs client tuned for failing fast: connection attempts give up after 1 s and internal
- * retries (connect, metadata) are few and short, so a dead broker is noticed in about a second
- * rather than after kafkajs' default ~30 s of backoff.
+ * The kafkajs client of the gateway (admin, live feed, id recovery) and the worker (consumer):
+ * connection attempts give up after 1 s and, unless `retry` says otherwise, internal retries
+ * (connect, metadata) are few and short, so a dead broker is noticed in about a second rather
+ * than after kafkajs' default ~30 s of backoff. (The event log produces with @platformatic/kafka:
+ * producer.ts.)
  */
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   const config: KafkaConfig = {
@@ -39,7 +44,7 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     brokers: options.brokers,
     connectionTimeout: 1000,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
-    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+    retry: options.retry ?? { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     logLevel: logLevel.WARN,
     logCreator: kafkaLogCreator(options.logger),
   };

@@ -1,6 +1,7 @@
 /**
- * kafkajs vs @confluentinc/kafka-javascript (librdkafka, through its KafkaJS-compatible API) on the
- * gateway's workload: ~600-byte JSON event messages keyed by provider|Dominio, acks=all.
+ * kafkajs vs @platformatic/kafka (through the event log's own EventProducer) vs
+ * @confluentinc/kafka-javascript (librdkafka, through its KafkaJS-compatible API; when installed)
+ * on the gateway's workload: ~600-byte JSON event messages keyed by provider|Dominio, acks=all.
  *
  *   npx tsx bench/kafka-clients.ts [--messages 200000] [--batch 500] [--singles 1000] [--reps 3] [--brokers host:port]
  *
@@ -15,10 +16,12 @@
  * delay while sending (p99/max: how long the client keeps a gateway from serving requests).
  *
  * The confluent client is not a dependency (it needs a native build): it is loaded, when present,
- * from CONFLUENT_KAFKA_DIR (default /tmp/kjs), a directory where it was installed with
- *   CKJS_LINKING=dynamic npm install @confluentinc/kafka-javascript
- * (after apt-get install zlib1g-dev libssl-dev libzstd-dev libcurl4-openssl-dev libsasl2-dev liblz4-dev;
- * the default static build downloads its dependencies' sources from GitHub and fails offline).
+ * from CONFLUENT_KAFKA_DIR (default /tmp/kjs), a directory where it was built from source with
+ *   apt-get install zlib1g-dev libssl-dev libzstd-dev libcurl4-openssl-dev libsasl2-dev liblz4-dev
+ *   CKJS_LINKING=dynamic npm_config_build_from_source=true npm install @confluentinc/kafka-javascript@1.10.1
+ * (its install script otherwise first tries a prebuilt binary from GitHub, and its default static
+ * build downloads its dependencies' sources from GitHub; build-from-source with dynamic linking
+ * uses the librdkafka source inside the npm package and Debian's libraries: 1.8 minutes here).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +29,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
 import { ensureTopic } from '../shared/backends/kafka/client.js';
+import { KeyPartitioner } from '../shared/backends/kafka/partitioner.js';
+import { EventProducer, type PartitionedMessage } from '../shared/backends/kafka/producer.js';
 import type { EventRecord } from '../shared/backends/types.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { cpuSeconds } from './lib/proc.js';
@@ -91,6 +96,9 @@ function makePool(size: number): Message[] {
 }
 
 const pool = makePool(20_000);
+/** The same messages with the partition the event log would give them (4 partitions). */
+const keys = new KeyPartitioner('bench', 4);
+const partitioned = new Map<Message, PartitionedMessage>(pool.map((m) => [m, { key: m.key as string, value: m.value as Buffer, partition: keys.partition(m.key as string) }]));
 const avgBytes = Math.round(pool.reduce((s, m) => s + (m.value as Buffer).length, 0) / pool.length);
 
 // ------------------------------------------------------------------------------------------------
@@ -125,6 +133,28 @@ function kafkajsClient(): ClientUnderTest {
       return {
         send: async (messages) => {
           await producer.send({ topic, acks: -1, messages });
+        },
+        disconnect: () => producer.disconnect(),
+      };
+    },
+  };
+}
+
+function platformaticClient(): ClientUnderTest {
+  // Its package.json is not among its exports: read it next to dist/.
+  const entry = createRequire(import.meta.url).resolve('@platformatic/kafka');
+  const { version } = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+  return {
+    name: '@platformatic/kafka',
+    version,
+    variants: ['default'],
+    async open(topic) {
+      // As the event log opens it (acks=all, no retries of its own, explicit partitions).
+      const producer = await EventProducer.open({ brokers, clientId: 'bench-platformatic', sendTimeoutMs: 30_000, maxInFlightSends: 5 });
+      await producer.partitionCount(topic);
+      return {
+        send: async (messages) => {
+          await producer.send({ topic, messages: messages.map((m) => partitioned.get(m) as PartitionedMessage) });
         },
         disconnect: () => producer.disconnect(),
       };
@@ -303,7 +333,7 @@ async function runReps(client: ClientUnderTest, variant: string, scenario: strin
 
 async function main(): Promise<void> {
   await kafkajsAdmin.connect();
-  const clients: ClientUnderTest[] = [kafkajsClient()];
+  const clients: ClientUnderTest[] = [kafkajsClient(), platformaticClient()];
   const confluent = confluentClient();
   let skipped: string | null = null;
   if (typeof confluent === 'string') skipped = confluent;

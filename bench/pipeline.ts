@@ -184,7 +184,9 @@ async function main(): Promise<void> {
 /** `npm run worker` in its own process, ready once it has joined the consumer group. */
 async function startWorker(env: Record<string, string>): Promise<{ pid: number; rssKb(): number; stop(): Promise<void> }> {
   const root = process.env.BENCH_ROOT || path.resolve(import.meta.dirname, '..');
-  const child = spawn(process.execPath, ['dist/worker/main.js'], {
+  // BENCH_CPU_PROF_DIR profiles the worker too (its .cpuprofile next to the gateway's).
+  const profiling = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const child = spawn(process.execPath, [...profiling, 'dist/worker/main.js'], {
     cwd: root,
     env: { ...process.env, ...env, ADMIN_PORT: '0', ADMIN_HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],

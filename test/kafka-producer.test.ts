@@ -3,7 +3,7 @@
  * its errors are classified, a send the broker refuses for its content, and partitions added to
  * the topic while the log runs. The rest of the event log's behaviour is in kafka-event-log.test.ts.
  */
-import { NetworkError, ProtocolError, ResponseError } from '@platformatic/kafka';
+import { NetworkError, ProtocolError, producerSendsChannel, ResponseError } from '@platformatic/kafka';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaClient, ensureTopic } from '../shared/backends/kafka/client.js';
@@ -94,6 +94,27 @@ describe('KafkaEventLog with the real broker', () => {
     logs.push(log);
     return log;
   }
+
+  it('every send asks for acks=all (the client would default to the leader alone)', async () => {
+    const topic = uniqueName('producer-acks');
+    await ensureTopic(admin, { topic, partitions: 2, replicationFactor: 1 });
+    const log = await open(topic);
+    const acks: unknown[] = [];
+    const onStart = (context: object): void => {
+      const options = 'options' in context ? context.options : undefined;
+      acks.push(typeof options === 'object' && options !== null && 'acks' in options ? options.acks : 'none');
+    };
+    const handlers = { start: onStart, end: () => {}, asyncStart: () => {}, asyncEnd: () => {}, error: () => {} };
+    producerSendsChannel.subscribe(handlers);
+    try {
+      expect((await log.append([makeEvent(), makeEvent({ dominio: 'ACK002' })])).every((o) => o.ok)).toBe(true);
+      expect((await log.append([makeEvent({ dominio: 'ACK003' })]))[0]?.ok).toBe(true);
+    } finally {
+      producerSendsChannel.unsubscribe(handlers);
+    }
+    expect(acks.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(acks)).toEqual(new Set([-1]));
+  });
 
   it('a send the broker refuses for its size fails its events, not the broker state', async () => {
     const topic = uniqueName('producer-large');

@@ -45,14 +45,17 @@ const PARTITION_CHECK_MS = 60_000;
 export class EventProducer implements RecordSender {
   private partitionTimer: NodeJS.Timeout | undefined;
 
-  private constructor(private readonly producer: Producer<string, Buffer, Buffer, Buffer>) {}
+  private constructor(
+    private readonly producer: Producer<string, Buffer, Buffer, Buffer>,
+    /** ProduceAcks.ALL: every in-sync replica has the messages before a send succeeds. */
+    private readonly acks: number,
+  ) {}
 
   static async open(options: EventProducerOptions): Promise<EventProducer> {
     const { Producer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
     const producer = new Producer<string, Buffer, Buffer, Buffer>({
       clientId: options.clientId,
       bootstrapBrokers: options.brokers,
-      acks: ProduceAcks.ALL,
       retries: 0,
       timeout: options.sendTimeoutMs,
       requestTimeout: options.sendTimeoutMs,
@@ -61,14 +64,15 @@ export class EventProducer implements RecordSender {
       autocreateTopics: false,
       serializers: { key: stringSerializer },
     });
-    return new EventProducer(producer);
+    return new EventProducer(producer, ProduceAcks.ALL);
   }
 
   async send(record: SendRecord): Promise<void> {
     const { topic } = record;
     const messages = record.messages.map((m) => ({ topic, key: m.key, value: m.value, partition: m.partition }));
     try {
-      await this.producer.send({ messages });
+      // Per send: the client's constructor option is not applied to sends (they default to acks=1).
+      await this.producer.send({ messages, acks: this.acks });
     } catch (error) {
       // Whatever failed, the next send looks the leaders up again rather than trusting the cache.
       this.producer.clearMetadata();

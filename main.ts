@@ -24,6 +24,7 @@ runProcess('gateway', async (config, logger) => {
       wsdl: `${app.serviceUrl}?wsdl`,
       admin: app.admin.url,
       mode: app.mode,
+      threads: app.gateway.threads,
       ...(app.mode === 'embedded' ? { dataDir: config.dataDir } : { worker: worker !== null }),
     },
     `provider service listening: ${app.serviceUrl} (WSDL ${app.serviceUrl}?wsdl, admin ${app.admin.url})`,
@@ -33,5 +34,6 @@ runProcess('gateway', async (config, logger) => {
       await app.close();
       await worker?.close();
     },
+    failed: app.failed,
   };
 });

@@ -8,17 +8,26 @@ import { Metrics } from '../shared/metrics.js';
 import { readinessGauge } from '../shared/readiness-metric.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
-import { startGateway, type GatewayServer } from './server.js';
+import { TokenBucketLimiter } from './service/rate-limit.js';
 import { OperationService } from './service/service.js';
+import { SharedClock } from './threads/clock.js';
+import { invalidationChannelName, startFrontEnds, type FrontEnds } from './threads/front-ends.js';
+import { ProviderInvalidation } from './threads/provider-invalidation.js';
 
 export interface Application {
-  gateway: GatewayServer;
+  /** The public port's front ends: GATEWAY_THREADS threads, this one included. */
+  gateway: FrontEnds;
   admin: AdminServer;
   backends: Backends;
   adminToken: string;
   serviceUrl: string;
+  /** This thread's registry; `metricsText` adds the other front-end threads' counts. */
   metrics: Metrics;
+  /** What /metrics serves: every thread's metrics together. */
+  metricsText(): Promise<string>;
   mode: 'embedded' | 'distributed' | 'custom';
+  /** Resolves when a front-end thread failed: the process must stop (shared/process.ts does). */
+  failed: Promise<Error>;
   /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
   close(): Promise<void>;
 }
@@ -26,7 +35,8 @@ export interface Application {
 export interface ApplicationOptions {
   config: Config;
   logger: Logger;
-  clock?: () => number;
+  /** Date.now unless given; with GATEWAY_THREADS > 1 only a SharedClock reaches the other threads. */
+  clock?: (() => number) | SharedClock;
   /** Defaults to the embedded store under config.dataDir. */
   backends?: Backends;
   /** Override ports (0 = ephemeral), for tests. */
@@ -54,23 +64,50 @@ function openBackends(mode: string, config: Config, logger: Logger, metrics: Met
 
 /** Wires backends (embedded or distributed, by configuration), the operation layer, the public gateway and the admin API. */
 export async function startApplication(options: ApplicationOptions): Promise<Application> {
-  const { config, logger, clock = Date.now } = options;
+  const { config, logger } = options;
+  const sharedClock = options.clock instanceof SharedClock ? options.clock : null;
+  const clock = sharedClock?.now ?? (options.clock as (() => number) | undefined) ?? Date.now;
   const metrics = options.metrics ?? new Metrics();
   // Checked first: a WSDL_FILE that does not match the catalogue stops the start before any store opens.
   const description = serviceDescription(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
-  // Every read of the operation layer and the admin API goes through one provider cache, so this
-  // process's own writes invalidate it.
+  // Every read of the operation layer and the admin API on this thread goes through one provider
+  // cache, so this process's own writes invalidate it; other threads' writes are announced.
+  const invalidation = invalidationChannelName();
+  let announcer: ProviderInvalidation | null = null;
+  const providers = new CachedProviderStore(opened.providers, config.providerCacheMs, clock, undefined, (systemUser) => announcer?.announce(systemUser));
+  if (config.gatewayThreads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
   const backends: Backends = {
     ...opened,
-    providers: new CachedProviderStore(opened.providers, config.providerCacheMs, clock),
+    providers,
     healthy: () => opened.healthy(),
     close: () => opened.close(),
   };
   readinessGauge(metrics, 'gateway_ready', 'Whether every backend answers (1) or not (0): the check /readyz makes', () => backends.healthy());
-  const service = new OperationService(backends, config, { metrics });
-  const gateway = await startGateway({ config, service, logger, clock, metrics, description, ...(options.port === undefined ? {} : { port: options.port }) });
+  // One set of rate buckets for every thread.
+  const rateLimiter = new TokenBucketLimiter(config.rateLimitEventsPerSecond);
+  const service = new OperationService(backends, config, { metrics, rateLimiter });
+  let gateway: FrontEnds;
+  try {
+    gateway = await startFrontEnds({
+      config,
+      logger,
+      service,
+      metrics,
+      description,
+      clock,
+      sharedClock,
+      // The other threads keep their own provider caches over the store itself.
+      state: { ...opened, rateLimiter },
+      invalidation,
+      ...(options.port === undefined ? {} : { port: options.port }),
+    });
+  } catch (err) {
+    announcer?.close();
+    if (options.backends === undefined) await opened.close();
+    throw err;
+  }
   const { token, generated, path } = await resolveAdminToken(config);
   const admin = await startAdminServer({
     config,
@@ -79,7 +116,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     token,
     clock,
     mode: mode === 'distributed' ? 'distributed' : 'embedded',
-    metrics: () => metrics.text(),
+    metrics: () => gateway.metricsText(),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
@@ -95,11 +132,15 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     adminToken: token,
     serviceUrl,
     metrics,
+    metricsText: () => gateway.metricsText(),
     mode,
+    failed: gateway.failed,
     close: () => {
       closing ??= (async () => {
+        // Front ends first: their in-flight requests still need the backends.
         await gateway.close();
         await admin.close();
+        announcer?.close();
         await backends.close();
       })();
       return closing;

@@ -15,7 +15,7 @@ runProcess('gateway', async (config, logger) => {
   if (nativeBinaryPath() === null) logger.warn('uWebSockets.js native binary not loaded: running on the slow fallback');
   const app = await startApplication({ config, logger });
   logger.info(
-    { service: app.serviceUrl, wsdl: `${app.serviceUrl}?wsdl`, admin: app.admin.url, mode: app.mode },
+    { service: app.serviceUrl, wsdl: `${app.serviceUrl}?wsdl`, admin: app.admin.url, mode: app.mode, threads: app.gateway.threads },
     `gateway listening: ${app.serviceUrl} (admin ${app.admin.url})`,
   );
   return app;

@@ -122,8 +122,13 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
         port: boundPort,
         inFlight: () => open.size,
         close: (graceMs = 10_000) =>
-          new Promise<void>((done) => {
+          new Promise<void>((resolve) => {
             uWS.us_listen_socket_close(token);
+            // Then the idle keep-alive connections: a worker thread can only end once uWS holds no socket.
+            const done = (): void => {
+              (app as typeof app & { close(): void }).close();
+              resolve();
+            };
             if (open.size === 0) return done();
             const timer = setTimeout(done, graceMs);
             drained = () => {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 
@@ -8,6 +9,11 @@ import proxyaddr from 'proxy-addr';
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Threads running the public HTTP front end, all listening on PORT (1 = everything on the main
+   * thread, as before threads existed). Shared state stays on the main thread (gateway/threads/).
+   */
+  gatewayThreads: number;
   /** Service path, matched case-insensitively, e.g. /service.asmx or /hub/x/service.asmx. */
   servicePath: string;
   /** Service namespace; ends with a slash. */
@@ -107,6 +113,9 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   return n;
 }
 
+/** Front-end threads at most: past a few per core they only add contention on the main thread. */
+export const MAX_GATEWAY_THREADS = 64;
+
 /** Event ids are signed 64-bit (SQLite INTEGER, Redis INCRBY): the largest one. */
 export const MAX_EVENT_ID = 2n ** 63n - 1n;
 
@@ -170,9 +179,13 @@ export function loadConfig(env: Env = process.env): Config {
   const commit = str(env, 'SQLITE_COMMIT', 'thread').toLowerCase();
   if (commit !== 'thread' && commit !== 'inline') throw new ConfigError('SQLITE_COMMIT must be thread or inline.');
 
+  const gatewayThreads = int(env, 'GATEWAY_THREADS', os.availableParallelism(), 1);
+  if (gatewayThreads > MAX_GATEWAY_THREADS) throw new ConfigError(`GATEWAY_THREADS must be at most ${MAX_GATEWAY_THREADS}, got ${gatewayThreads}.`);
+
   const minute = 60_000;
   return {
     port: int(env, 'PORT', 8080),
+    gatewayThreads,
     host: str(env, 'HOST', '0.0.0.0'),
     servicePath,
     namespace,

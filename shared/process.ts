@@ -4,6 +4,8 @@ import { createLogger, type Logger } from './logger.js';
 export interface Running {
   /** Graceful stop: stop accepting, finish in-flight work, flush, commit, disconnect. */
   close(): Promise<void>;
+  /** Resolves if a part of the process failed for good (a front-end thread): it stops as on SIGTERM, then exits 1. */
+  failed?: Promise<unknown>;
 }
 
 /**
@@ -25,14 +27,14 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
   start(config, logger).then(
     (running) => {
       let stopping = false;
-      const stop = (signal: string): void => {
+      const stop = (signal: string, exitCode = 0): void => {
         if (stopping) return;
         stopping = true;
         logger.info({ signal }, 'shutting down: draining in-flight work');
         running.close().then(
           () => {
             logger.info('stopped');
-            process.exit(0);
+            process.exit(exitCode);
           },
           (err: unknown) => {
             logger.error({ err }, 'shutdown failed');
@@ -42,6 +44,7 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
       };
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
+      void running.failed?.then(() => stop('failure', 1));
     },
     (err: unknown) => {
       logger.fatal({ err }, `${name} failed to start`);

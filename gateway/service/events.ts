@@ -6,6 +6,7 @@ import type { AppendOutcome, Backends, EventInstant, EventRecord, Provider } fro
 import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
+import { TokenBucketLimiter, type RateLimiter } from './rate-limit.js';
 
 /** Result codes of the InsertarEvento family (docs/protocol.md §Result codes); clients retry on negative. */
 export const ResultCode = {
@@ -59,6 +60,8 @@ export interface IngestOptions {
   rateLimitEventsPerSecond: number;
   appendTimeoutMs: number;
   metrics?: Metrics;
+  /** Where the buckets live; default one in this object (a single-threaded gateway). */
+  rateLimiter?: RateLimiter;
 }
 
 /**
@@ -66,28 +69,37 @@ export interface IngestOptions {
  * id only once the log has made it durable; the log also dedupes resent events.
  */
 export class EventIngest {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  /** Null when RATE_LIMIT_EVENTS_PER_SECOND is 0 (off). */
+  private readonly limiter: RateLimiter | null;
 
   constructor(
     private readonly backends: Pick<Backends, 'eventLog' | 'trips'>,
     private readonly options: IngestOptions,
-  ) {}
+  ) {
+    this.limiter = options.rateLimitEventsPerSecond <= 0 ? null : (options.rateLimiter ?? new TokenBucketLimiter(options.rateLimitEventsPerSecond));
+  }
 
   async insert(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Promise<number[]> {
     const codes: number[] = new Array<number>(inputs.length);
-    const accepted: EventRecord[] = [];
-    const positions: number[] = [];
+    let accepted: EventRecord[] = [];
+    let positions: number[] = [];
     const zone = provider.timeZone ?? this.options.timeZone;
     for (let i = 0; i < inputs.length; i++) {
       const record = this.toRecord(provider.systemUser, inputs[i]!, zone, operation, now);
       if (record === null) codes[i] = ResultCode.InvalidEvent;
       else if (provider.requireRegisteredVehicles && !(await this.backends.trips.isRegistered(provider.systemUser, record.dominio))) {
         codes[i] = ResultCode.VehicleNotRegistered;
-      } else if (!this.takeToken(provider.systemUser, now)) codes[i] = ResultCode.RateLimited;
-      else {
+      } else {
         accepted.push(record);
         positions.push(i);
       }
+    }
+    if (accepted.length > 0 && this.limiter !== null) {
+      // The bucket is read once at `now`: the first `granted` events go ahead, the rest are over the rate.
+      const granted = await this.limiter.take(provider.systemUser, accepted.length, now);
+      for (const i of positions.slice(granted)) codes[i] = ResultCode.RateLimited;
+      accepted = accepted.slice(0, granted);
+      positions = positions.slice(0, granted);
     }
     if (accepted.length > 0) {
       const started = performance.now();
@@ -151,22 +163,6 @@ export class EventIngest {
       operation,
       dedupeKey: hash('sha256', `${systemUser}\0${dominio}\0${nroSerie}\0${codigo}\0${eventTime.epochMs}.${eventTime.subMsTicks}\0${e.Latitud}\0${e.Longitud}`, 'base64'),
     };
-  }
-
-  /** Token bucket per provider with one second of burst; disabled when the rate is 0. */
-  private takeToken(systemUser: string, now: number): boolean {
-    const rate = this.options.rateLimitEventsPerSecond;
-    if (rate <= 0) return true;
-    let bucket = this.buckets.get(systemUser);
-    if (bucket === undefined) {
-      bucket = { tokens: rate, at: now };
-      this.buckets.set(systemUser, bucket);
-    }
-    bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) / 1000) * rate);
-    bucket.at = now;
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
   }
 }
 

@@ -17,8 +17,11 @@ type ContextOf<N extends OperationName> = Operations[N]['authentication'] extend
 export type Handler<N extends OperationName> = (args: Args<N>, ctx: ContextOf<N>) => Promise<Result<N>>;
 export type Handlers = { [N in OperationName]: Handler<N> };
 
+/** What the operation layer uses of the backends (all a front-end thread has of them, gateway/threads/). */
+export type ServiceBackends = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'eventLog'>;
+
 export interface HandlerDeps {
-  backends: Backends;
+  backends: ServiceBackends;
   config: Config;
   auth: Authenticator;
   sessions: Sessions;

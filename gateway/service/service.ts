@@ -1,11 +1,12 @@
 import { findOperation, type Answer, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
-import { BackendUnavailableError, type Backends, type Provider } from '../../shared/backends/types.js';
+import { BackendUnavailableError, type Provider } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { Authenticator } from './auth.js';
 import { Faults, type AuthenticatedCall, type CallContext } from './context.js';
 import { EventIngest, ResultCode } from './events.js';
-import { createHandlers, type Handlers } from './handlers.js';
+import { createHandlers, type Handlers, type ServiceBackends } from './handlers.js';
+import type { RateLimiter } from './rate-limit.js';
 import { OperationLimits } from './limits.js';
 import { Sessions } from './sessions.js';
 
@@ -40,9 +41,9 @@ export class OperationService {
   private readonly sessions: Sessions;
 
   constructor(
-    private readonly backends: Backends,
+    private readonly backends: ServiceBackends,
     config: Config,
-    options: { metrics?: Metrics } = {},
+    options: { metrics?: Metrics; rateLimiter?: RateLimiter } = {},
   ) {
     this.auth = new Authenticator(backends, config, options.metrics);
     this.sessions = new Sessions(backends.sessions, config.sessionTimeoutMs);
@@ -51,6 +52,7 @@ export class OperationService {
       rateLimitEventsPerSecond: config.rateLimitEventsPerSecond,
       appendTimeoutMs: config.appendTimeoutMs,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
     });
     const handlers = createHandlers({ backends, config, auth: this.auth, sessions: this.sessions, ingest });
     for (const name of Object.keys(handlers) as (keyof Handlers)[]) {

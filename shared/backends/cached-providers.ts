@@ -3,7 +3,9 @@ import type { Provider, ProviderPatch, ProviderStore } from './types.js';
 /**
  * Providers are read on every Login-prefixed call and change rarely. This keeps each one for
  * `ttlMs`; writes through this store invalidate at once, so a single process (embedded mode)
- * always sees its own changes, and other gateways' changes show within `ttlMs`.
+ * always sees its own changes, and other gateways' changes show within `ttlMs`. A gateway with
+ * several front-end threads has one of these per thread: `announce` tells the others about each
+ * write, and they call `invalidate` (gateway/threads/provider-invalidation.ts).
  */
 export class CachedProviderStore implements ProviderStore {
   private readonly cache = new Map<string, { provider: Provider | null; until: number }>();
@@ -13,7 +15,13 @@ export class CachedProviderStore implements ProviderStore {
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxEntries = 100_000,
+    private readonly announce: (systemUser: string) => void = () => {},
   ) {}
+
+  /** Forgets the cached record: another thread of this process changed it. */
+  invalidate(systemUser: string): void {
+    this.cache.delete(systemUser);
+  }
 
   async get(systemUser: string): Promise<Provider | null> {
     if (this.ttlMs <= 0) return this.inner.get(systemUser);
@@ -29,14 +37,21 @@ export class CachedProviderStore implements ProviderStore {
 
   async create(provider: Provider): Promise<Provider | null> {
     this.cache.delete(provider.systemUser);
-    return this.inner.create(provider);
+    try {
+      return await this.inner.create(provider);
+    } finally {
+      this.announce(provider.systemUser);
+    }
   }
 
   async update(systemUser: string, patch: ProviderPatch, now: number): Promise<Provider | null> {
     this.cache.delete(systemUser);
-    const updated = await this.inner.update(systemUser, patch, now);
-    this.cache.delete(systemUser);
-    return updated;
+    try {
+      return await this.inner.update(systemUser, patch, now);
+    } finally {
+      this.cache.delete(systemUser);
+      this.announce(systemUser);
+    }
   }
 
   list(): Promise<Provider[]> {
@@ -45,8 +60,11 @@ export class CachedProviderStore implements ProviderStore {
 
   async delete(systemUser: string): Promise<boolean> {
     this.cache.delete(systemUser);
-    const deleted = await this.inner.delete(systemUser);
-    this.cache.delete(systemUser);
-    return deleted;
+    try {
+      return await this.inner.delete(systemUser);
+    } finally {
+      this.cache.delete(systemUser);
+      this.announce(systemUser);
+    }
   }
 }

@@ -7,6 +7,7 @@ import type { Backends } from '../../shared/backends/types.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { startApplication, type Application } from '../../gateway/app.js';
+import { SharedClock } from '../../gateway/threads/clock.js';
 
 export const NS = 'http://tempuri.org/';
 export const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -26,7 +27,14 @@ export interface Reply {
 
 /** The real server on ephemeral ports over a temporary DATA_DIR, with a controllable clock. */
 export class TestApp {
-  now = T0;
+  /** The time every front-end thread of the server reads (GATEWAY_THREADS defaults to the cores). */
+  readonly sharedClock = SharedClock.create(T0);
+  get now(): number {
+    return this.sharedClock.now();
+  }
+  set now(ms: number) {
+    this.sharedClock.set(ms);
+  }
   readonly clock = (): number => this.now;
   app!: Application;
   config!: Config;
@@ -49,7 +57,7 @@ export class TestApp {
     t.app = await startApplication({
       config: t.config,
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, capture),
-      clock: t.clock,
+      clock: t.sharedClock,
       port: 0,
       adminPort: 0,
       ...(backends ? { backends: await backends(t.config) } : {}),

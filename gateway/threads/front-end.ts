@@ -1,0 +1,73 @@
+/**
+ * One front-end thread (GATEWAY_THREADS > 1): uWebSockets.js on the shared port, the bindings and
+ * the operation layer, exactly as on the main thread, with the backends replaced by calls to the
+ * main thread's (shared-state.ts). Started by pool.ts through protocol.ts's bootstrap.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { CachedProviderStore } from '../../shared/backends/cached-providers.js';
+import { createLogger } from '../../shared/logger.js';
+import { Metrics } from '../../shared/metrics.js';
+import { startGateway, type GatewayServer } from '../server.js';
+import { OperationService } from '../service/service.js';
+import { SharedClock } from './clock.js';
+import type { FromFrontEnd, FrontEndData, ToFrontEnd } from './protocol.js';
+import { ProviderInvalidation } from './provider-invalidation.js';
+import { encodeError, RpcClient } from './rpc.js';
+import { remoteState } from './shared-state.js';
+
+if (parentPort === null) throw new Error('gateway/threads/front-end.ts runs as a worker thread (pool.ts starts it).');
+const control = parentPort;
+const data = workerData as FrontEndData;
+const { config } = data;
+const post = (message: FromFrontEnd): void => control.postMessage(message);
+
+// Log lines go to the main thread, which writes them with its own logger (one stream, one format).
+const logger = createLogger(config.logLevel, 'gateway', { write: (line: string) => post({ type: 'log', line }) }).child({ thread: data.index });
+const clock = data.clock === null ? Date.now : SharedClock.attach(data.clock).now;
+const rpc = new RpcClient(data.rpc);
+const shared = remoteState(rpc);
+let invalidation: ProviderInvalidation | null = null;
+const providers = new CachedProviderStore(shared.providers, config.providerCacheMs, clock, undefined, (systemUser) => invalidation?.announce(systemUser));
+invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
+// No process metrics here: the main thread's registry has them once for the whole process.
+const metrics = new Metrics({ defaults: false });
+const service = new OperationService(
+  { providers, lockouts: shared.lockouts, sessions: shared.sessions, commands: shared.commands, trips: shared.trips, eventLog: { append: (events) => shared.eventLog.append(events), close: async () => {} } },
+  config,
+  { metrics, rateLimiter: shared.rateLimiter },
+);
+
+let gateway: GatewayServer | null = null;
+let stopping: Promise<void> | null = null;
+
+/** Stops accepting, lets in-flight requests finish (up to graceMs), then lets the thread end. */
+function stop(graceMs: number): Promise<void> {
+  stopping ??= (async () => {
+    await gateway?.close(graceMs);
+    rpc.close();
+    invalidation?.close();
+    control.close();
+  })();
+  return stopping;
+}
+
+control.on('message', (message: ToFrontEnd) => {
+  if (message.type === 'metrics') {
+    metrics.registry.getMetricsAsJSON().then((json) => post({ type: 'metrics', id: message.id, json }));
+  } else if (message.type === 'close') {
+    void stop(message.graceMs);
+  }
+});
+
+// A thread must not end while uWS holds sockets (Node aborts the process), and an exception that
+// escaped a request's own handling is a bug: report it, close the sockets, let the main thread
+// stop the gateway (a crash is fatal, pool.ts).
+const fatal = (err: unknown): void => {
+  post({ type: 'fatal', error: encodeError(err instanceof Error ? Object.assign(new Error(err.stack ?? err.message), { name: err.name }) : err) });
+  void stop(0);
+};
+process.on('uncaughtException', fatal);
+process.on('unhandledRejection', fatal);
+
+gateway = await startGateway({ config, service, logger, clock, metrics, port: data.port });
+post({ type: 'ready' });

@@ -1,0 +1,174 @@
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { BOOTSTRAP, type FromFrontEnd, type FrontEndData, type ToFrontEnd } from './protocol.js';
+import { decodeError, serveCalls } from './rpc.js';
+import { stateHandlers, type SharedState } from './shared-state.js';
+
+/**
+ * The front-end threads beside the main thread's own (GATEWAY_THREADS - 1 of them): each runs
+ * front-end.ts on the shared port and calls the main thread for the shared state. Their log lines
+ * arrive here and are written by the main thread's logger; their metrics are collected on demand.
+ *
+ * A thread that fails is fatal for the gateway: `failed` resolves, and the process shuts down
+ * gracefully and exits non-zero (shared/process.ts), for the supervisor to restart it. An escaped
+ * exception in a front end is a bug that a restarted thread would meet again, and the shared state
+ * it used lives on, so restarting the thread alone would hide it.
+ */
+export interface FrontEndPoolOptions {
+  config: Config;
+  logger: Logger;
+  state: SharedState;
+  /** Threads to start, each listening on `port`. */
+  threads: number;
+  port: number;
+  clock: BigInt64Array | null;
+  invalidation: string;
+  /** The front end's module; default front-end.ts beside this file (tests start others). */
+  entry?: URL;
+}
+
+const LEVELS: Readonly<Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'>> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
+
+/** How long a closing thread may take beyond the requests' grace before it is terminated. */
+const EXIT_SLACK_MS = 5_000;
+
+class FrontEndThread {
+  private nextId = 1;
+  private readonly metricsWaiters = new Map<number, (json: object[]) => void>();
+  readonly exited: Promise<number>;
+
+  constructor(
+    readonly index: number,
+    readonly worker: Worker,
+    private readonly logger: Logger,
+    onFatal: (err: Error) => void,
+    onReady: () => void,
+  ) {
+    this.exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.on('message', (message: FromFrontEnd) => {
+      if (message.type === 'log') this.relay(message.line);
+      else if (message.type === 'metrics') {
+        this.metricsWaiters.get(message.id)?.(message.json);
+        this.metricsWaiters.delete(message.id);
+      } else if (message.type === 'ready') onReady();
+      else onFatal(decodeError(message.error));
+    });
+    worker.on('error', onFatal);
+    void this.exited.then((code) => {
+      for (const waiter of this.metricsWaiters.values()) waiter([]);
+      this.metricsWaiters.clear();
+      if (code !== 0) onFatal(new Error(`front-end thread ${index} exited with code ${code}`));
+    });
+  }
+
+  send(message: ToFrontEnd): void {
+    this.worker.postMessage(message);
+  }
+
+  /** This thread's metrics as prom-client JSON; nothing once it has ended. */
+  metrics(): Promise<object[]> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.metricsWaiters.set(id, resolve);
+      this.send({ type: 'metrics', id });
+    });
+  }
+
+  /** Writes a front end's pino line through the main logger, keeping its fields and level. */
+  private relay(line: string): void {
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      this.logger.warn({ line }, 'unreadable log line from a front-end thread');
+      return;
+    }
+    const { level, msg, time: _time, pid: _pid, hostname: _hostname, name: _name, ...fields } = entry;
+    const method = LEVELS[typeof level === 'number' ? level : 30] ?? 'info';
+    this.logger[method](fields, typeof msg === 'string' ? msg : '');
+  }
+}
+
+export class FrontEndPool {
+  private constructor(
+    private readonly threads: FrontEndThread[],
+    /** Resolves with the first thread failure (never rejects). */
+    readonly failed: Promise<Error>,
+  ) {}
+
+  /** Starts the threads and resolves once each is listening; a thread that cannot start stops them all. */
+  static async start(options: FrontEndPoolOptions): Promise<FrontEndPool> {
+    const handlers = stateHandlers(options.state);
+    const entry = options.entry ?? new URL(`./front-end${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    const tsx = entry.pathname.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
+    let reportFailure: (err: Error) => void = () => {};
+    const failed = new Promise<Error>((resolve) => (reportFailure = resolve));
+    let failure: Error | null = null;
+    const onFatal = (err: Error): void => {
+      if (failure !== null) return;
+      failure = err;
+      options.logger.fatal({ err }, 'a front-end thread failed; the gateway stops');
+      reportFailure(err);
+    };
+
+    const threads: FrontEndThread[] = [];
+    const ready: Promise<void>[] = [];
+    for (let index = 1; index <= options.threads; index++) {
+      const channel = new MessageChannel();
+      serveCalls(channel.port1, handlers);
+      const data: FrontEndData = {
+        entry: entry.href,
+        tsx,
+        index,
+        config: options.config,
+        port: options.port,
+        rpc: channel.port2,
+        clock: options.clock,
+        invalidation: options.invalidation,
+      };
+      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, transferList: [channel.port2] });
+      let markReady: () => void = () => {};
+      ready.push(new Promise<void>((resolve) => (markReady = resolve)));
+      const thread = new FrontEndThread(index, worker, options.logger.child({ thread: index }), onFatal, () => markReady());
+      threads.push(thread);
+      // The main thread's end of the channel lives as long as the thread.
+      void thread.exited.then(() => channel.port1.close());
+    }
+    const pool = new FrontEndPool(threads, failed);
+    const started = await Promise.race([Promise.all(ready).then(() => null), failed]);
+    if (started !== null) {
+      await pool.close(0);
+      throw started;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** Each thread's metrics (prom-client JSON), for the main thread to aggregate. */
+  metrics(): Promise<object[][]> {
+    return Promise.all(this.threads.map((t) => t.metrics()));
+  }
+
+  /** Stops every thread: no new connections, in-flight requests finish (up to graceMs), then they end. */
+  async close(graceMs = 10_000): Promise<void> {
+    await Promise.all(
+      this.threads.map(async (thread) => {
+        thread.send({ type: 'close', graceMs });
+        const timer = setTimeout(() => void thread.worker.terminate(), graceMs + EXIT_SLACK_MS);
+        await thread.exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}

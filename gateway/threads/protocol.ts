@@ -1,0 +1,48 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { Config } from '../../shared/config.js';
+import type { WireError } from './rpc.js';
+
+/** What a front-end thread is started with (workerData). */
+export interface FrontEndData {
+  /** The module the bootstrap imports (front-end.js, or front-end.ts under tsx/vitest). */
+  entry: string;
+  /** URL of tsx's ESM register API, when the entry is TypeScript; null for the compiled build. */
+  tsx: string | null;
+  /** 1..GATEWAY_THREADS-1 (the main thread is front end 0). */
+  index: number;
+  config: Config;
+  /** The port every front end listens on (SO_REUSEPORT). */
+  port: number;
+  /** Calls into the shared state (rpc.ts). */
+  rpc: MessagePort;
+  /** The test clock's cell (clock.ts); null: Date.now. */
+  clock: BigInt64Array | null;
+  /** BroadcastChannel name of this gateway's provider-cache invalidations. */
+  invalidation: string;
+}
+
+/** Main thread → front end. */
+export type ToFrontEnd = { type: 'metrics'; id: number } | { type: 'close'; graceMs: number };
+
+/** Front end → main thread. */
+export type FromFrontEnd =
+  | { type: 'ready' }
+  | { type: 'log'; line: string }
+  | { type: 'metrics'; id: number; json: object[] }
+  /** Uncaught: the thread stopped serving (the process shuts down, see pool.ts). */
+  | { type: 'fatal'; error: WireError };
+
+/**
+ * The worker's first code, CommonJS run with `eval`, so the same file starts the thread under
+ * node (compiled build), tsx and vitest: it registers tsx's loader when the entry is TypeScript,
+ * then imports it. An error before the entry took over is reported as fatal.
+ */
+export const BOOTSTRAP = `
+const { parentPort, workerData } = require('node:worker_threads');
+(async () => {
+  if (workerData.tsx !== null) (await import(workerData.tsx)).register();
+  await import(workerData.entry);
+})().catch((error) => {
+  parentPort.postMessage({ type: 'fatal', error: { unavailable: false, name: error && error.name || 'Error', message: error && error.stack || String(error) } });
+});
+`;

@@ -4,16 +4,15 @@
  * KAFKA_BROKERS it is a distributed gateway, and with CLICKHOUSE_URL too it also runs the worker.
  * Configuration: environment variables, see README.md.
  */
-import { startApplication } from './gateway/app.js';
-import { nativeBinaryPath } from './gateway/http/uws.js';
+import { startApplication, warnOnFallback } from './gateway/app.js';
 import { Metrics } from './shared/metrics.js';
 import { runProcess, type Running } from './shared/process.js';
 import { startWorkerProcess } from './worker/process.js';
 
 runProcess('gateway', async (config, logger) => {
-  if (nativeBinaryPath() === null) logger.warn('uWebSockets.js native binary not loaded: running on the slow fallback');
   const metrics = new Metrics();
   const app = await startApplication({ config, logger, metrics });
+  warnOnFallback(app, logger);
   let worker: Running | null = null;
   if (app.mode === 'distributed' && config.clickhouseUrl !== null) {
     worker = await startWorkerProcess(config, logger, metrics, { probes: false });

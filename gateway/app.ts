@@ -101,6 +101,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       // The other threads keep their own provider caches over the store itself.
       state: { ...opened, rateLimiter },
       invalidation,
+      distributed: mode === 'distributed',
       ...(options.port === undefined ? {} : { port: options.port }),
     });
   } catch (err) {
@@ -146,4 +147,10 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       return closing;
     },
   };
+}
+
+/** uWS falls back to a slow node:http emulation, silently, where its binary does not load: say so. */
+export function warnOnFallback(app: Application, logger: Logger): void {
+  const fallback = app.gateway.nativeBinaries.flatMap((binary, thread) => (binary === null ? [thread] : []));
+  if (fallback.length > 0) logger.warn({ threads: fallback }, 'uWebSockets.js native binary not loaded: running on the slow fallback');
 }

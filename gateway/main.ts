@@ -5,15 +5,14 @@
  */
 import { ConfigurationMissing, deploymentMode } from '../shared/backends/distributed.js';
 import { runProcess } from '../shared/process.js';
-import { startApplication } from './app.js';
-import { nativeBinaryPath } from './http/uws.js';
+import { startApplication, warnOnFallback } from './app.js';
 
 runProcess('gateway', async (config, logger) => {
   if (deploymentMode(config) !== 'distributed') {
     throw new ConfigurationMissing('npm run gateway needs REDIS_URL and KAFKA_BROKERS; `npm start` runs the embedded mode.');
   }
-  if (nativeBinaryPath() === null) logger.warn('uWebSockets.js native binary not loaded: running on the slow fallback');
   const app = await startApplication({ config, logger });
+  warnOnFallback(app, logger);
   logger.info(
     { service: app.serviceUrl, wsdl: `${app.serviceUrl}?wsdl`, admin: app.admin.url, mode: app.mode, threads: app.gateway.threads },
     `gateway listening: ${app.serviceUrl} (admin ${app.admin.url})`,

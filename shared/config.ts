@@ -14,6 +14,11 @@ export interface Config {
    * thread, as before threads existed). Shared state stays on the main thread (gateway/threads/).
    */
   gatewayThreads: number;
+  /**
+   * Scale-out mode with several threads: `shared`, the other threads call Redis and Kafka through
+   * the main thread's clients; `own`, each thread opens its own, as a separate gateway would.
+   */
+  gatewayThreadClients: 'shared' | 'own';
   /** Service path, matched case-insensitively, e.g. /service.asmx or /hub/x/service.asmx. */
   servicePath: string;
   /** Service namespace; ends with a slash. */
@@ -182,10 +187,14 @@ export function loadConfig(env: Env = process.env): Config {
   const gatewayThreads = int(env, 'GATEWAY_THREADS', os.availableParallelism(), 1);
   if (gatewayThreads > MAX_GATEWAY_THREADS) throw new ConfigError(`GATEWAY_THREADS must be at most ${MAX_GATEWAY_THREADS}, got ${gatewayThreads}.`);
 
+  const threadClients = str(env, 'GATEWAY_THREAD_CLIENTS', 'shared').toLowerCase();
+  if (threadClients !== 'shared' && threadClients !== 'own') throw new ConfigError('GATEWAY_THREAD_CLIENTS must be shared or own.');
+
   const minute = 60_000;
   return {
     port: int(env, 'PORT', 8080),
     gatewayThreads,
+    gatewayThreadClients: threadClients,
     host: str(env, 'HOST', '0.0.0.0'),
     servicePath,
     namespace,

@@ -5,8 +5,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CachedProviderStore } from '../../shared/backends/cached-providers.js';
+import { openDistributedBackends } from '../../shared/backends/distributed.js';
+import type { EventRecord } from '../../shared/backends/types.js';
 import { createLogger } from '../../shared/logger.js';
 import { Metrics } from '../../shared/metrics.js';
+import { nativeBinaryPath } from '../http/uws.js';
 import { startGateway, type GatewayServer } from '../server.js';
 import { OperationService } from '../service/service.js';
 import { SharedClock } from './clock.js';
@@ -26,13 +29,18 @@ const logger = createLogger(config.logLevel, 'gateway', { write: (line: string) 
 const clock = data.clock === null ? Date.now : SharedClock.attach(data.clock).now;
 const rpc = new RpcClient(data.rpc);
 const shared = remoteState(rpc);
-let invalidation: ProviderInvalidation | null = null;
-const providers = new CachedProviderStore(shared.providers, config.providerCacheMs, clock, undefined, (systemUser) => invalidation?.announce(systemUser));
-invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
+// Scale-out with GATEWAY_THREAD_CLIENTS=own: this thread's own Redis and Kafka clients, as a
+// separate gateway process would have (ids, dedupe and sessions are safe across them).
 // No process metrics here: the main thread's registry has them once for the whole process.
 const metrics = new Metrics({ defaults: false });
+const own = data.ownClients ? await openDistributedBackends(config, logger, metrics) : null;
+const stores = own ?? shared;
+let invalidation: ProviderInvalidation | null = null;
+const providers = new CachedProviderStore(stores.providers, config.providerCacheMs, clock, undefined, (systemUser) => invalidation?.announce(systemUser));
+invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
+const eventLog = own?.eventLog ?? { append: (events: EventRecord[]) => shared.eventLog.append(events), close: async () => {} };
 const service = new OperationService(
-  { providers, lockouts: shared.lockouts, sessions: shared.sessions, commands: shared.commands, trips: shared.trips, eventLog: { append: (events) => shared.eventLog.append(events), close: async () => {} } },
+  { providers, lockouts: stores.lockouts, sessions: stores.sessions, commands: stores.commands, trips: stores.trips, eventLog },
   config,
   { metrics, rateLimiter: shared.rateLimiter },
 );
@@ -44,6 +52,8 @@ let stopping: Promise<void> | null = null;
 function stop(graceMs: number): Promise<void> {
   stopping ??= (async () => {
     await gateway?.close(graceMs);
+    // Its producer flushed: every event this thread acknowledged is in Kafka.
+    await own?.close();
     rpc.close();
     invalidation?.close();
     control.close();
@@ -70,4 +80,4 @@ process.on('uncaughtException', fatal);
 process.on('unhandledRejection', fatal);
 
 gateway = await startGateway({ config, service, logger, clock, metrics, port: data.port });
-post({ type: 'ready' });
+post({ type: 'ready', native: nativeBinaryPath() });

@@ -4,6 +4,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Metrics } from '../../shared/metrics.js';
+import { nativeBinaryPath } from '../http/uws.js';
 import type { ServiceDescription } from '../metadata/description.js';
 import { startGateway, type GatewayServer } from '../server.js';
 import type { OperationService } from '../service/service.js';
@@ -26,6 +27,8 @@ export interface FrontEnds {
   metricsText(): Promise<string>;
   /** Resolves when a front-end thread failed (never with one thread): the process must stop. */
   readonly failed: Promise<Error>;
+  /** The uWS binary each front end loaded, this thread's first (null: the slow JS fallback). */
+  readonly nativeBinaries: readonly (string | null)[];
 }
 
 export interface FrontEndsOptions {
@@ -41,6 +44,8 @@ export interface FrontEndsOptions {
   state: SharedState;
   /** BroadcastChannel name of provider-cache invalidations (provider-invalidation.ts). */
   invalidation: string;
+  /** Scale-out: the other threads may open their own Redis and Kafka clients (GATEWAY_THREAD_CLIENTS=own). */
+  distributed: boolean;
   /** Overrides config.port (0 = a free port, for tests). */
   port?: number;
 }
@@ -56,7 +61,14 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
   const threads = config.gatewayThreads;
   if (threads === 1) {
     const gateway = await startGateway({ config, service, logger, clock, metrics, description, port: requested });
-    return { port: gateway.port, threads: 1, close: (graceMs) => gateway.close(graceMs), metricsText: () => metrics.text(), failed: never };
+    return {
+      port: gateway.port,
+      threads: 1,
+      close: (graceMs) => gateway.close(graceMs),
+      metricsText: () => metrics.text(),
+      failed: never,
+      nativeBinaries: [nativeBinaryPath()],
+    };
   }
   if (options.sharedClock === null && clock !== Date.now) {
     throw new Error('A custom clock cannot reach the other front-end threads: pass a SharedClock, or set GATEWAY_THREADS=1.');
@@ -73,6 +85,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       port,
       clock: options.sharedClock?.cell ?? null,
       invalidation: options.invalidation,
+      ownClients: options.distributed && config.gatewayThreadClients === 'own',
     });
   } catch (err) {
     await gateway.close(0);
@@ -87,6 +100,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
     },
     metricsText: async () => AggregatorRegistry.aggregate([await metrics.registry.getMetricsAsJSON(), ...(await pool.metrics())]).metrics(),
     failed: pool.failed,
+    nativeBinaries: [nativeBinaryPath(), ...pool.nativeBinaries],
   };
 }
 

@@ -24,6 +24,8 @@ export interface FrontEndPoolOptions {
   port: number;
   clock: BigInt64Array | null;
   invalidation: string;
+  /** The threads open their own Redis and Kafka clients (protocol.ts). */
+  ownClients: boolean;
   /** The front end's module; default front-end.ts beside this file (tests start others). */
   entry?: URL;
 }
@@ -50,7 +52,7 @@ class FrontEndThread {
     readonly worker: Worker,
     private readonly logger: Logger,
     onFatal: (err: Error) => void,
-    onReady: () => void,
+    onReady: (native: string | null) => void,
   ) {
     this.exited = new Promise((resolve) => worker.once('exit', resolve));
     worker.on('message', (message: FromFrontEnd) => {
@@ -58,7 +60,7 @@ class FrontEndThread {
       else if (message.type === 'metrics') {
         this.metricsWaiters.get(message.id)?.(message.json);
         this.metricsWaiters.delete(message.id);
-      } else if (message.type === 'ready') onReady();
+      } else if (message.type === 'ready') onReady(message.native);
       else onFatal(decodeError(message.error));
     });
     worker.on('error', onFatal);
@@ -102,6 +104,8 @@ export class FrontEndPool {
     private readonly threads: FrontEndThread[],
     /** Resolves with the first thread failure (never rejects). */
     readonly failed: Promise<Error>,
+    /** The uWS binary each thread loaded, in thread order (null: the slow JS fallback). */
+    readonly nativeBinaries: readonly (string | null)[],
   ) {}
 
   /** Starts the threads and resolves once each is listening; a thread that cannot start stops them all. */
@@ -120,7 +124,7 @@ export class FrontEndPool {
     };
 
     const threads: FrontEndThread[] = [];
-    const ready: Promise<void>[] = [];
+    const ready: Promise<string | null>[] = [];
     for (let index = 1; index <= options.threads; index++) {
       const channel = new MessageChannel();
       serveCalls(channel.port1, handlers);
@@ -133,18 +137,19 @@ export class FrontEndPool {
         rpc: channel.port2,
         clock: options.clock,
         invalidation: options.invalidation,
+        ownClients: options.ownClients,
       };
       const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, transferList: [channel.port2] });
-      let markReady: () => void = () => {};
-      ready.push(new Promise<void>((resolve) => (markReady = resolve)));
-      const thread = new FrontEndThread(index, worker, options.logger.child({ thread: index }), onFatal, () => markReady());
+      let markReady: (native: string | null) => void = () => {};
+      ready.push(new Promise<string | null>((resolve) => (markReady = resolve)));
+      const thread = new FrontEndThread(index, worker, options.logger.child({ thread: index }), onFatal, (native) => markReady(native));
       threads.push(thread);
       // The main thread's end of the channel lives as long as the thread.
       void thread.exited.then(() => channel.port1.close());
     }
-    const pool = new FrontEndPool(threads, failed);
-    const started = await Promise.race([Promise.all(ready).then(() => null), failed]);
-    if (started !== null) {
+    const started = await Promise.race([Promise.all(ready), failed]);
+    const pool = new FrontEndPool(threads, failed, Array.isArray(started) ? started : []);
+    if (started instanceof Error) {
       await pool.close(0);
       throw started;
     }

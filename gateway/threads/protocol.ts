@@ -19,6 +19,8 @@ export interface FrontEndData {
   clock: BigInt64Array | null;
   /** BroadcastChannel name of this gateway's provider-cache invalidations. */
   invalidation: string;
+  /** Scale-out, GATEWAY_THREAD_CLIENTS=own: the thread opens its own Redis and Kafka clients. */
+  ownClients: boolean;
 }
 
 /** Main thread → front end. */
@@ -26,7 +28,8 @@ export type ToFrontEnd = { type: 'metrics'; id: number } | { type: 'close'; grac
 
 /** Front end → main thread. */
 export type FromFrontEnd =
-  | { type: 'ready' }
+  /** Listening; `native` is the uWS binary the thread loaded (null: the slow JS fallback). */
+  | { type: 'ready'; native: string | null }
   | { type: 'log'; line: string }
   | { type: 'metrics'; id: number; json: object[] }
   /** Uncaught: the thread stopped serving (the process shuts down, see pool.ts). */

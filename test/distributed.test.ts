@@ -129,7 +129,7 @@ describe('distributed mode', () => {
   });
 
   it('metrics: Kafka sends and batch sizes on the gateway, batches and lag on the worker', async () => {
-    const gateway = await c.gw1.app.metrics.text();
+    const gateway = await c.gw1.app.metricsText();
     const count = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
     expect(count(gateway, 'gateway_kafka_send_seconds_count')).toBeGreaterThan(0);
     expect(count(gateway, 'gateway_event_publish_batch_size_count')).toBeGreaterThan(0);

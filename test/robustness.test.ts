@@ -46,8 +46,10 @@ describe('robustness', () => {
     expect(r.text).toContain('<LoginResult>true</LoginResult>');
   };
 
-  it('uses the native uWebSockets.js binary, not the JS fallback', () => {
+  it('uses the native uWebSockets.js binary, not the JS fallback, on every front-end thread', () => {
     expect(nativeBinaryPath()).toMatch(/uws_linux_x64_\d+\.node$/);
+    expect(t.app.gateway.nativeBinaries).toHaveLength(t.config.gatewayThreads);
+    for (const binary of t.app.gateway.nativeBinaries) expect(binary).toMatch(/uws_linux_x64_\d+\.node$/);
   });
 
   it.each([

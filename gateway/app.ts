@@ -78,10 +78,12 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   let announcer: ProviderInvalidation | null = null;
   const providers = new CachedProviderStore(opened.providers, config.providerCacheMs, clock, undefined, (systemUser) => announcer?.announce(systemUser));
   if (config.gatewayThreads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
+  let frontEnds: FrontEnds | null = null;
   const backends: Backends = {
     ...opened,
     providers,
-    healthy: () => opened.healthy(),
+    // With GATEWAY_THREAD_CLIENTS=own the other threads' Redis and Kafka clients count too.
+    healthy: async () => (await opened.healthy()) && (frontEnds === null || (await frontEnds.healthy())),
     close: () => opened.close(),
   };
   readinessGauge(metrics, 'gateway_ready', 'Whether every backend answers (1) or not (0): the check /readyz makes', () => backends.healthy());
@@ -90,7 +92,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   const service = new OperationService(backends, config, { metrics, rateLimiter });
   let gateway: FrontEnds;
   try {
-    gateway = await startFrontEnds({
+    gateway = frontEnds = await startFrontEnds({
       config,
       logger,
       service,

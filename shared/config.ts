@@ -15,8 +15,9 @@ export interface Config {
    */
   gatewayThreads: number;
   /**
-   * Scale-out mode with several threads: `shared`, the other threads call Redis and Kafka through
-   * the main thread's clients; `own`, each thread opens its own, as a separate gateway would.
+   * Scale-out mode with several threads: `own` (default), each thread opens its own Redis and
+   * Kafka clients, as a separate gateway would; `shared`, the other threads call them through the
+   * main thread's clients (which then does most of every request's work: docs/architecture.md).
    */
   gatewayThreadClients: 'shared' | 'own';
   /** Service path, matched case-insensitively, e.g. /service.asmx or /hub/x/service.asmx. */
@@ -187,7 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
   const gatewayThreads = int(env, 'GATEWAY_THREADS', os.availableParallelism(), 1);
   if (gatewayThreads > MAX_GATEWAY_THREADS) throw new ConfigError(`GATEWAY_THREADS must be at most ${MAX_GATEWAY_THREADS}, got ${gatewayThreads}.`);
 
-  const threadClients = str(env, 'GATEWAY_THREAD_CLIENTS', 'shared').toLowerCase();
+  const threadClients = str(env, 'GATEWAY_THREAD_CLIENTS', 'own').toLowerCase();
   if (threadClients !== 'shared' && threadClients !== 'own') throw new ConfigError('GATEWAY_THREAD_CLIENTS must be shared or own.');
 
   const minute = 60_000;

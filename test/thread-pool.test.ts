@@ -60,6 +60,7 @@ describe('a front-end thread that fails', () => {
     expect(logs.some((l) => l.includes('a front-end thread failed; the gateway stops') && l.includes('boom from a front-end thread'))).toBe(true);
     // Its sockets are closed: the port is free for a new listener without SO_REUSEPORT.
     await pool.close(1000);
+    expect(await pool.healthy()).toBe(false);
     await new Promise<void>((resolve, reject) => {
       const server = net.createServer().once('error', reject).listen(port, '127.0.0.1', () => server.close(() => resolve()));
     });

@@ -1,7 +1,7 @@
 /**
- * GATEWAY_THREADS in the scale-out mode, against the real Redis and Kafka: with the threads
- * calling Redis and Kafka through the main thread's clients (GATEWAY_THREAD_CLIENTS=shared, the
- * default) and with each thread's own clients (own). Calls go over connections of their own, so
+ * GATEWAY_THREADS in the scale-out mode, against the real Redis and Kafka: with each thread's
+ * own clients (GATEWAY_THREAD_CLIENTS=own, the default) and with the threads calling Redis and
+ * Kafka through the main thread's clients (shared). Calls go over connections of their own, so
  * they land on both threads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +79,10 @@ describe.each(['shared', 'own'])('two front-end threads, scale-out, GATEWAY_THRE
     await t.provider('locky', 'secret-1');
   });
   afterAll(() => t.stop());
+
+  it('ready: every thread serves and answers', async () => {
+    expect((await fetch(`${t.app.admin.url}/readyz`)).status).toBe(200);
+  });
 
   it('a session opened on one thread is live on every thread', async () => {
     const cookies = await Promise.all(Array.from({ length: SPREAD }, () => freshSoap11(t, 'Login', xmlParams(credentials())).then(sessionCookie)));

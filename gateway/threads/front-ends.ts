@@ -25,6 +25,8 @@ export interface FrontEnds {
   close(graceMs?: number): Promise<void>;
   /** Prometheus text of `metrics` with every other thread's counts added. */
   metricsText(): Promise<string>;
+  /** The other threads serve and their own backends answer (GATEWAY_THREAD_CLIENTS=own); part of readiness. */
+  healthy(): Promise<boolean>;
   /** Resolves when a front-end thread failed (never with one thread): the process must stop. */
   readonly failed: Promise<Error>;
   /** The uWS binary each front end loaded, this thread's first (null: the slow JS fallback). */
@@ -66,6 +68,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       threads: 1,
       close: (graceMs) => gateway.close(graceMs),
       metricsText: () => metrics.text(),
+      healthy: async () => true,
       failed: never,
       nativeBinaries: [nativeBinaryPath()],
     };
@@ -99,6 +102,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       await Promise.all([gateway.close(graceMs), pool.close(graceMs)]);
     },
     metricsText: async () => AggregatorRegistry.aggregate([await metrics.registry.getMetricsAsJSON(), ...(await pool.metrics())]).metrics(),
+    healthy: () => pool.healthy(),
     failed: pool.failed,
     nativeBinaries: [nativeBinaryPath(), ...pool.nativeBinaries],
   };

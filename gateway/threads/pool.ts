@@ -45,7 +45,9 @@ const EXIT_SLACK_MS = 5_000;
 class FrontEndThread {
   private nextId = 1;
   private readonly metricsWaiters = new Map<number, (json: object[]) => void>();
+  private readonly healthWaiters = new Map<number, (ok: boolean) => void>();
   readonly exited: Promise<number>;
+  private ended = false;
 
   constructor(
     readonly index: number,
@@ -60,13 +62,19 @@ class FrontEndThread {
       else if (message.type === 'metrics') {
         this.metricsWaiters.get(message.id)?.(message.json);
         this.metricsWaiters.delete(message.id);
+      } else if (message.type === 'health') {
+        this.healthWaiters.get(message.id)?.(message.ok);
+        this.healthWaiters.delete(message.id);
       } else if (message.type === 'ready') onReady(message.native);
       else onFatal(decodeError(message.error));
     });
     worker.on('error', onFatal);
     void this.exited.then((code) => {
+      this.ended = true;
       for (const waiter of this.metricsWaiters.values()) waiter([]);
       this.metricsWaiters.clear();
+      for (const waiter of this.healthWaiters.values()) waiter(false);
+      this.healthWaiters.clear();
       if (code !== 0) onFatal(new Error(`front-end thread ${index} exited with code ${code}`));
     });
   }
@@ -77,10 +85,21 @@ class FrontEndThread {
 
   /** This thread's metrics as prom-client JSON; nothing once it has ended. */
   metrics(): Promise<object[]> {
+    if (this.ended) return Promise.resolve([]);
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.metricsWaiters.set(id, resolve);
       this.send({ type: 'metrics', id });
+    });
+  }
+
+  /** Whether the thread serves and its own backends (if any) answer; false once it has ended. */
+  healthy(): Promise<boolean> {
+    if (this.ended) return Promise.resolve(false);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.healthWaiters.set(id, resolve);
+      this.send({ type: 'health', id });
     });
   }
 
@@ -163,6 +182,11 @@ export class FrontEndPool {
   /** Each thread's metrics (prom-client JSON), for the main thread to aggregate. */
   metrics(): Promise<object[][]> {
     return Promise.all(this.threads.map((t) => t.metrics()));
+  }
+
+  /** Every thread serves and its own backends answer (readiness). */
+  async healthy(): Promise<boolean> {
+    return (await Promise.all(this.threads.map((t) => t.healthy()))).every(Boolean);
   }
 
   /** Stops every thread: no new connections, in-flight requests finish (up to graceMs), then they end. */

@@ -24,7 +24,7 @@ export interface FrontEndData {
 }
 
 /** Main thread → front end. */
-export type ToFrontEnd = { type: 'metrics'; id: number } | { type: 'close'; graceMs: number };
+export type ToFrontEnd = { type: 'metrics'; id: number } | { type: 'health'; id: number } | { type: 'close'; graceMs: number };
 
 /** Front end → main thread. */
 export type FromFrontEnd =
@@ -32,6 +32,8 @@ export type FromFrontEnd =
   | { type: 'ready'; native: string | null }
   | { type: 'log'; line: string }
   | { type: 'metrics'; id: number; json: object[] }
+  /** Whether the thread's own backends answer (GATEWAY_THREAD_CLIENTS=own; otherwise always true). */
+  | { type: 'health'; id: number; ok: boolean }
   /** Uncaught: the thread stopped serving (the process shuts down, see pool.ts). */
   | { type: 'fatal'; error: WireError };
 

@@ -84,6 +84,13 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     providers,
     // With GATEWAY_THREAD_CLIENTS=own the other threads' Redis and Kafka clients count too.
     healthy: async () => (await opened.healthy()) && (frontEnds === null || (await frontEnds.healthy())),
+    // ...and name themselves when they fail (the reason /readyz and the overview give).
+    status: async () => {
+      const status = await opened.status();
+      if (frontEnds === null || (await frontEnds.healthy())) return status;
+      const detail = 'a front-end thread is not serving, or its own Redis or Kafka clients do not answer';
+      return { ...status, checks: [...status.checks, { name: 'front-end threads', ok: false, detail }] };
+    },
     close: () => opened.close(),
   };
   readinessGauge(metrics, 'gateway_ready', 'Whether every backend answers (1) or not (0): the check /readyz makes', () => backends.healthy());

@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { action, clientOf, eventId, positiveInt } from './common.js';
-import { addCommandOperations, addOperatorCommands, addProviderDelete, followEvents } from './operators.js';
+import { addCommandOperations, addOperatorCommands, addProviderDelete, followEvents, stateArg } from './operators.js';
 
 /** `--password -` reads the password from stdin (one line; a trailing newline is dropped). */
 async function passwordArg(value: string): Promise<string> {
@@ -106,7 +106,7 @@ function buildProgram(): Command {
     .command('list [systemUser]')
     .description("a provider's commands with state and history; without one, every provider's, newest first, a page at a time")
     .option('--provider <systemUser>', 'only this provider (paged)')
-    .option('--state <state>', 'only commands in this state: pending, in_process, succeeded, failed, expired, cancelled')
+    .option('--state <state>', 'only commands in this state: pending, in_process, succeeded, failed, expired, cancelled', stateArg)
     .option('--limit <n>', 'page size (default 100, max 1000)', positiveInt)
     .option('--before-numero <n>', 'the page below this NUMERO (nextBeforeNumero of the previous page)', positiveInt)
     .action(

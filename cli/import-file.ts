@@ -37,11 +37,16 @@ const FALSE = new Set(['false', '0', 'no', 'n', 'f']);
 function booleanOf(value: unknown, column: string): boolean | undefined {
   if (typeof value === 'boolean') return value;
   if (value === null || value === undefined) return undefined;
-  const text = String(value).trim().toLowerCase();
+  const text = textOf(value).trim().toLowerCase();
   if (text === '') return undefined;
   if (TRUE.has(text)) return true;
   if (FALSE.has(text)) return false;
-  throw new Error(`${column} must be true or false (or 1/0, yes/no), got "${String(value)}".`);
+  throw new Error(`${column} must be true or false (or 1/0, yes/no), got "${textOf(value)}".`);
+}
+
+/** A cell as text: CSV cells are strings already; JSON values other than scalars show as JSON. */
+function textOf(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' ? String(value) : JSON.stringify(value);
 }
 
 /** One record as the API wants it: known columns only, empty optional values left out, booleans converted. */

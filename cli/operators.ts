@@ -1,11 +1,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { action, clientOf, eventId, positiveInt } from './common.js';
+import { action, clientOf, positiveInt } from './common.js';
 import { ImportFileError } from './import-file.js';
 import { importFile } from './import.js';
 
 const STATES = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 
-function stateArg(value: string): string {
+/** `commands list --state`: refused before any request when it is not a state the store knows. */
+export function stateArg(value: string): string {
   if (!STATES.includes(value)) throw new InvalidArgumentError(`must be one of ${STATES.join(', ')}.`);
   return value;
 }
@@ -95,7 +96,7 @@ export function addOperatorCommands(program: Command): void {
             if (summary.failed > 0) process.exitCode = 1;
             return summary;
           } catch (err) {
-            if (err instanceof ImportFileError) throw new Error(`${file}: ${err.message} Nothing was imported.`);
+            if (err instanceof ImportFileError) throw new Error(`${file}: ${err.message} Nothing was imported.`, { cause: err });
             throw err;
           }
         }),

@@ -71,7 +71,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
       ex.send(Status.ok, TEXT_XML, metadataDocs.disco(opts.serviceUrl));
     } else if (ql.startsWith('op=')) {
       const operation = decodeComponent(q.slice(3).split('&')[0] ?? '');
-      if (operation === null) return badEscape(ex);
+      if (operation === null) { badEscape(ex); return; }
       const page = renderOperationPage({ ...opts, operation });
       if (page === null) ex.send(Status.notFound, TEXT_PLAIN, 'Unknown operation.\r\n');
       else ex.send(Status.ok, 'text/html; charset=utf-8', page);
@@ -129,7 +129,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
               (app as typeof app & { close(): void }).close();
               resolve();
             };
-            if (open.size === 0) return done();
+            if (open.size === 0) { done(); return; }
             const timer = setTimeout(done, graceMs);
             drained = () => {
               clearTimeout(timer);

@@ -25,11 +25,11 @@ export type ProbeReply =
   | { status: 200; text: string; contentType: string };
 
 export interface ProbeHandlers {
-  healthz(): Promise<ProbeReply>;
+  healthz: () => Promise<ProbeReply>;
   /** Never fails: a check that throws is a not-ready answer with the error as its reason. */
-  readyz(): Promise<ProbeReply>;
+  readyz: () => Promise<ProbeReply>;
   /** Fails as `metrics` does (the server answers 500, or 404 where metrics are off). */
-  metrics(): Promise<ProbeReply>;
+  metrics: () => Promise<ProbeReply>;
 }
 
 const OK = { status: 200, json: { status: 'ok' } } as const;

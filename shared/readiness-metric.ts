@@ -11,7 +11,7 @@ export function readinessGauge(metrics: Metrics, name: string, help: string, rea
     help,
     registers: [metrics.registry],
     async collect() {
-      let ok = false;
+      let ok: boolean;
       try {
         ok = await ready();
       } catch {

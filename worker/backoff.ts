@@ -46,7 +46,7 @@ export async function retry<T>(fn: () => Promise<T>, options: RetryOptions): Pro
 export function sleep(ms: number, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    wake?.then(() => {
+    void wake?.then(() => {
       clearTimeout(timer);
       resolve();
     });

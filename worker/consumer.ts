@@ -132,6 +132,7 @@ export class ConsumerSupervisor {
         return;
       } catch (error) {
         await this.discard();
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() may have run during the await
         if (this.stopped) return;
         if (!(error instanceof TopicNotReadyError) && !isRetriableKafkaError(error)) {
           this.fail(error);

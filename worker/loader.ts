@@ -100,8 +100,14 @@ export class Loader {
     return this.state === 'running';
   }
 
+  /** A method, not an inline comparison: abort() changes the state while drain() awaits. */
+  private isDraining(): boolean {
+    return this.state === 'draining';
+  }
+
   // ---- reading ------------------------------------------------------------------------------
 
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, not methods that need `this`
   async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     for (const message of batch.messages) {
       if (this.buffer.length >= this.options.maxBuffered && !(await this.waitForRoom(heartbeat, isStale))) break;
@@ -172,7 +178,7 @@ export class Loader {
       topic: this.options.topic,
       partition,
       offset: message.offset,
-      key: message.key === null || message.key === undefined ? null : message.key.toString('utf8'),
+      key: message.key?.toString('utf8') ?? null,
       reason,
       at: Date.now(),
       value: message.value ?? Buffer.alloc(0),
@@ -351,10 +357,10 @@ export class Loader {
       if (flushing === null) break;
       await Promise.race([flushing, this.wake.promise]);
       // The wake promise stays resolved once woken: stop looping on it (deadline, or abort()).
-      if (Date.now() >= this.drainDeadline || this.state !== 'draining') break;
+      if (Date.now() >= this.drainDeadline || !this.isDraining()) break;
     }
     clearTimeout(deadline);
-    if (this.state === 'draining') this.state = 'stopped';
+    if (this.isDraining()) this.state = 'stopped';
     return this.buffer.length;
   }
 

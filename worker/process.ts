@@ -40,7 +40,7 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
   const probesUrl = probes?.url ?? null;
   try {
     const redis = await openRedisStores({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger: logger.child({ component: 'redis' }) });
-    redisHealthy = redis.healthy;
+    redisHealthy = () => redis.healthy();
     try {
       worker = await createWorker(
         workerOptionsFromConfig(config, {

@@ -51,7 +51,7 @@ function storageSet(storage: Storage, key: string, value: string | null): void {
   }
 }
 
-function LanguageSwitch({ lang, onChange, t }: { lang: Lang; onChange(lang: Lang): void; t: Translate }) {
+function LanguageSwitch({ lang, onChange, t }: { lang: Lang; onChange: (lang: Lang) => void; t: Translate }) {
   return (
     <div class="lang" role="group" aria-label={t('app.language')}>
       {LANGUAGES.map((l) => (
@@ -63,7 +63,7 @@ function LanguageSwitch({ lang, onChange, t }: { lang: Lang; onChange(lang: Lang
   );
 }
 
-function Login({ t, message, onToken }: { t: Translate; message: string | null; onToken(token: string): void }) {
+function Login({ t, message, onToken }: { t: Translate; message: string | null; onToken: (token: string) => void }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState(message);
   const [busy, setBusy] = useState(false);

@@ -14,7 +14,7 @@ export interface Console {
   token: string;
   lang: Lang;
   t: Translate;
-  notify(kind: Notice['kind'], text: string): void;
+  notify: (kind: Notice["kind"], text: string) => void;
 }
 
 export const ConsoleContext = createContext<Console | null>(null);

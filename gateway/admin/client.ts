@@ -218,7 +218,7 @@ export class AdminClient {
     });
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
     } catch (err) {
       if (signal.aborted) return;
       throw new AdminUnreachableError(this.baseUrl, reasonOf(err));

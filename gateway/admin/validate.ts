@@ -17,6 +17,7 @@ export function onlyFields(body: Record<string, unknown>, allowed: readonly stri
 
 // C0/C1 controls, the line/paragraph separators, and what XML 1.0 cannot carry at all (lone
 // surrogates, U+FFFE/U+FFFF): these values end up in SOAP answers, which must stay well-formed.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
 
 /** A 400 naming the field when the value holds a character no client could read back. */
@@ -49,6 +50,7 @@ export function optionalBoolean(body: Record<string, unknown>, field: string): b
 
 export function systemUserOf(value: string, field = 'systemUser'): string {
   if (value.trim() === '') throw invalid(field, `${field} must not be empty.`);
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- the limit counts code points, as the spread does
   if ([...value].length > SYSTEM_USER_MAX_LENGTH) {
     throw invalid(field, `${field} must be at most ${SYSTEM_USER_MAX_LENGTH} characters.`);
   }

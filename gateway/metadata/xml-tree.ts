@@ -38,7 +38,8 @@ export class XmlParseError extends Error {}
 export function parseXmlTree(xml: string): XmlDocument {
   const parser = new SaxesParser({ xmlns: true });
   const stack: XmlElement[] = [];
-  let root: XmlElement | null = null;
+  // Set by the parser's callbacks, so typed wide: TypeScript cannot see those assignments.
+  let root = null as XmlElement | null;
   let declaredEncoding: string | null = null;
   let pendingSpans = new Map<string, Span>();
 

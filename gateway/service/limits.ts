@@ -67,9 +67,9 @@ export class OperationLimits {
         if (items.length > array.maxItems || items.some((item) => this.itemTooLong(array, item))) callInvalid = true;
         continue;
       }
-      items.forEach((item, i) => {
-        if (i >= array.maxItems || this.itemTooLong(array, item)) (invalidItems ??= new Set()).add(i);
-      });
+      for (let i = 0; i < items.length; i++) {
+        if (i >= array.maxItems || this.itemTooLong(array, items[i])) (invalidItems ??= new Set()).add(i);
+      }
     }
     if (!callInvalid && invalidItems === null) return VALID;
     return { callInvalid, invalidItems: invalidItems ?? NO_ITEMS };

@@ -14,7 +14,7 @@ export function newSessionId(): string {
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
-      id += ALPHABET[(acc >> bits) & 31];
+      id += ALPHABET.charAt((acc >> bits) & 31);
     }
   }
   return id;

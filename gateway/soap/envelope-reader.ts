@@ -68,15 +68,20 @@ export class EnvelopeReader {
   }
 
   write(chunk: string): void {
-    if (this.error !== null) throw this.error;
+    this.throwIfFailed();
     this.parser.write(chunk);
+    this.throwIfFailed();
+  }
+
+  /** The parser reports errors through a callback; this surfaces the first one to the caller. */
+  private throwIfFailed(): void {
     if (this.error !== null) throw this.error;
   }
 
   end(): SoapEnvelope {
-    if (this.error !== null) throw this.error;
+    this.throwIfFailed();
     this.parser.close();
-    if (this.error !== null) throw this.error;
+    this.throwIfFailed();
     if (this.version === null) throw notAnEnvelopeError();
     if (!this.bodyDepthSeen) throw noBodyError();
     const envelope: SoapEnvelope = { version: this.version, operation: this.operation };

@@ -63,11 +63,15 @@ function stop(graceMs: number): Promise<void> {
 
 control.on('message', (message: ToFrontEnd) => {
   if (message.type === 'metrics') {
-    metrics.registry.getMetricsAsJSON().then((json) => post({ type: 'metrics', id: message.id, json }));
+    // A failed collection answers empty rather than leaving the main thread's scrape waiting.
+    metrics.registry.getMetricsAsJSON().then(
+      (json) => post({ type: 'metrics', id: message.id, json }),
+      () => post({ type: 'metrics', id: message.id, json: [] }),
+    );
   } else if (message.type === 'health') {
     const healthy = own === null ? Promise.resolve(true) : own.healthy().catch(() => false);
     void healthy.then((ok) => post({ type: 'health', id: message.id, ok }));
-  } else if (message.type === 'close') {
+  } else {
     void stop(message.graceMs);
   }
 });

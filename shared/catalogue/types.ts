@@ -30,7 +30,7 @@ export interface ArrayType {
   readonly item: ComplexType | ScalarType;
 }
 
-export interface ScalarParam extends ScalarField {}
+export type ScalarParam = ScalarField;
 export interface ArrayParam {
   readonly name: string;
   readonly type: ArrayType;

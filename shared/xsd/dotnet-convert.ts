@@ -87,6 +87,7 @@ export function asmxConversionFault(text: string, type: ClrScalarType, failure: 
   return `${htmlEncode(outer)} ---> ${htmlEncode(failure.message)}\r\n`;
 }
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_G = /[\u0000-\u001f\u007f]/g;
 
 /**

@@ -170,14 +170,13 @@ function numberToDouble(n: NumberBuffer): number {
   const total = n.digits.length;
   if (total === 0) return 0;
   let remaining = total;
-  let count = Math.min(remaining, 9);
+  const count = Math.min(remaining, 9);
   remaining -= count;
   let val = BigInt(n.digits.slice(0, count));
   if (remaining > 0) {
     const more = Math.min(remaining, 9);
     remaining -= more;
     val = val * 10n ** BigInt(more) + BigInt(n.digits.slice(9, 9 + more));
-    count += more;
   }
   const scale = n.scale - (total - remaining);
   const absScale = Math.abs(scale);

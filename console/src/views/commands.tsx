@@ -12,7 +12,7 @@ interface Page {
   nextBeforeNumero: number | null;
 }
 
-function QueueCommand({ onQueued }: { onQueued(): void }) {
+function QueueCommand({ onQueued }: { onQueued: () => void }) {
   const { api, t } = useConsole();
   const act = useAction();
   const [provider, setProvider] = useState('');

@@ -15,7 +15,7 @@ interface Page {
   nextBeforeId: string | null;
 }
 
-export function EventsView({ onUnauthorized }: { onUnauthorized(): void }) {
+export function EventsView({ onUnauthorized }: { onUnauthorized: () => void }) {
   const { api, token, t } = useConsole();
   const [provider, setProvider] = useState('');
   const [dominioInput, setDominioInput] = useState('');

@@ -11,7 +11,7 @@ interface Deleted {
   tripVehiclesRemoved: number;
 }
 
-function CreateProvider({ onCreated }: { onCreated(): void }) {
+function CreateProvider({ onCreated }: { onCreated: () => void }) {
   const { api, t } = useConsole();
   const act = useAction();
   const [systemUser, setSystemUser] = useState('');
@@ -52,7 +52,7 @@ function CreateProvider({ onCreated }: { onCreated(): void }) {
 
 type Panel = { systemUser: string; kind: 'password' | 'delete' } | null;
 
-function RowPanel({ panel, onDone }: { panel: NonNullable<Panel>; onDone(changed: boolean): void }) {
+function RowPanel({ panel, onDone }: { panel: NonNullable<Panel>; onDone: (changed: boolean) => void }) {
   const { api, t } = useConsole();
   const act = useAction();
   const [value, setValue] = useState('');

@@ -90,7 +90,7 @@ export class ElementStack {
     const top = this.depth - 1;
     const source = top < this.savedDepth ? this.saved : buf;
     const from = top < this.savedDepth ? this.starts[top]! : this.starts[top]! - base;
-    return Buffer.from(source.buffer, source.byteOffset + from, this.lengths[top]!).toString('utf8');
+    return Buffer.from(source.buffer, source.byteOffset + from, this.lengths[top]).toString('utf8');
   }
 }
 

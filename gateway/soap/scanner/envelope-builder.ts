@@ -96,7 +96,8 @@ export class EnvelopeBuilder {
 
   text(text: string): void {
     const node = this.textTarget;
-    if (node !== null) node.text += text;
+    // Only an element whose text is not nil becomes the target (see open()).
+    if (node !== null) node.text = node.text! + text;
   }
 
   finish(): SoapEnvelope {

@@ -133,7 +133,7 @@ const ENTITIES: readonly (readonly [string, number])[] = [
  */
 export function scanReference(c: Cursor, i: number): number {
   const { buf, end } = c;
-  let p = i + 1;
+  const p = i + 1;
   if (p >= end) return c.more(p);
   if (buf[p] === HASH) return scanCharReference(c, p + 1);
   if (buf[p] === SEMICOLON) c.fail(p, 'empty entity name.');

@@ -58,7 +58,7 @@ export class EnvelopeScanner {
   private sawRoot = false;
   private rootClosed = false;
   private firstToken = true;
-  private error: unknown = null;
+  private error: Error | null = null;
 
   reset(options: ScannerOptions): void {
     this.options = options;
@@ -103,7 +103,7 @@ export class EnvelopeScanner {
       if (this.stack.depth > 0) c.fail(c.end, `unclosed tag: ${this.stack.topName(c.buf, c.base)}`);
       return this.builder.finish();
     } catch (err) {
-      this.error = err;
+      this.error = asError(err);
       throw err;
     }
   }
@@ -117,7 +117,7 @@ export class EnvelopeScanner {
     try {
       read = this.scan();
     } catch (err) {
-      this.error = err;
+      this.error = asError(err);
       throw err;
     }
     if (this.foreignEncoding !== null) read = end;
@@ -244,4 +244,9 @@ export class EnvelopeScanner {
     }
     return next;
   }
+}
+
+/** What the scanner keeps to throw again: its own errors are Errors; anything else is wrapped. */
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

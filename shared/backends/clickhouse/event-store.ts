@@ -55,14 +55,14 @@ export class ClickHouseEventStore implements EventStore {
         `SELECT system_user, toUInt32(max(received_at)) AS last FROM ${this.db}.latest_positions GROUP BY system_user`,
       ),
     ]);
-    const last = new Map(latest.map((r) => [r.system_user, Number(r.last) * 1000]));
+    const last = new Map(latest.map((r) => [r.system_user, r.last * 1000]));
     const providers = new Map<string, EventActivity['providers'][number]>();
     for (const r of counts) {
-      const lastEventAt = Math.max(last.get(r.system_user) ?? 0, Number(r.last_bucket) * 1000);
+      const lastEventAt = Math.max(last.get(r.system_user) ?? 0, r.last_bucket * 1000);
       providers.set(r.system_user, { systemUser: r.system_user, events: Number(r.events), lastEventAt });
     }
     for (const [systemUser, at] of last) if (!providers.has(systemUser)) providers.set(systemUser, { systemUser, events: 0, lastEventAt: at });
-    return { buckets: buckets.map((b) => ({ at: Number(b.bucket) * 1000, events: Number(b.events) })), providers: [...providers.values()] };
+    return { buckets: buckets.map((b) => ({ at: b.bucket * 1000, events: Number(b.events) })), providers: [...providers.values()] };
   }
 
   private async rows<T>(query: string): Promise<T[]> {

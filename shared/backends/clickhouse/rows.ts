@@ -116,14 +116,14 @@ export function addColumnSql(field: EventField): string[] {
 export type StoredRow = Readonly<Record<string, unknown>>;
 
 export interface EventRowCodec {
-  toRow(id: bigint, e: EventRecord, storedAt: number): EventRow;
+  toRow: (id: bigint, e: EventRecord, storedAt: number) => EventRow;
   /**
    * The columns `recent()` reads. (U)Int64 columns come back as decimal text with
    * `output_format_json_quote_64bit_integers = 1`. No alias reuses a column name: ClickHouse aliases
    * are visible in WHERE and ORDER BY too.
    */
   storedColumns: readonly string[];
-  fromRow(row: StoredRow): StoredEvent;
+  fromRow: (row: StoredRow) => StoredEvent;
 }
 
 /** What `fromRow` reads of a field: the exact columns (never a clamped DateTime). */

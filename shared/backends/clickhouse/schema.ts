@@ -194,5 +194,5 @@ export async function appliedVersions(client: ClickHouseClient, database: string
     format: 'JSONEachRow',
   });
   const rows = await result.json<{ version: number }>();
-  return rows.map((r) => Number(r.version));
+  return rows.map((r) => r.version);
 }

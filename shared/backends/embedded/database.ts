@@ -146,8 +146,9 @@ export const STORE_PROBE_SQL = `INSERT INTO store_probe (id, at, pad) VALUES (1,
 /** Opens (creating if needed) DATA_DIR/gateway.sqlite and brings its schema up to date. */
 export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {
   // The value goes into a PRAGMA statement, which takes no bound parameters.
-  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
-    throw new Error(`sqliteSynchronous must be FULL or NORMAL, got "${String(synchronous)}".`);
+  // Checked at run time too: the value may come from an untyped caller (a test, a script).
+  if ((synchronous as string) !== 'FULL' && synchronous !== 'NORMAL') {
+    throw new Error(`sqliteSynchronous must be FULL or NORMAL, got "${synchronous}".`);
   }
   fs.mkdirSync(dataDir, { recursive: true });
   const db = new Database(path.join(dataDir, DATABASE_FILE));

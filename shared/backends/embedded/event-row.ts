@@ -72,19 +72,22 @@ export type EventRow = EventRowValue[];
 /** The INSERT, the row encoder and decoder, and the storability check for one field table. */
 export interface EventRowCodec {
   insertSql: string;
-  toRow(id: bigint, e: EventRecord, storedAt: number): EventRow;
+  toRow: (id: bigint, e: EventRecord, storedAt: number) => EventRow;
   /** A row read with safeIntegers (`SELECT *`): INTEGER columns are bigints. */
-  fromRow(row: Readonly<Record<string, unknown>>): StoredEvent;
+  fromRow: (row: Readonly<Record<string, unknown>>) => StoredEvent;
   /** Throws a TypeError naming the first field a store could not hold. */
-  checkStorable(e: EventRecord): void;
+  checkStorable: (e: EventRecord) => void;
 }
+
+/** Stored pairs hold strings; anything else (a hand-edited row) is kept readable, not lost. */
+const pairText = (value: unknown): string => (typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value));
 
 function parsePairs(text: string): KeyValue[] {
   const parsed: unknown = JSON.parse(text);
   if (!Array.isArray(parsed)) return [];
   return parsed.map((item: unknown) => {
     const { clave, valor } = (item ?? {}) as { clave?: unknown; valor?: unknown };
-    return { clave: String(clave ?? ''), valor: String(valor ?? '') };
+    return { clave: pairText(clave), valor: pairText(valor) };
   });
 }
 
@@ -160,7 +163,7 @@ export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST):
   function checkStorable(e: EventRecord): void {
     if (storable(e)) return;
     const f = fields.find((field) => !isFieldValue(field, e[field.name]))!;
-    throw new TypeError(`Event for ${String(e.systemUser)}/${String(e.dominio)} cannot be stored: ${invalidField(f, e[f.name])}.`);
+    throw new TypeError(`Event for ${e.systemUser}/${e.dominio} cannot be stored: ${invalidField(f, e[f.name])}.`);
   }
 
   return { insertSql, toRow, fromRow, checkStorable };

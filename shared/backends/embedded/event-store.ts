@@ -44,7 +44,7 @@ export function createEventStore(db: SqliteDatabase, access: StoreAccess, arriva
     },
     async activity(since: number) {
       const counted = arrivals.activity(since);
-      const last = new Map(access.read(() => lastArrivals.all()).map((r) => [r.system_user, r.last === null ? null : Number(r.last)]));
+      const last = new Map(access.read(() => lastArrivals.all()).map((r) => [r.system_user, r.last]));
       const providers = counted.providers.map((p) => ({ ...p, lastEventAt: last.get(p.systemUser) ?? null }));
       const active = new Set(providers.map((p) => p.systemUser));
       for (const [systemUser, lastEventAt] of last) {

@@ -17,7 +17,7 @@ export function kafkaLogCreator(logger: KafkaLogger): logCreator {
   return () =>
     ({ namespace, level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, ...extra } = log;
-      logger.warn({ kafkajs: namespace, kafkajsLevel: logLevel[level], ...extra }, `kafkajs: ${String(message)}`);
+      logger.warn({ kafkajs: namespace, kafkajsLevel: logLevel[level], ...extra }, `kafkajs: ${message}`);
     };
 }
 
@@ -86,7 +86,7 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_
  */
 export async function waitForTopic(admin: Admin, topic: string, timeoutMs = 30_000): Promise<number> {
   const until = Date.now() + timeoutMs;
-  let last: unknown = null;
+  let last: unknown;
   for (;;) {
     try {
       const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });

@@ -46,7 +46,7 @@ export class EventProducer implements RecordSender {
   private partitionTimer: NodeJS.Timeout | undefined;
 
   private constructor(
-    private readonly producer: Producer<string, Buffer, Buffer, Buffer>,
+    private readonly producer: Producer<string>,
     /** ProduceAcks.ALL: every in-sync replica has the messages before a send succeeds. */
     private readonly acks: number,
   ) {}

@@ -158,7 +158,9 @@ export class RedisIdAllocator implements IdAllocator {
   }
 
   releaseLock(token: string): Promise<void> {
-    return this.guard('ids.lock', async () => void (await ID_LOCK_RELEASE.run(this.redis, [this.keys.eventIdRecoveryLock()], [token])));
+    return this.guard('ids.lock', async () => {
+      await ID_LOCK_RELEASE.run(this.redis, [this.keys.eventIdRecoveryLock()], [token]);
+    });
   }
 
   /**

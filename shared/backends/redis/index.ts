@@ -29,8 +29,6 @@ export interface RedisStoresOptions {
   url: string;
   /** Prefix of every key (default 'gw:'); lets several deployments or test runs share one Redis. */
   keyPrefix?: string;
-  /** This gateway's clock (default Date.now); only used to size the PX of a lockout lock. */
-  now?: () => number;
   /** Told when the connection is lost and when it is back (default: console.warn). */
   logger?: RedisLogger;
   /** Event ids per block taken from the shared counter (default 1000). */
@@ -153,7 +151,6 @@ export function redisClientOptions(options: RedisStoresOptions): RedisOptions {
 export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const endpoint = describeEndpoint(options.url);
   const logger = options.logger ?? consoleLogger;
-  const clock = options.now ?? Date.now;
   const keys = new RedisKeys(options.keyPrefix ?? 'gw:');
   const guard = makeGuard(endpoint);
 

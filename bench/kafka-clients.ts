@@ -179,7 +179,7 @@ interface ConfluentModule {
 
 function confluentClient(): ClientUnderTest | string {
   let mod: ConfluentModule;
-  let version = '?';
+  let version: string;
   try {
     const req = createRequire(path.join(CONFLUENT_DIR, 'package.json'));
     mod = req('@confluentinc/kafka-javascript') as ConfluentModule;

@@ -260,7 +260,7 @@ function run(parse: ParseFn, seconds: number): Rate {
   const wallStart = process.hrtime.bigint();
   const cpuStart = cpuSeconds();
   let n = 0;
-  let cpu = 0;
+  let cpu: number;
   for (;;) {
     for (let i = 0; i < 256; i++) {
       const p = parse((n + i) & 1 ? CHUNKS_B : CHUNKS_A);
@@ -279,7 +279,7 @@ function runReader(v: ReaderVariant, seconds: number): Rate {
   const wallStart = process.hrtime.bigint();
   const cpuStart = cpuSeconds();
   let n = 0;
-  let cpu = 0;
+  let cpu: number;
   for (;;) {
     for (let i = 0; i < 16; i++) sink += v.read(v.body.chunks).operation?.children.length ?? 0;
     n += 16;

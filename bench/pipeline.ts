@@ -79,20 +79,23 @@ async function main(): Promise<void> {
   // Backlog sampled each second while the load runs: acknowledged but not yet in ClickHouse.
   const backlog: number[] = [];
   let sampling = true;
-  const sampler = (async () => {
+  // A named function rather than an IIFE: inside an IIFE the compiler reads `sampling` as the
+  // `true` it was just set to, not as the flag the end of the load clears.
+  const sampleBacklog = async (): Promise<void> => {
     await new Promise((r) => setTimeout(r, 1000));
     while (sampling) {
       const ackedNow = acked.size;
       try {
         const r = await ch.query({ query: `SELECT count() AS n FROM ${database}.events`, format: 'JSONEachRow' });
-        const [row] = (await r.json()) as { n: string }[];
+        const [row] = await r.json<{ n: string }>();
         backlog.push(Math.max(0, ackedNow - Number(row?.n ?? 0)));
       } catch {
         // the table appears with the worker's first migration
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
-  })();
+  };
+  const sampler = sampleBacklog();
   const gatewayCpu = cpuProbe(server.child.pid!);
   const workerCpu = worker ? cpuProbe(worker.pid) : null;
   const result = await autocannon({
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
   await sampler;
   const count = async (): Promise<{ rows: number; ids: number }> => {
     const r = await ch.query({ query: `SELECT count() AS rows, uniqExact(id) AS ids FROM ${database}.events FINAL`, format: 'JSONEachRow' });
-    const [row] = (await r.json()) as { rows: string; ids: string }[];
+    const [row] = await r.json<{ rows: string; ids: string }>();
     return { rows: Number(row?.rows ?? 0), ids: Number(row?.ids ?? 0) };
   };
   let stored = await count();
@@ -141,10 +144,10 @@ async function main(): Promise<void> {
     query: `SELECT avg(toUnixTimestamp(stored_at) * 1000 - received_at_ms) AS avg_ms, max(toUnixTimestamp(stored_at) * 1000 - received_at_ms) AS max_ms FROM ${database}.events`,
     format: 'JSONEachRow',
   });
-  const [lag] = (await lagQuery.json()) as { avg_ms: number; max_ms: number }[];
+  const [lag] = await lagQuery.json<{ avg_ms: number; max_ms: number }>();
   // Every acknowledged id, exactly once (ids the gateway folds stay below 2^31 here, so they equal the stored ids).
   const idsQuery = await ch.query({ query: `SELECT id, count() AS n FROM ${database}.events FINAL GROUP BY id HAVING n > 1 LIMIT 5`, format: 'JSONEachRow' });
-  const dupes = (await idsQuery.json()) as unknown[];
+  const dupes = await idsQuery.json<unknown>();
   const allIds = await ch.query({ query: `SELECT id FROM ${database}.events FINAL`, format: 'JSONCompact' });
   const present = new Set(((await allIds.json()) as { data: [string][] }).data.map(([id]) => Number(id)));
   const lost = [...acked].filter((id) => !present.has(id)).length;
@@ -196,12 +199,12 @@ async function startWorker(env: Record<string, string>): Promise<{ pid: number; 
     const onData = (d: Buffer): void => {
       out += d.toString();
       if (out.includes('joined the consumer group')) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
+        child.stdout.off('data', onData);
+        child.stdout.resume();
         resolve();
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${out.slice(-500)}`)));
     setTimeout(() => reject(new Error(`worker not ready after 60 s: ${out.slice(-500)}`)), 60_000).unref();
   });

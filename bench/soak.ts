@@ -105,7 +105,7 @@ class RawConnection {
 
   connected(): Promise<boolean> {
     return new Promise((resolve) => {
-      if (this.socket.readyState === 'open') return resolve(true);
+      if (this.socket.readyState === 'open') { resolve(true); return; }
       this.socket.once('connect', () => resolve(true));
       this.socket.once('close', () => resolve(false));
     });

@@ -101,7 +101,7 @@ describe('import and the operators CLI', () => {
     const first = await cli('import', 'trips', trips);
     expect(first.code).toBe(1);
     expect(JSON.parse(first.out)).toMatchObject({ created: 2, unchanged: 1, failed: 2, failures: [{ line: 4 }, { line: 5 }] });
-    expect(JSON.parse(first.out).failures[0].reason).toContain('nobody');
+    expect((JSON.parse(first.out) as { failures: { reason: string }[] }).failures[0]!.reason).toContain('nobody');
     const moved = file('moved.jsonl', '{"systemUser":"acme","dominio":"BB222","nroSerie":"S2-new"}\n{"systemUser":"acme","dominio":"AA111","nroSerie":"S1"}\n');
     const second = await cli('import', 'trips', moved);
     expect(second.code).toBe(0);

@@ -4,7 +4,7 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KafkaEventFeed } from '../shared/backends/kafka/feed.js';
+import { KafkaEventFeed } from '../shared/backends/kafka/feed.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { startCluster, type Cluster } from './helpers/distributed.js';
 import { eventRecords } from './helpers/event-records.js';
@@ -30,6 +30,7 @@ describe('operators: scale-out mode', () => {
     for (const u of ['acme', 'bravo', 'gone']) await c.gw1.provider(u, 'secret-1');
     kafka = new Kafka({ clientId: 'operators-test', brokers: c.env.KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING });
   }, 120_000);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   afterAll(() => c?.stop());
 
   it('event stream: an event accepted by one gateway arrives on the other gateway\'s stream; filters apply; a client that leaves frees its consumer', async () => {
@@ -37,7 +38,8 @@ describe('operators: scale-out mode', () => {
     const all = await openSse(base, c.gw2.app.adminToken);
     const onlyBravo = await openSse(`${base}?provider=bravo`, c.gw2.app.adminToken);
     expect(all.status).toBe(200);
-    const feed = c.gw2.app.backends.feed as KafkaEventFeed;
+    const feed = c.gw2.app.backends.feed;
+    if (!(feed instanceof KafkaEventFeed)) throw new Error('expected the Kafka event feed');
     expect(feed.size).toBe(2);
     const id = await insert('gw1', 'acme', 'live-1');
     await insert('gw1', 'bravo', 'live-2');
@@ -70,10 +72,10 @@ describe('operators: scale-out mode', () => {
     const seen: string[] = [];
     let query = '/admin/events?provider=bravo&dominio=PAGE&limit=2';
     for (let n = 0; n < 10; n++) {
-      const page = await api('gw2', 'GET', query);
-      seen.push(...(page.json.events as Json[]).map((e) => e.id as string));
-      if (page.json.nextBeforeId === null) break;
-      query = `/admin/events?provider=bravo&dominio=PAGE&limit=2&beforeId=${String(page.json.nextBeforeId)}`;
+      const page = (await api('gw2', 'GET', query)).json as { events: Json[]; nextBeforeId: string | null };
+      seen.push(...page.events.map((e) => e.id as string));
+      if (page.nextBeforeId === null) break;
+      query = `/admin/events?provider=bravo&dominio=PAGE&limit=2&beforeId=${page.nextBeforeId}`;
     }
     expect(seen).toEqual([...ids].sort((a, b) => b - a).map(String));
   });

@@ -3,7 +3,7 @@
  * embedded mode: each checked through what a provider then sees over SOAP/HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalEventFeed } from '../shared/backends/live/local-feed.js';
+import { LocalEventFeed } from '../shared/backends/live/local-feed.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { openSse } from './helpers/sse.js';
 
@@ -64,9 +64,10 @@ describe('operators: embedded mode', () => {
       for (let i = 0; i < 10; i++) {
         const page = await api('GET', path);
         expect(page.status).toBe(200);
-        seen.push(...(page.json.commands as Json[]));
-        if (page.json.nextBeforeNumero === null) break;
-        path = `/admin/commands?limit=2&beforeNumero=${String(page.json.nextBeforeNumero)}`;
+        const { commands, nextBeforeNumero } = page.json as { commands: Json[]; nextBeforeNumero: number | null };
+        seen.push(...commands);
+        if (nextBeforeNumero === null) break;
+        path = `/admin/commands?limit=2&beforeNumero=${nextBeforeNumero}`;
       }
       const numeros = seen.map((c) => c.numero as number);
       expect(numeros).toEqual([...numeros].sort((a, b) => b - a));
@@ -104,10 +105,10 @@ describe('operators: embedded mode', () => {
         const out: string[] = [];
         let before = '';
         for (let n = 0; n < 20; n++) {
-          const page = await api('GET', `/admin/events?${query}&limit=3${before}`);
-          out.push(...(page.json.events as Json[]).map((e) => e.id as string));
-          if (page.json.nextBeforeId === null) return out;
-          before = `&beforeId=${String(page.json.nextBeforeId)}`;
+          const page = (await api('GET', `/admin/events?${query}&limit=3${before}`)).json as { events: Json[]; nextBeforeId: string | null };
+          out.push(...page.events.map((e) => e.id as string));
+          if (page.nextBeforeId === null) return out;
+          before = `&beforeId=${page.nextBeforeId}`;
         }
         throw new Error('paging did not end');
       };
@@ -124,7 +125,8 @@ describe('operators: embedded mode', () => {
 
   describe('event stream (SSE)', () => {
     it('an event inserted over SOAP arrives, filters apply, and a client that leaves frees its subscription', async () => {
-      const feed = t.app.backends.feed as LocalEventFeed;
+      const feed = t.app.backends.feed;
+      if (!(feed instanceof LocalEventFeed)) throw new Error('expected the local event feed');
       const base = `${t.app.admin.url}/admin/events/stream`;
       const all = await openSse(base, t.app.adminToken);
       const onlyBravo = await openSse(`${base}?provider=bravo`, t.app.adminToken);

@@ -50,7 +50,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await server?.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await backends?.close();
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
@@ -306,7 +308,7 @@ describe('providers', () => {
       headers: { Authorization: `Bearer ${TOKEN}` },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(res.status).toBe(413);
     await res.text();
   });
@@ -396,7 +398,7 @@ describe('commands', () => {
     const res = await api('POST', '/admin/providers/acme/commands', { body: { cmd: 'CC', unidad: 'AB123CD', equipo: '42' } });
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
-      numero: expect.any(Number),
+      numero: expect.any(Number) as number,
       cmd: 'CC',
       unidad: 'AB123CD',
       equipo: '42',
@@ -631,8 +633,8 @@ interface CliResult {
 }
 
 function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const name of ['ADMIN_URL', 'ADMIN_TOKEN', 'ADMIN_HOST', 'ADMIN_PORT', 'DATA_DIR']) delete env[name];
+  // The caller's admin settings left out: the CLI sees only what the test passes.
+  const { ADMIN_URL, ADMIN_TOKEN, ADMIN_HOST, ADMIN_PORT, DATA_DIR, ...env } = process.env;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'cli/admin.ts', ...args], {
       cwd: ROOT,

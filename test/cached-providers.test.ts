@@ -19,7 +19,7 @@ class CountingStore implements ProviderStore {
   async update(u: string, patch: ProviderPatch, now: number) {
     const p = this.rows.get(u);
     if (!p) return null;
-    const next = { ...p, ...patch, updatedAt: now } as Provider;
+    const next = { ...p, ...patch, updatedAt: now };
     this.rows.set(u, next);
     return next;
   }

@@ -16,9 +16,9 @@ const LIVE_WITHIN_MS = 2_000;
 const STEP_MS = 10_000;
 
 let t: TestApp;
-let context: BrowserContext;
+let context: BrowserContext | undefined;
 let page: Page;
-let userDataDir: string;
+let userDataDir: string | undefined;
 const requestedUrls: string[] = [];
 const pageErrors: string[] = [];
 const consoleErrors: string[] = [];
@@ -72,6 +72,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await t?.stop();
   if (userDataDir !== undefined) fs.rmSync(userDataDir, { recursive: true, force: true });
 });

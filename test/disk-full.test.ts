@@ -23,7 +23,7 @@ function mount(options: string): void {
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', mountPoint], { stdio: 'pipe' });
   } catch (err) {
-    throw new Error(`This suite mounts a small tmpfs and needs root: ${String(err)}`);
+    throw new Error(`This suite mounts a small tmpfs and needs root: ${String(err)}`, { cause: err });
   }
 }
 
@@ -57,6 +57,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await t?.stop();
   execFileSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
   fs.rmSync(mountPoint, { recursive: true, force: true });

@@ -14,6 +14,7 @@ describe('distributed mode', () => {
     c = await startCluster();
     await c.gw1.provider('acme', 'secret-1');
   }, 120_000);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   afterAll(() => c?.stop());
 
   it('runs on the distributed backends', () => {
@@ -35,7 +36,7 @@ describe('distributed mode', () => {
       query: `SELECT count() AS n FROM ${c.env.CLICKHOUSE_DATABASE}.events FINAL WHERE id = ${id}`,
       format: 'JSONEachRow',
     });
-    expect(Number(((await count.json()) as { n: string }[])[0]!.n)).toBe(1);
+    expect(Number((await count.json<{ n: string }>())[0]!.n)).toBe(1);
     // The admin API of the other gateway reads it back from ClickHouse.
     const admin = await c.gw2.admin('GET', '/admin/events?provider=acme&limit=10');
     expect((admin.json as { events: { id: string }[] }).events.map((e) => e.id)).toContain(String(id));
@@ -125,7 +126,7 @@ describe('distributed mode', () => {
       query: `SELECT count() AS n FROM ${c.env.CLICKHOUSE_DATABASE}.events FINAL WHERE codigo = 'resend'`,
       format: 'JSONEachRow',
     });
-    expect(Number(((await n.json()) as { n: string }[])[0]!.n)).toBe(1);
+    expect(Number((await n.json<{ n: string }>())[0]!.n)).toBe(1);
   });
 
   it('metrics: Kafka sends and batch sizes on the gateway, batches and lag on the worker', async () => {

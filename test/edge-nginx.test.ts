@@ -28,7 +28,9 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     edge = await NginxEdge.start([t.app.gateway.port]);
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await edge?.stop();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await t?.stop();
   });
 
@@ -42,7 +44,7 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
   const idOf = (r: RawResponse): number => {
     expect(r.status).toBe(200);
     const m = /<LoginYInsertarEventoResult>(\d+)<\/LoginYInsertarEventoResult>/.exec(r.body.toString());
-    if (m === null) throw new Error(`no event id in ${r.body}`);
+    if (m === null) throw new Error(`no event id in ${r.body.toString()}`);
     return Number(m[1]);
   };
   /** Stored events whose Codigo starts with `prefix`: code → id. */

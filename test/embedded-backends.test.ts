@@ -282,7 +282,7 @@ describe('EventLog', () => {
       { ok: true, id: 1n, duplicate: true },
     ]);
     expect(r2).toEqual([{ ok: true, id: 1n, duplicate: true }]);
-    expect(r3?.map((o) => o.ok && o.id)).toEqual([2n, 3n]);
+    expect(r3.map((o) => o.ok && o.id)).toEqual([2n, 3n]);
     expect(r4).toEqual([
       { ok: true, id: 1n, duplicate: true },
       { ok: true, id: 4n, duplicate: false },

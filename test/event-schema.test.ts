@@ -192,7 +192,7 @@ describe('Kafka messages', () => {
     for (const line of lines) {
       const written = JSON.parse(line) as { event: Record<string, unknown> };
       expect(JSON.stringify(written)).toBe(line);
-      const added = EVENT_FIELD_LIST.filter((f) => !(f.wire in written.event)).map((f) => [f.wire, f.whenAbsent]);
+      const added = EVENT_FIELD_LIST.filter((f) => !(f.wire in written.event)).map((f): [string, unknown] => [f.wire, f.whenAbsent]);
       const { id, event } = decodeEvent(line);
       expect(encodeEvent(id, event).toString('utf8')).toBe(JSON.stringify({ ...written, event: { ...written.event, ...Object.fromEntries(added) } }));
     }
@@ -213,7 +213,7 @@ describe('Kafka messages', () => {
       expect(Object.keys(event)).toEqual(EVERY_KIND_FIELDS.map((f) => f.wire));
       expect(codec.decode(message).event).toEqual(record);
     }
-    const { flag: _f, maybeTotal: _t, tags: _g, ...older } = JSON.parse(codec.encode(7n, records[0] as unknown as EventRecord).toString()).event;
+    const { flag: _f, maybeTotal: _t, tags: _g, ...older } = (JSON.parse(codec.encode(7n, records[0] as unknown as EventRecord).toString()) as { event: Record<string, unknown> }).event;
     const old = JSON.stringify({ v: 1, id: '7', event: older });
     expect(codec.decode(old).event).toEqual({ ...records[0], flag: false, maybeTotal: null, tags: [] });
     const { etiqueta: _l, ...unlabelled } = older;
@@ -301,7 +301,7 @@ describe('SQLite', () => {
       db.prepare(codec.insertSql).run(...codec.toRow(BigInt(100 + i), r, 2000 + i));
     });
     const rows = db.prepare<[], Record<string, unknown>>('SELECT * FROM events ORDER BY id').safeIntegers().all();
-    expect(rows.map(codec.fromRow)).toEqual([
+    expect(rows.map((row) => codec.fromRow(row))).toEqual([
       ...old.map((r, i) => ({ id: BigInt(i + 1), ...r, ...zeros(later), storedAt: 1000 + i })),
       ...records.map((r, i) => ({ id: BigInt(100 + i), ...r, storedAt: 2000 + i })),
     ]);
@@ -385,7 +385,7 @@ describe('ClickHouse', () => {
   async function readBack(db: string, fields: readonly EventField[], sent: readonly object[]): Promise<StoredEvent[]> {
     const codec = clickhouseCodec(fields);
     const result = await client.query({ query: `SELECT ${codec.storedColumns.join(', ')} FROM ${quoteIdentifier(db)}.events ORDER BY id`, format: 'JSONEachRow' });
-    const back = (await result.json<StoredRow>()).map(codec.fromRow);
+    const back = (await result.json<StoredRow>()).map((row) => codec.fromRow(row));
     withinOneUlp(fields, back, sent);
     return back;
   }

@@ -107,7 +107,7 @@ describe('event codes', () => {
   });
 
   it('an unparseable boolean is a Client fault (not a code)', async () => {
-    const r = await t.soap11('LoginYInsertarEvento2', `${xmlParams({ ...credentials(), ...event(), Valido: 'maybe' })}`);
+    const r = await t.soap11('LoginYInsertarEvento2', xmlParams({ ...credentials(), ...event(), Valido: 'maybe' }));
     expect(r.status).toBe(500);
     expect(r.text).toContain("<faultstring>Server was unable to read request. ---&gt; Input string 'maybe' for Valido was not in a correct format.</faultstring>");
   });

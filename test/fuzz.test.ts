@@ -35,6 +35,7 @@ describe('fuzzing the gateway', () => {
     console.log(summary(result));
     if (result.groups.size > 0 || result.crash !== null) saveRepros(result, path.join(ROOT, 'fuzz-out', 'suite'));
   }, 180_000);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   afterAll(() => target?.stop());
 
   it('the corpus covers every operation in every binding it supports, and the metadata pages', () => {

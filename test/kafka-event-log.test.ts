@@ -203,6 +203,7 @@ describe('KafkaEventLog (real Kafka)', () => {
 
   afterAll(async () => {
     await Promise.allSettled(logs.map((l) => l.close()));
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await admin?.disconnect();
   });
 
@@ -247,7 +248,7 @@ describe('KafkaEventLog (real Kafka)', () => {
     const batchA = [makeEvent({ systemUser: 'acme', dominio: 'AAA111' }), makeEvent({ systemUser: 'acme', dominio: 'BBB222' })];
     const batchB = [makeEvent({ systemUser: 'other', dominio: 'AAA111', crudo: 'raw "quoted" ñ', sensors: [] })];
     const [a, b] = await Promise.all([log.append(batchA), log.append(batchB)]);
-    const outcomes = [...(a ?? []), ...(b ?? [])];
+    const outcomes = [...a, ...b];
     expect(outcomes.every((o) => o.ok && !o.duplicate)).toBe(true);
     const ids = outcomes.map(okId);
     expect(new Set(ids).size).toBe(3);

@@ -73,6 +73,7 @@ describe('KafkaEventLog with the real broker', () => {
 
   afterAll(async () => {
     await Promise.allSettled(logs.map((l) => l.close()));
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await admin?.disconnect();
   });
 

@@ -63,8 +63,8 @@ function dashboardExprs(): string[] {
 }
 
 describe('deploy/observability', () => {
-  let gateway: TestApp;
-  let worker: WorkerProcess;
+  let gateway: TestApp | undefined;
+  let worker: WorkerProcess | undefined;
   let exposed: Set<string>;
 
   beforeAll(async () => {
@@ -102,8 +102,8 @@ describe('deploy/observability', () => {
       result = await run('promtool', ['check', 'rules', RULES]);
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { stdout?: string; stderr?: string };
-      if (e.code === 'ENOENT') throw new Error('promtool is not installed: `apt-get install prometheus` (Debian) provides it; .ci/run installs it.');
-      throw new Error(`promtool check rules failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+      if (e.code === 'ENOENT') throw new Error('promtool is not installed: `apt-get install prometheus` (Debian) provides it; .ci/run installs it.', { cause: err });
+      throw new Error(`promtool check rules failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
     }
     expect(result.stdout).toContain('SUCCESS');
   });

@@ -31,7 +31,7 @@ async function request(base: string, method: string, route: string, token: strin
 const json = (a: Answer): unknown => JSON.parse(a.text);
 
 let dir: string;
-let backends: EmbeddedBackends;
+let backends: EmbeddedBackends | undefined;
 let admin: AdminServer;
 let probes: ProbeServer;
 /** What the probe server's readiness check answers next; a string is thrown. */
@@ -65,7 +65,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await probes?.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await admin?.close();
   await backends?.close();
   fs.rmSync(dir, { recursive: true, force: true });

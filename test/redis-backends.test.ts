@@ -40,6 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   if (admin === undefined) return;
   await deleteByPrefix(`${FILE_PREFIX}:`);
   expect(await keysWithPrefix(`${FILE_PREFIX}:`)).toEqual([]);
@@ -72,12 +73,6 @@ function freshPrefix(): string {
   const prefix = `${FILE_PREFIX}:${++testSerial}:`;
   cleanups.unshift(() => deleteByPrefix(prefix)); // runs last, after the stores are closed
   return prefix;
-}
-
-/** A controllable clock shared by the stores and the test. */
-function clock(start = T0) {
-  const c = { t: start, now: () => c.t };
-  return c;
 }
 
 const quietLogger = { warn: () => {} };

@@ -22,14 +22,15 @@ function rawHttp(port: number, chunks: (string | Buffer)[], idleMs = 300): Promi
     });
     socket.on('close', () => resolve(out));
     socket.on('error', (err) => (out ? resolve(out) : reject(err)));
-    socket.on('connect', async () => {
+    const send = async (): Promise<void> => {
       for (const c of chunks) {
         if (socket.destroyed) break;
         socket.write(c);
         await new Promise((r) => setTimeout(r, 5));
       }
       timer = setTimeout(finish, idleMs);
-    });
+    };
+    socket.on('connect', () => void send());
   });
 }
 

@@ -72,6 +72,7 @@ describe('lockout and passwords', () => {
     await t.provider('acme', 'secret-1');
   });
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when no test ran, so beforeEach never did
     await t?.stop();
   });
 

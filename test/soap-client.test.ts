@@ -44,8 +44,8 @@ describe.each([
       method(
         args,
         (err, res, raw) => {
-          if (err) return reject(err instanceof Error ? err : new Error(String(err)));
-          const setCookie = (client.lastResponseHeaders?.['set-cookie'] as string[] | undefined)?.[0];
+          if (err) { reject(err instanceof Error ? err : new Error('the SOAP client failed with a non-Error', { cause: err })); return; }
+          const setCookie = client.lastResponseHeaders?.['set-cookie']?.[0];
           resolve({ result: (res as Record<string, unknown> | null)?.[`${op}Result`], cookie: setCookie?.split(';')[0], raw });
         },
         {},

@@ -51,7 +51,7 @@ describe('RPC between threads', () => {
     const { client } = connect([
       (() => {
         throw new TypeError('sync throw');
-      }) as () => Promise<unknown>,
+      }),
       async () => 'fine',
     ]);
     await expect(client.call(7, [])).rejects.toThrow(/Unknown backend operation 7/);

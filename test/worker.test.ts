@@ -127,7 +127,7 @@ describe('worker pieces', () => {
   });
 
   it('refuses event messages a row cannot hold, with the reason', () => {
-    const message = (patch: Record<string, unknown>) => encodeEvent(7n, { ...makeEvent(), ...patch } as unknown as EventRecord);
+    const message = (patch: Record<string, unknown>) => encodeEvent(7n, { ...makeEvent(), ...patch });
     expect(decodeEvent(message({})).id).toBe(7n);
     expect(decodeEvent(message({ rumbo: null, valido: null, receptionTime: null, receptionTimeText: null, crudo: null })).id).toBe(7n);
     const reason = (patch: Record<string, unknown>) => {

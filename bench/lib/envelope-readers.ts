@@ -45,7 +45,7 @@ function eventItem(n: number): string {
     ['Latitud', `-34.${String(6037221 + n * 13)}`],
     ['Longitud', `-58.${String(3815704 + n * 7)}`],
     ['Altitud', '25.5'],
-    ['Velocidad', String((n * 3.7).toFixed(1))],
+    ['Velocidad', (n * 3.7).toFixed(1)],
     ['FechaHoraEvento', `2026-03-14T15:${String(10 + (n % 50)).padStart(2, '0')}:26.535-03:00`],
     ['FechaHoraRecepcion', `2026-03-14T15:${String(10 + (n % 50)).padStart(2, '0')}:27.1691795-03:00`],
   ];

@@ -98,7 +98,7 @@ export async function spawnReady(
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`${name}: not ready after ${readyMs / 1000} s`)), readyMs);
-      child.stdout!.on('data', (d: Buffer) => {
+      child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         for (const line of out.split('\n')) {
           if (!line.startsWith('{')) continue;
@@ -122,7 +122,7 @@ export async function spawnReady(
         reject(err);
       });
     });
-    child.stdout!.resume();
+    child.stdout.resume();
     return { url: loopback(url), pid: child.pid!, child, stop: () => terminate(child, true) };
   } catch (err) {
     await terminate(child, true);

@@ -45,7 +45,7 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   });
   const { service, admin } = await new Promise<{ service: string; admin: string }>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const line = out.split('\n').find((l) => l.includes('"service"'));
       if (line) resolve(JSON.parse(line) as { service: string; admin: string });

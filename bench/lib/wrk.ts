@@ -104,8 +104,8 @@ export async function runWrk(run: WrkRun): Promise<WrkResult> {
   run.onSpawn?.(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (c) => resolve(c));

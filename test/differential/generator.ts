@@ -272,9 +272,9 @@ function text(rng: Rng, style: Style): string {
   return decorate(rng, style, text0(rng));
 }
 
-function shuffle<T>(rng: Rng, items: T[]): void {
+function shuffle(rng: Rng, items: unknown[]): void {
   for (let i = items.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
-    [items[i], items[j]] = [items[j]!, items[i]!];
+    [items[i], items[j]] = [items[j], items[i]];
   }
 }

@@ -22,6 +22,7 @@ describe('distributed faults', () => {
   afterAll(async () => {
     service('up', 'kafka');
     service('up', 'redis');
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await c?.stop();
   }, 120_000);
 

@@ -37,7 +37,9 @@ describe('Redis loses its data during ingest', () => {
     redis = new Redis(services().redisUrl, { maxRetriesPerRequest: 1 });
   }, 120_000);
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await redis?.quit();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await c?.stop();
   }, 120_000);
 
@@ -62,12 +64,13 @@ describe('Redis loses its data during ingest', () => {
     // Readiness of gw2 from the flush on: not ready while the id state is gone, ready after.
     const readiness: number[] = [];
     let watching = true;
-    const watch = (async () => {
+    const watchReadiness = async (): Promise<void> => {
       while (watching) {
         readiness.push((await fetch(`${c.gw2.app.admin.url}/readyz`)).status);
         await sleep(50);
       }
-    })();
+    };
+    const watch = watchReadiness();
 
     flushedAt = Date.now();
     expect(await redis.flushall()).toBe('OK');
@@ -119,11 +122,11 @@ describe('Redis loses its data during ingest', () => {
     for (const [id, codigo] of byId) expect(rows.get(id)?.codigo, `id ${id}`).toBe(codigo);
     const ch = c.backends(c.gw1).clickhouse!;
     const db = c.env.CLICKHOUSE_DATABASE;
-    const stored = (await (await ch.query({ query: `SELECT id, codigo FROM ${db}.events FINAL`, format: 'JSONEachRow' })).json()) as { id: string; codigo: string }[];
+    const stored = await (await ch.query({ query: `SELECT id, codigo FROM ${db}.events FINAL`, format: 'JSONEachRow' })).json<{ id: string; codigo: string }>();
     expect(stored).toHaveLength(byId.size);
     expect(new Set(stored.map((r) => r.codigo)).size).toBe(byId.size);
     // Before any merge too: no id holds two different events.
-    const shared = (await (await ch.query({ query: `SELECT id FROM ${db}.events GROUP BY id HAVING uniqExact(codigo) > 1`, format: 'JSONEachRow' })).json()) as unknown[];
+    const shared = await (await ch.query({ query: `SELECT id FROM ${db}.events GROUP BY id HAVING uniqExact(codigo) > 1`, format: 'JSONEachRow' })).json<unknown>();
     expect(shared).toEqual([]);
 
     // Both gateways noticed; exactly one restored after the flush (the other adopted it).

@@ -60,9 +60,8 @@ export class FuzzTarget {
     const t = new FuzzTarget();
     t.dataDir = mkdtempSync(path.join(tmpdir(), 'gw-fuzz-'));
     await seedProviders(t.dataDir);
-    const env: NodeJS.ProcessEnv = { ...process.env };
     // Embedded mode whatever the caller's environment says.
-    for (const k of ['REDIS_URL', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'NODE_OPTIONS']) delete env[k];
+    const { REDIS_URL, KAFKA_BROKERS, CLICKHOUSE_URL, NODE_OPTIONS, ...env } = process.env;
     Object.assign(env, {
       DATA_DIR: t.dataDir,
       PORT: '0',

@@ -60,7 +60,7 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
           query: `SELECT * FROM ${env.CLICKHOUSE_DATABASE}.events FINAL WHERE id IN (${ids.join(',') || '0'})`,
           format: 'JSONEachRow',
         });
-        const rows = (await result.json()) as Record<string, unknown>[];
+        const rows = await result.json<Record<string, unknown>>();
         const byId = new Map(rows.map((r) => [Number(r.id), r]));
         if (ids.every((id) => byId.has(id)) || Date.now() > deadline) return byId;
         await new Promise((r) => setTimeout(r, 200));

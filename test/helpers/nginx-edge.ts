@@ -99,10 +99,12 @@ export class NginxEdge {
       let running = true;
       void exited.then(() => (running = false));
       const deadline = Date.now() + 10_000;
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the exit handler clears it while the loop awaits
       while (running && Date.now() < deadline) {
         if (await accepts(port)) return edge;
         await new Promise((r) => setTimeout(r, 50));
       }
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the exit handler may have cleared it during the loop's awaits
       if (running) proc.kill('SIGKILL');
       await exited;
       lastError = new Error(`nginx did not start on port ${port}: ${edge.stderr.trim()} ${edge.errorLog().trim()}`);

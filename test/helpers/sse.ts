@@ -28,9 +28,8 @@ export async function openSse(url: string, token: string): Promise<SseClient> {
   });
   const ended = (async () => {
     if (res.body === null) return;
-    const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const text of res.body.pipeThrough(new TextDecoderStream())) parser.feed(text);
     } catch {
       // aborted by close()
     }

@@ -45,8 +45,11 @@ export async function buildCxfPeer(log: (msg: string) => void): Promise<string[]
     try {
       await promisify(execFile)('mvn', ['-q', '-B', 'package'], { cwd: tmp, maxBuffer: 64 * 2 ** 20, timeout: 20 * 60_000 });
     } catch (err) {
-      const e = err as { stdout?: unknown; stderr?: unknown; message?: unknown };
-      throw new Error(`mvn package failed: ${String(e.message)}\n${String(e.stdout ?? '').slice(-3000)}${String(e.stderr ?? '').slice(-2000)}`);
+      // execFile's error carries the child's output (text: no `encoding: 'buffer'` asked for).
+      const stdout = typeof err === 'object' && err !== null && 'stdout' in err && typeof err.stdout === 'string' ? err.stdout : '';
+      const stderr = typeof err === 'object' && err !== null && 'stderr' in err && typeof err.stderr === 'string' ? err.stderr : '';
+      const message = err instanceof Error ? err.message : String(err);
+      throw new Error(`mvn package failed: ${message}\n${stdout.slice(-3000)}${stderr.slice(-2000)}`, { cause: err });
     }
   });
   if (!built) log(`CXF peer from the cache: ${dir}`);

@@ -122,6 +122,36 @@ describe('LockoutStore', () => {
     // The newest pairs are the ones kept.
     expect(await store.recordFailure('user-49', `10.1.${4999 >> 8}.${4999 & 255}`, T0 + 5000, policy)).not.toBeNull();
   });
+
+  it('reads the client address only while the SystemUser has failures on record, and still finds its locks', async () => {
+    const store = new MemoryLockoutStore(3);
+    let reads = 0;
+    const from = (address: string) => () => {
+      reads++;
+      return address;
+    };
+    expect(await store.lockedUntil('u', from('10.0.0.1'), T0)).toBeNull();
+    expect(reads).toBe(0);
+    await store.recordFailure('u', '10.0.0.1', T0, policy);
+    await store.recordFailure('u', '10.0.0.1', T0 + 1, policy);
+    expect(await store.lockedUntil('u', from('10.0.0.1'), T0 + 2)).toBe(T0 + 1 + 10 * MINUTE);
+    expect(await store.lockedUntil('u', from('10.0.0.2'), T0 + 2)).toBeNull();
+    expect(await store.lockedUntil('v', from('10.0.0.1'), T0 + 2)).toBeNull();
+    expect(reads).toBe(2);
+    // Evicted past the cap (three other pairs), the SystemUser needs no address again.
+    for (const user of ['v', 'w', 'x']) await store.recordFailure(user, '10.0.0.9', T0 + 3, policy);
+    expect(await store.lockedUntil('u', from('10.0.0.1'), T0 + 4)).toBeNull();
+    expect(reads).toBe(2);
+    // Swept once its window and lock are over, likewise; a new failure makes it count again.
+    store.sweep(T0 + 20 * MINUTE);
+    expect(store.size).toBe(0);
+    expect(await store.lockedUntil('v', from('10.0.0.9'), T0 + 20 * MINUTE)).toBeNull();
+    expect(reads).toBe(2);
+    await store.recordFailure('v', '10.0.0.9', T0 + 20 * MINUTE, policy);
+    await store.recordFailure('v', '10.0.0.9', T0 + 20 * MINUTE + 1, policy);
+    expect(await store.lockedUntil('v', from('10.0.0.9'), T0 + 20 * MINUTE + 2)).toBe(T0 + 20 * MINUTE + 1 + 10 * MINUTE);
+    expect(reads).toBe(3);
+  });
 });
 
 describe('SessionStore', () => {

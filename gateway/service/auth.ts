@@ -59,18 +59,18 @@ export class Authenticator {
     const provider = await this.backends.providers.get(systemUser);
     if (provider === null) return this.refuse('unknown_user');
     if (!provider.enabled) return this.refuse('disabled');
-    return (await this.confirmPassword(provider, password, now, address())) ? provider : null;
+    return (await this.confirmPassword(provider, password, now, address)) ? provider : null;
   }
 
   /** Verifies a password of a known provider (also CambiarClave's AntiguaClave), counting failures. */
-  async confirmPassword(provider: Provider, password: string, now: number, address: string): Promise<boolean> {
+  async confirmPassword(provider: Provider, password: string, now: number, address: () => string): Promise<boolean> {
     if ((await this.backends.lockouts.lockedUntil(provider.systemUser, address, now)) !== null) {
       this.refuse('locked');
       return false;
     }
     if (password.length <= MAX_LENGTH.password && (await this.checkPassword(provider, password, now))) return true;
     this.refuse('wrong_password');
-    const lock = await this.backends.lockouts.recordFailure(provider.systemUser, address, now, this.policy);
+    const lock = await this.backends.lockouts.recordFailure(provider.systemUser, address(), now, this.policy);
     // A lock is set by the failure that reaches a threshold: its end is exactly now + lockMs.
     if (lock !== null && lock.until === now + this.policy.lockMs) {
       this.metrics?.lockouts.labels({ scope: lock.address === null ? 'user' : 'address' }).inc();

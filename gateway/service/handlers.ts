@@ -36,7 +36,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
 
   /** CambiarClave confirms AntiguaClave; its twin confirms the Password it logged in with (cached). */
   const changePassword = async (ctx: AuthenticatedCall, current: string | null, next: string | null): Promise<boolean> => {
-    if (current === null || !(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress()))) return false;
+    if (current === null || !(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress))) return false;
     return auth.changePassword(ctx.provider, current, next, ctx.now);
   };
 

@@ -43,11 +43,23 @@ const OPS: readonly (readonly [Target, string])[] = (Object.keys(METHODS) as Tar
   METHODS[target].map((method) => [target, method] as const),
 );
 
+/**
+ * Arguments that cannot cross a thread as they are: lockedUntil's lazy client address (a function)
+ * is read on the front end and sent as text. The main thread turns it back into a function.
+ */
+const MARSHAL: Partial<Record<string, { send(args: unknown[]): unknown[]; receive(args: unknown[]): unknown[] }>> = {
+  'lockouts.lockedUntil': {
+    send: ([systemUser, address, now]) => [systemUser, (address as () => string)(), now],
+    receive: ([systemUser, address, now]) => [systemUser, () => address, now],
+  },
+};
+
 /** A front end's view of the shared state: every method is a call to the main thread. */
 export function remoteState(rpc: RpcClient): SharedState {
   const state: Partial<Record<Target, Record<string, AnyMethod>>> = {};
   OPS.forEach(([target, method], op) => {
-    (state[target] ??= {})[method] = (...args: unknown[]) => rpc.call(op, args);
+    const marshal = MARSHAL[`${target}.${method}`];
+    (state[target] ??= {})[method] = marshal === undefined ? (...args: unknown[]) => rpc.call(op, args) : (...args: unknown[]) => rpc.call(op, marshal.send(args));
   });
   // Built from METHODS, which the types above hold complete for each interface.
   return state as unknown as SharedState;
@@ -57,10 +69,11 @@ export function remoteState(rpc: RpcClient): SharedState {
 export function stateHandlers(state: SharedState): ((args: unknown[]) => Promise<unknown>)[] {
   return OPS.map(([target, method]) => {
     const object = state[target] as unknown as Record<string, AnyMethod>;
+    const marshal = MARSHAL[`${target}.${method}`];
     return (args: unknown[]) => {
       const fn = object[method];
       if (fn === undefined) return Promise.reject(new Error(`${target}.${method} is missing.`));
-      return fn.apply(object, args);
+      return fn.apply(object, marshal === undefined ? args : marshal.receive(args));
     };
   });
 }

@@ -62,8 +62,12 @@ export interface Lockout {
 
 /** Failed-login bookkeeping of known SystemUsers; the policy is passed in by the domain. */
 export interface LockoutStore {
-  /** When the SystemUser is locked for this address (its own lock or the SystemUser-wide one): the end, else null. */
-  lockedUntil(systemUser: string, address: string, now: number): Promise<number | null>;
+  /**
+   * When the SystemUser is locked for this address (its own lock or the SystemUser-wide one): the
+   * end, else null. The address is asked for only when needed: reading it costs a system call, and
+   * most logins are of SystemUsers with no failures at all.
+   */
+  lockedUntil(systemUser: string, address: () => string, now: number): Promise<number | null>;
   /** Counts one failure and applies the policy; the lock now in force for that address (the SystemUser-wide one first), else null. */
   recordFailure(systemUser: string, address: string, now: number, policy: LockoutPolicy): Promise<Lockout | null>;
   /** Lifts every lock of the SystemUser and forgets its failures (operators, a password reset). */

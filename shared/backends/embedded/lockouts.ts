@@ -34,12 +34,14 @@ export class MemoryLockoutStore implements LockoutStore {
   /** In least-recently-failed order: a failure moves its pair to the end. */
   private readonly pairs = new Map<string, PairEntry>();
   private readonly users = new Map<string, UserEntry>();
+  /** How many pairs each SystemUser has: one without any needs no address to be checked. */
+  private readonly pairsOf = new Map<string, number>();
 
   constructor(private readonly maxTrackedPairs = DEFAULT_MAX_TRACKED_PAIRS) {}
 
-  async lockedUntil(systemUser: string, address: string, now: number): Promise<number | null> {
+  async lockedUntil(systemUser: string, address: () => string, now: number): Promise<number | null> {
     const user = this.users.get(systemUser)?.lockedUntil ?? null;
-    const pair = this.pairs.get(pairKey(systemUser, address))?.lockedUntil ?? null;
+    const pair = this.pairsOf.has(systemUser) ? (this.pairs.get(pairKey(systemUser, address()))?.lockedUntil ?? null) : null;
     const until = Math.max(live(user, now) ? user : -Infinity, live(pair, now) ? pair : -Infinity);
     return until === -Infinity ? null : until;
   }
@@ -53,7 +55,8 @@ export class MemoryLockoutStore implements LockoutStore {
     let pair = this.pairs.get(key);
     if (pair === undefined) {
       pair = { systemUser, address, failures: [], lockedUntil: null, windowMs: policy.windowMs };
-    } else this.pairs.delete(key);
+      this.pairsOf.set(systemUser, (this.pairsOf.get(systemUser) ?? 0) + 1);
+    } else this.pairs.delete(key); // re-inserted below: the most recently failing pair goes last
     this.pairs.set(key, pair);
     this.evictBeyondCap();
 
@@ -73,7 +76,7 @@ export class MemoryLockoutStore implements LockoutStore {
 
   async clear(systemUser: string): Promise<void> {
     this.users.delete(systemUser);
-    for (const [key, pair] of this.pairs) if (pair.systemUser === systemUser) this.pairs.delete(key);
+    for (const [key, pair] of this.pairs) if (pair.systemUser === systemUser) this.forget(key, pair);
   }
 
   async list(now: number): Promise<Lockout[]> {
@@ -89,7 +92,7 @@ export class MemoryLockoutStore implements LockoutStore {
   sweep(now: number): void {
     for (const [key, pair] of this.pairs) {
       const lastFailure = pair.failures[pair.failures.length - 1] ?? -Infinity;
-      if (lastFailure <= now - pair.windowMs && !live(pair.lockedUntil, now)) this.pairs.delete(key);
+      if (lastFailure <= now - pair.windowMs && !live(pair.lockedUntil, now)) this.forget(key, pair);
     }
     for (const [systemUser, user] of this.users) {
       if (user.windowStart <= now - user.windowMs && !live(user.lockedUntil, now)) this.users.delete(systemUser);
@@ -115,9 +118,16 @@ export class MemoryLockoutStore implements LockoutStore {
   }
 
   private evictBeyondCap(): void {
-    for (const key of this.pairs.keys()) {
+    for (const [key, pair] of this.pairs) {
       if (this.pairs.size <= this.maxTrackedPairs) return;
-      this.pairs.delete(key);
+      this.forget(key, pair);
     }
+  }
+
+  private forget(key: string, pair: PairEntry): void {
+    this.pairs.delete(key);
+    const left = (this.pairsOf.get(pair.systemUser) ?? 1) - 1;
+    if (left === 0) this.pairsOf.delete(pair.systemUser);
+    else this.pairsOf.set(pair.systemUser, left);
   }
 }

@@ -79,7 +79,7 @@ export function createRedisLockoutStore(redis: Redis, keys: RedisKeys, guard: Gu
   return {
     lockedUntil(systemUser, address, now) {
       return guard('lockouts.lockedUntil', async () =>
-        readUntil(await redis.hmget(keys.lockout(systemUser), 'L', `l:${address}`), now, keys.lockout(systemUser)),
+        readUntil(await redis.hmget(keys.lockout(systemUser), 'L', `l:${address()}`), now, keys.lockout(systemUser)),
       );
     },
 

@@ -33,17 +33,26 @@ export interface LoaderOptions {
 
 /** The loader's share of WorkerStats. */
 export interface LoaderStats {
+  /** Rows inserted into ClickHouse (replays included). */
   insertedRows: number;
+  /** Successful inserts. */
   batches: number;
   lastBatchSize: number;
   maxBatchSize: number;
+  /** Failed insert attempts (each retried). */
   insertRetries: number;
+  /** Failed `lastReports.record` attempts (each retried). */
   lastReportRetries: number;
+  /** Poison messages skipped. */
   poison: number;
+  /** Successful offset commits. */
   commits: number;
   commitFailures: number;
+  /** Messages in memory, not yet being inserted. */
   buffered: number;
+  /** True while fetching is paused because the buffer is full. */
   paused: boolean;
+  /** The last offset this worker committed per partition (the next offset to read). */
   committed: Record<number, string>;
 }
 

@@ -7,7 +7,7 @@ import { describeKafkaError } from '../shared/backends/kafka/errors.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './backoff.js';
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
 import { LagMonitor } from './lag.js';
-import { Loader, type PoisonSink } from './loader.js';
+import { Loader, type LoaderStats, type PoisonSink } from './loader.js';
 import { errorText, type WorkerLogger } from './log.js';
 
 export type { WorkerLogger } from './log.js';
@@ -64,30 +64,9 @@ export interface WorkerOptions {
   onFatal?: (error: Error) => void;
 }
 
-export interface WorkerStats {
-  /** Rows inserted into ClickHouse (replays included). */
-  insertedRows: number;
-  /** Successful inserts. */
-  batches: number;
-  lastBatchSize: number;
-  maxBatchSize: number;
-  /** Failed insert attempts (each retried). */
-  insertRetries: number;
-  /** Failed `lastReports.record` attempts (each retried). */
-  lastReportRetries: number;
-  /** Poison messages skipped. */
-  poison: number;
-  /** Successful offset commits. */
-  commits: number;
-  commitFailures: number;
-  /** Messages in memory, not yet being inserted. */
-  buffered: number;
-  /** True while fetching is paused because the buffer is full. */
-  paused: boolean;
+export interface WorkerStats extends LoaderStats {
   /** Group lag per partition at the last measurement. */
   lag: Record<number, number>;
-  /** The last offset this worker committed per partition (the next offset to read). */
-  committed: Record<number, string>;
 }
 
 /** Whether the worker is consuming, and why not (the worker's /readyz). */

@@ -478,6 +478,52 @@ describe('KafkaEventLog (real Kafka)', () => {
     await log.close();
   });
 
+  it('readiness of an idle log: failing until the broker answers its probe, with no append needed', async () => {
+    let brokerUp = false;
+    const producer = {
+      send: async (): Promise<RecordMetadata[]> => {
+        if (!brokerUp) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'KafkaJSConnectionError' });
+        return [];
+      },
+      disconnect: async () => {},
+    } as unknown as Producer;
+    let probes = 0;
+    const options = {
+      brokers: [],
+      topic: 'scripted',
+      clientId: 'kel-test',
+      ids: new MemoryIds(),
+      dedupe: new MemoryDedupe(),
+      dedupeWindowMs: 600_000,
+      lingerMs: 0,
+      batchEvents: 500,
+      maxInFlightEvents: 1000,
+      sendTimeoutMs: 5000,
+      logger: captureLogger(),
+    };
+    const probe = async () => {
+      probes++;
+      if (!brokerUp) throw new Error('metadata: connect ECONNREFUSED');
+    };
+    const log = new KafkaEventLog(producer, new KeyPartitioner('scripted', 4), { ...options, probe });
+    const blind = new KafkaEventLog(producer, new KeyPartitioner('scripted', 4), options);
+    expect(await log.failingNow()).toBe(false);
+    expect(probes).toBe(0); // not failing: the broker is not asked
+    expect(await log.append([makeEvent()])).toEqual([{ ok: false, reason: 'unavailable' }]);
+    expect(await blind.append([makeEvent()])).toEqual([{ ok: false, reason: 'unavailable' }]);
+    expect(await log.failingNow()).toBe(true);
+    expect(probes).toBe(1);
+    brokerUp = true;
+    expect(log.failing).toBe(true); // nothing was sent since
+    expect(await log.failingNow()).toBe(false);
+    expect(log.failing).toBe(false);
+    // Without a probe, only a send can tell.
+    expect(await blind.failingNow()).toBe(true);
+    expect((await log.append([makeEvent()]))[0]?.ok).toBe(true);
+    await log.close();
+    await blind.close();
+  });
+
   it('close() flushes what is queued, waits for it, then refuses appends', async () => {
     const { log, topic, metrics } = await setup({ lingerMs: 60_000, batchEvents: 10_000 });
     const events = Array.from({ length: 25 }, () => makeEvent());

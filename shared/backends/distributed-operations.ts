@@ -22,7 +22,7 @@ export function openDistributedOperations(
   config: Config,
   logger: Logger,
   redis: RedisStores,
-  kafkaFailing: () => boolean,
+  kafkaFailing: () => Promise<boolean>,
   clickhouse: ClickHouseClient | null,
 ): DistributedOperations {
   const brokers = config.kafkaBrokers ?? [];
@@ -67,7 +67,7 @@ export function openDistributedOperations(
       // says nothing while no event is being sent.
       let workerLag: number | null = null;
       const kafkaCheck = check('kafka', async () => {
-        if (kafkaFailing()) return 'sends are failing; inserts answer -5';
+        if (await kafkaFailing()) return 'sends are failing; inserts answer -5';
         try {
           workerLag = await withTimeout(operator.workerLag(), 1500, 'Kafka');
           return null;

@@ -108,7 +108,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
           },
         }),
   });
-  const operations = openDistributedOperations(config, logger, redis, () => kafka.failing, clickhouse);
+  const operations = openDistributedOperations(config, logger, redis, () => kafka.failingNow(), clickhouse);
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -145,7 +145,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     poison: operations.poison,
     status: () => operations.status(),
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
-    healthy: async () => (await redis.healthy()) && !kafka.failing && (await idRecovery.ready().catch(() => false)),
+    healthy: async () => (await redis.healthy()) && !(await kafka.failingNow()) && (await idRecovery.ready().catch(() => false)),
     close,
   };
 }

@@ -129,10 +129,12 @@ describe('Redis loses its data during ingest', () => {
     const shared = await (await ch.query({ query: `SELECT id FROM ${db}.events GROUP BY id HAVING uniqExact(codigo) > 1`, format: 'JSONEachRow' })).json<unknown>();
     expect(shared).toEqual([]);
 
-    // Both gateways noticed; exactly one restored after the flush (the other adopted it).
-    const metric = async (t: TestApp, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await t.app.metrics.text())?.[1] ?? 0);
-    expect(await metric(c.gw1, 'gateway_id_state_lost_total')).toBe(1);
-    expect(await metric(c.gw2, 'gateway_id_state_lost_total')).toBe(1);
+    // Both gateways noticed; exactly one restored after the flush (the others adopted it). Read
+    // across all of a gateway's front-end threads (each has its own clients and id state): the
+    // test's connections may all have landed on one of them.
+    const metric = async (t: TestApp, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await t.app.metricsText())?.[1] ?? 0);
+    expect(await metric(c.gw1, 'gateway_id_state_lost_total')).toBeGreaterThanOrEqual(1);
+    expect(await metric(c.gw2, 'gateway_id_state_lost_total')).toBeGreaterThanOrEqual(1);
     // The first start restored too (a fresh Redis looks like a lost one).
     expect((await metric(c.gw1, 'gateway_id_state_restored_total')) + (await metric(c.gw2, 'gateway_id_state_restored_total'))).toBe(2);
     expect(await metric(c.gw1, 'gateway_id_state_recovering')).toBe(0);

@@ -8,6 +8,7 @@ import { exampleEventRecord } from '../../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../../shared/events/wire.js';
 import type { EventInstant, EventRecord, LastReportSink, LastReportUpdate } from '../../shared/backends/types.js';
 import { createClickHouseClient, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
+import { waitForTopic } from '../../shared/backends/kafka/client.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../worker/run.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -113,7 +114,10 @@ export const workers: Worker[] = [];
 
 export async function newTopic(partitions = 4): Promise<string> {
   const topic = uniqueName('worker_events');
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+  // Not createTopics' waitForLeaders: on a broker started moments ago its metadata call can fail
+  // with "does not host this topic-partition"; waitForTopic retries until every leader serves.
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: false });
+  await waitForTopic(admin, topic);
   topics.push(topic);
   return topic;
 }

@@ -52,6 +52,13 @@ export interface KafkaEventLogOptions {
    * Default 1000 ms.
    */
   failFastMs?: number;
+  /**
+   * Asks the broker something cheap (openKafkaEventLog: the topic's metadata). Readiness uses it
+   * while sends are failing: a log that gets no appends never sends the probe batch that would
+   * show the broker is back, so it would stay "failing" forever (a front-end thread may take all
+   * the traffic while the main thread's log sits idle).
+   */
+  probe?: () => Promise<unknown>;
   /** How often openKafkaEventLog's log checks the topic's partition count. Default 60 s. */
   partitionCheckMs?: number;
   /** When openKafkaEventLog creates the missing topic; absent = the broker's defaults. */
@@ -172,6 +179,19 @@ export class KafkaEventLog implements EventLog {
 
   /** True while the last send failed and none succeeded since. */
   get failing(): boolean {
+    return this.sender.failing;
+  }
+
+  /** `failing`, re-checked with the broker when it is (see `probe`); never throws. */
+  async failingNow(): Promise<boolean> {
+    const probe = this.options.probe;
+    if (!this.sender.failing || probe === undefined) return this.sender.failing;
+    try {
+      await withTimeout(probe(), 1000, 'Kafka');
+    } catch {
+      return true;
+    }
+    this.sender.brokerAnswered();
     return this.sender.failing;
   }
 
@@ -347,7 +367,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
       keys.count = count;
     }
   }, options.partitionCheckMs);
-  const log = new KafkaEventLog(producer, keys, { ...options, maxInFlightSends });
+  const log = new KafkaEventLog(producer, keys, { ...options, maxInFlightSends, probe: () => producer.partitionCount(options.topic) });
   options.logger.info({ brokers: options.brokers, topic: options.topic, partitions }, 'kafka event log connected');
   return log;
 }

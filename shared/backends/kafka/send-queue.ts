@@ -71,6 +71,16 @@ export class SendQueue {
     return this.lastFailureAt > this.lastSuccessAt;
   }
 
+  /**
+   * The broker answered a request other than a send (readiness' probe): no longer failing, unless
+   * a send is in flight, whose outcome will say. The next append goes through normally.
+   */
+  brokerAnswered(): void {
+    if (!this.failing || this.sendsInFlight > 0) return;
+    this.options.logger.info({}, 'kafka broker answers again; accepting events');
+    this.lastSuccessAt = performance.now();
+  }
+
   /** Broker known to be failing: one probe batch at a time, at most every failFastMs. */
   failFast(now: number): boolean {
     return this.failing && (now - this.lastFailureAt < this.options.failFastMs || this.sendsInFlight > 0);

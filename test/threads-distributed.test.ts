@@ -9,7 +9,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { decodeEvent } from '../shared/events/wire.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { services, uniqueName } from './helpers/services.js';
-import { freshSoap11, resultOf, servedBy } from './helpers/threads.js';
+import { freshSoap11, insertsAcrossClose, resultOf, servedBy } from './helpers/threads.js';
 
 const SPREAD = 24;
 
@@ -110,22 +110,7 @@ describe.each(['shared', 'own'])('two front-end threads, scale-out, GATEWAY_THRE
 
   it('every event acknowledged before or during the stop is on the topic', async () => {
     // Stop once the first answers are back, with the rest still on their way (whatever the machine's load).
-    let answered = 0;
-    let firstAnswers: () => void = () => {};
-    const someAnswered = new Promise<void>((resolve) => (firstAnswers = resolve));
-    const calls = Array.from({ length: 120 }, (_, i) =>
-      insert(t, { Codigo: `g-${i}` }).then(
-        (reply) => {
-          if (++answered === 10) firstAnswers();
-          return resultOf(reply);
-        },
-        () => null,
-      ),
-    );
-    await someAnswered;
-    const closed = t.app.close();
-    const acked = (await Promise.all(calls)).filter((id): id is number => id !== null && id > 0);
-    await closed;
+    const acked = await insertsAcrossClose(t, 120, (i) => insert(t, { Codigo: `g-${i}` }));
     expect(acked.length).toBeGreaterThanOrEqual(10);
     const onTopic = await idsOnTopic(t.config.kafkaBrokers!, t.config.kafkaTopic);
     for (const id of acked) expect(onTopic.has(id)).toBe(true);

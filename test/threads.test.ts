@@ -10,7 +10,7 @@ import { DATABASE_FILE } from '../shared/backends/embedded/index.js';
 import type { EmbeddedBackends } from '../shared/backends/embedded/index.js';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
-import { counterSum, freshSoap11, resultOf, servedBy } from './helpers/threads.js';
+import { counterSum, freshSoap11, insertsAcrossClose, resultOf, servedBy } from './helpers/threads.js';
 
 /** Calls enough that every thread answers some (each lands on one of 2 threads at random). */
 const SPREAD = 24;
@@ -189,22 +189,7 @@ describe('graceful shutdown with two threads', () => {
     const t = await TestApp.start({ GATEWAY_THREADS: '2', SQLITE_SYNCHRONOUS: 'FULL' });
     await t.provider('acme', 'secret-1');
     // Stop once the first answers are back, with the rest still on their way (whatever the machine's load).
-    let answered = 0;
-    let firstAnswers: () => void = () => {};
-    const someAnswered = new Promise<void>((resolve) => (firstAnswers = resolve));
-    const calls = Array.from({ length: 150 }, (_, i) =>
-      insert(t, { Codigo: `g-${i}` }).then(
-        (reply) => {
-          if (++answered === 10) firstAnswers();
-          return resultOf(reply);
-        },
-        () => null,
-      ),
-    );
-    await someAnswered;
-    const closed = t.app.close();
-    const ids = (await Promise.all(calls)).filter((id): id is number => id !== null && id > 0);
-    await closed;
+    const ids = await insertsAcrossClose(t, 150, (i) => insert(t, { Codigo: `g-${i}` }));
     expect(ids.length).toBeGreaterThanOrEqual(10);
     const db = new Database(`${t.dataDir}/${DATABASE_FILE}`, { readonly: true });
     try {

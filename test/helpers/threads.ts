@@ -66,3 +66,28 @@ export function resultOf(reply: Reply): number {
   const m = /Result>(-?\d+)</.exec(reply.text);
   return m === null ? NaN : Number(m[1]);
 }
+
+/**
+ * Sends `count` inserts at once and closes the gateway as soon as ten are answered: the ids of
+ * those acknowledged (positive), whether before or during the stop. Failed calls count as not
+ * acknowledged.
+ */
+export async function insertsAcrossClose(t: TestApp, count: number, insert: (i: number) => Promise<Reply>): Promise<number[]> {
+  let answered = 0;
+  let firstAnswers: () => void = () => {};
+  const someAnswered = new Promise<void>((resolve) => (firstAnswers = resolve));
+  const calls = Array.from({ length: count }, (_, i) =>
+    insert(i).then(
+      (reply) => {
+        if (++answered === 10) firstAnswers();
+        return resultOf(reply);
+      },
+      () => null,
+    ),
+  );
+  await someAnswered;
+  const closed = t.app.close();
+  const acked = (await Promise.all(calls)).filter((id): id is number => id !== null && id > 0);
+  await closed;
+  return acked;
+}

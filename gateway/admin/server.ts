@@ -30,11 +30,15 @@ export interface AdminServerOptions {
   metrics?: () => Promise<string>;
   /** How the overview names the deployment mode (default embedded). */
   mode?: 'embedded' | 'distributed';
+  /** Interval of the SSE keep-alive comment (default 15 s; tests shorten it). */
+  streamKeepAliveMs?: number;
+  /** Unsent output past which a stream's reader is cut as too slow (default 1 MiB). */
+  streamBacklogBytes?: number;
 }
 
 /** SSE comment lines keep proxies and clients from timing an idle stream out. */
 const KEEP_ALIVE_MS = 15_000;
-/** A stream whose client reads slower than events arrive is ended past this much unsent output. */
+/** A stream whose client reads slower than events arrive is cut past this much unsent output. */
 const STREAM_BACKLOG_BYTES = 1024 * 1024;
 
 const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -73,6 +77,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   const streams = new Set<ServerResponse>();
 
   function startStream(res: ServerResponse, stream: EventStream): void {
+    const keepAliveMs = opts.streamKeepAliveMs ?? KEEP_ALIVE_MS;
+    const backlogLimit = opts.streamBacklogBytes ?? STREAM_BACKLOG_BYTES;
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',
@@ -81,20 +87,31 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     });
     res.write(': stream open\n\n');
     streams.add(res);
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     let stopped = false;
-    res.on('close', () => {
+    /** Every exit (client gone, reader too slow, server closing) comes here once. */
+    const finish = (): void => {
       clearInterval(keepAlive);
       streams.delete(res);
       if (stopped) return;
       stopped = true;
       stream.stop().catch((err: unknown) => logger.warn({ err }, 'admin: closing an event stream failed'));
-    });
+    };
+    // A write after the end must never reach the process as an uncaught error: one stalled browser
+    // tab would stop every provider's ingest.
+    const writable = (): boolean => !stopped && !res.writableEnded && !res.destroyed;
+    const keepAlive = setInterval(() => {
+      if (writable()) res.write(': keep-alive\n\n');
+    }, keepAliveMs);
+    res.on('close', finish);
+    res.on('error', (err) => logger.debug({ err }, 'admin: event stream connection error'));
     stream.start((event, id, data) => {
-      if (res.writableEnded) return;
-      if (res.writableLength > STREAM_BACKLOG_BYTES) {
-        logger.warn({ backlog: res.writableLength }, 'admin: event stream client reads too slowly; ending the stream');
-        res.end(': too slow, stream ended\n\n');
+      if (!writable()) return;
+      if (res.writableLength > backlogLimit) {
+        // The reader is not reading: ending politely would wait for a flush that never comes, so
+        // the connection is cut and everything held for it freed.
+        logger.warn({ backlog: res.writableLength }, 'admin: event stream client reads too slowly; cutting the stream');
+        finish();
+        res.destroy();
         return;
       }
       res.write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);

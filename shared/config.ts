@@ -75,8 +75,24 @@ export interface Config {
   idFloor: bigint;
 
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
-  /** Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded. */
+  /**
+   * Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded (unless
+   * Sentinels are set). With Sentinels, only its user, password and database number are used.
+   */
   redisUrl: string | null;
+  /** Sentinels to ask for the current primary (REDIS_SENTINELS); null = connect to REDIS_URL directly. */
+  redisSentinels: RedisSentinelAddress[] | null;
+  /** The primary's name the Sentinels monitor. */
+  redisSentinelName: string;
+  /** Password of the Sentinels themselves (requirepass in sentinel.conf); null = none. */
+  redisSentinelPassword: string | null;
+  /**
+   * Replicas that must acknowledge a queued command (Redis WAIT) before the operator is told it is
+   * queued; 0 = do not wait (one Redis without replicas). Default 1 with Sentinels, else 0.
+   */
+  redisCommandReplicas: number;
+  /** Longest WAIT for those replicas; past it the operator gets an error instead of "queued". */
+  redisCommandWaitMs: number;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;
   /** Comma-separated Kafka bootstrap brokers; null = embedded event log. */
@@ -107,6 +123,27 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+export interface RedisSentinelAddress {
+  host: string;
+  port: number;
+}
+
+/** REDIS_SENTINELS: `host:port,host:port,...` (IPv6 hosts in brackets). */
+function sentinelAddresses(env: Env): RedisSentinelAddress[] | null {
+  const raw = env.REDIS_SENTINELS?.trim();
+  if (raw === undefined || raw === '') return null;
+  return raw
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '')
+    .map((a) => {
+      const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(a);
+      const port = m === null ? NaN : Number(m[2]);
+      if (m === null || port < 1 || port > 65535) throw new ConfigError(`REDIS_SENTINELS must be host:port,host:port,...; "${a}" is not host:port.`);
+      return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+    });
+}
 
 export class ConfigError extends Error {}
 
@@ -186,6 +223,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (commit !== 'thread' && commit !== 'inline') throw new ConfigError('SQLITE_COMMIT must be thread or inline.');
 
   const gatewayThreads = int(env, 'GATEWAY_THREADS', os.availableParallelism(), 1);
+  const sentinels = sentinelAddresses(env);
   if (gatewayThreads > MAX_GATEWAY_THREADS) throw new ConfigError(`GATEWAY_THREADS must be at most ${MAX_GATEWAY_THREADS}, got ${gatewayThreads}.`);
 
   const threadClients = str(env, 'GATEWAY_THREAD_CLIENTS', 'own').toLowerCase();
@@ -230,6 +268,11 @@ export function loadConfig(env: Env = process.env): Config {
     // Room for at least a billion ids above it.
     idFloor: bigWhole(env, 'ID_FLOOR', 0n, MAX_EVENT_ID - 1_000_000_000n),
     redisUrl: env.REDIS_URL ? env.REDIS_URL : null,
+    redisSentinels: sentinels,
+    redisSentinelName: str(env, 'REDIS_SENTINEL_NAME', 'mymaster'),
+    redisSentinelPassword: env.REDIS_SENTINEL_PASSWORD ? env.REDIS_SENTINEL_PASSWORD : null,
+    redisCommandReplicas: int(env, 'REDIS_COMMAND_REPLICAS', sentinels === null ? 0 : 1),
+    redisCommandWaitMs: int(env, 'REDIS_COMMAND_WAIT_MS', 1000, 10),
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'gw:'),
     kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter((b) => b !== '') : null,
     kafkaTopic: str(env, 'KAFKA_TOPIC', 'gateway.events'),
@@ -247,4 +290,9 @@ export function loadConfig(env: Env = process.env): Config {
     workerBatchRows: int(env, 'WORKER_BATCH_ROWS', 5_000, 1),
     workerBatchMs: int(env, 'WORKER_BATCH_MS', 500, 1),
   };
+}
+
+/** Is Redis configured at all (a direct URL or Sentinels)? */
+export function redisConfigured(config: Pick<Config, 'redisUrl' | 'redisSentinels'>): boolean {
+  return config.redisUrl !== null || config.redisSentinels !== null;
 }

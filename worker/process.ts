@@ -2,12 +2,12 @@
  * The worker as a process: the consumer (run.ts) plus Redis for last-report times, and optional
  * probes/metrics on ADMIN_HOST:ADMIN_PORT (/healthz, /readyz, /metrics).
  */
-import type { Config } from '../shared/config.js';
+import { redisConfigured, type Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { startProbeServer, type ProbeServer, type Readiness } from '../shared/probes.js';
 import { readinessGauge } from '../shared/readiness-metric.js';
-import { openRedisStores } from '../shared/backends/redis/index.js';
+import { openRedisStores, redisStoresOptionsFromConfig } from '../shared/backends/redis/index.js';
 import type { Running } from '../shared/process.js';
 import { createWorker, workerOptionsFromConfig, type Worker, type WorkerStatus } from './run.js';
 
@@ -23,7 +23,7 @@ export interface WorkerProcess extends Running {
  * process (exit 1, logged as such).
  */
 export async function startWorkerProcess(config: Config, logger: Logger, metrics: Metrics, options: { probes: boolean }): Promise<WorkerProcess> {
-  if (config.redisUrl === null) throw new Error('The worker needs REDIS_URL (it records last-report times there).');
+  if (!redisConfigured(config)) throw new Error('The worker needs REDIS_URL or REDIS_SENTINELS (it records last-report times there).');
   let worker: Worker | null = null;
   let redisHealthy: () => Promise<boolean> = async () => false;
   const readiness: Readiness = async () => {
@@ -39,7 +39,7 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
     : null;
   const probesUrl = probes?.url ?? null;
   try {
-    const redis = await openRedisStores({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger: logger.child({ component: 'redis' }) });
+    const redis = await openRedisStores(redisStoresOptionsFromConfig(config, logger.child({ component: 'redis' })));
     redisHealthy = () => redis.healthy();
     try {
       worker = await createWorker(

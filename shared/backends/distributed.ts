@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import { redisConfigured, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
@@ -7,7 +7,7 @@ import { createKafkaClient } from './kafka/client.js';
 import { openDistributedOperations } from './distributed-operations.js';
 import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
 import { IdRecovery } from './redis/id-recovery.js';
-import { openRedisStores, type RedisStores } from './redis/index.js';
+import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from './redis/index.js';
 import type { Backends, EventStore } from './types.js';
 
 /**
@@ -33,11 +33,11 @@ const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse 
 const SETTLE_SLACK_MS = 1000;
 
 export async function openDistributedBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<DistributedBackends> {
-  if (config.redisUrl === null || config.kafkaBrokers === null) {
-    throw new ConfigurationMissing('The distributed mode needs REDIS_URL and KAFKA_BROKERS.');
+  if (!redisConfigured(config) || config.kafkaBrokers === null) {
+    throw new ConfigurationMissing('The distributed mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafkaBrokers;
-  const redis = await openRedisStores({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger: logger.child({ component: 'redis' }) });
+  const redis = await openRedisStores(redisStoresOptionsFromConfig(config, logger.child({ component: 'redis' })));
   let kafka: KafkaEventLog;
   try {
     kafka = await openKafkaEventLog({
@@ -152,11 +152,11 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
 
 /** Which mode a configuration asks for; half a distributed configuration is an error. */
 export function deploymentMode(config: Config): 'embedded' | 'distributed' {
-  const redis = config.redisUrl !== null;
+  const redis = redisConfigured(config);
   const kafka = config.kafkaBrokers !== null;
   if (redis !== kafka) {
     throw new ConfigurationMissing(
-      `REDIS_URL and KAFKA_BROKERS go together (the distributed mode needs both); only ${redis ? 'REDIS_URL' : 'KAFKA_BROKERS'} is set.`,
+      `REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS go together (the distributed mode needs both); only ${redis ? 'Redis' : 'KAFKA_BROKERS'} is set.`,
     );
   }
   return redis ? 'distributed' : 'embedded';

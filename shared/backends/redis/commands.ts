@@ -209,17 +209,43 @@ export function validNumero(numero: number): boolean {
   return Number.isSafeInteger(numero) && numero > 0;
 }
 
-export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Guard): CommandStore {
-  return {
+/**
+ * A queued command must survive a failover to a replica: it is written on a connection of its own,
+ * then WAIT blocks that connection until `replicas` replicas hold it (or `waitMs` passed).
+ */
+export interface DurableCommandWrites {
+  redis: Redis;
+  replicas: number;
+  waitMs: number;
+}
+
+/** Fewer replicas than required confirmed a queued command; it was cancelled, the operator is told to retry. */
+export class CommandNotReplicatedError extends Error {
+  override readonly name = 'CommandNotReplicatedError';
+}
+
+export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Guard, durable: DurableCommandWrites | null = null): CommandStore {
+  const store: CommandStore = {
     enqueue(c) {
       return guard('commands.enqueue', async () => {
         const queued = entryJson(c.now, 'queued', '');
         const numero = await COMMAND_ENQUEUE.run(
-          redis,
+          durable?.redis ?? redis,
           [keys.commandSeq(), keys.commandsOpen(c.systemUser), keys.commandsExpiry(c.systemUser), keys.commandsAll(c.systemUser)],
           [keys.commandPrefix(), c.systemUser, c.cmd, c.unidad, c.equipo, decimal(c.now), decimal(c.expiresAt), queued],
         );
         if (typeof numero !== 'number') throw new RedisDataError('command-enqueue returned a non-integer.');
+        if (durable !== null) {
+          const acknowledged = await durable.redis.wait(durable.replicas, durable.waitMs);
+          if (acknowledged < durable.replicas) {
+            // Not answered "queued": a failover now could lose it. Cancel it so that the error also
+            // means "not queued" (unless Redis failed right now too: then the cancel fails with it).
+            await store.cancel(c.systemUser, numero, c.now);
+            throw new CommandNotReplicatedError(
+              `Command ${numero} reached ${acknowledged} of ${durable.replicas} Redis replicas within ${durable.waitMs} ms; it was cancelled.`,
+            );
+          }
+        }
         return {
           numero,
           systemUser: c.systemUser,
@@ -324,6 +350,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.page', () => pageCommands(redis, keys, query, now));
     },
   };
+  return store;
 }
 
 /** The commands with these numeros, in that order; numeros whose hash is gone are left out. */

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { Config } from '../../config.js';
 import type {
   CommandStore,
   LastReportSink,
@@ -26,7 +27,23 @@ export { RedisKeys } from './keys.js';
 export { poisonId, RedisPoisonStore } from './poison.js';
 
 export interface RedisStoresOptions {
-  url: string;
+  /**
+   * redis://[user:password@]host:port[/db]. With `sentinels` its host is not used (the Sentinels name
+   * the primary); its user, password and database still are. Needed when `sentinels` is not given.
+   */
+  url?: string;
+  /** Sentinels asked for the current primary: the client follows a failover by itself. */
+  sentinels?: readonly { host: string; port: number }[];
+  /** The primary's name the Sentinels monitor (default 'mymaster'). */
+  sentinelName?: string;
+  sentinelPassword?: string;
+  /**
+   * Replicas that must acknowledge a queued command (WAIT) before enqueue resolves; 0 (default) =
+   * do not wait. When fewer acknowledge within `commandWaitMs`, enqueue fails as unavailable.
+   */
+  commandReplicas?: number;
+  /** Longest WAIT for those replicas (default 1000 ms). */
+  commandWaitMs?: number;
   /** Prefix of every key (default 'gw:'); lets several deployments or test runs share one Redis. */
   keyPrefix?: string;
   /** Told when the connection is lost and when it is back (default: console.warn). */
@@ -140,6 +157,78 @@ export function redisClientOptions(options: RedisStoresOptions): RedisOptions {
     autoResendUnfulfilledCommands: false,
     // Each instance reports its own connection state; keep the client name recognisable in CLIENT LIST.
     connectionName: 'gateway',
+    // A primary demoted to replica (a failover while we stayed connected) answers writes READONLY:
+    // drop the connection so it is made again to whichever node is primary now (not resent).
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
+  };
+}
+
+/**
+ * With Sentinels: the client asks them for the primary on every (re)connection, checks that the node
+ * it reached really is the primary, and subscribes to their +switch-master announcements so that it
+ * reconnects as soon as they promote a replica (failoverDetector) rather than when the old primary's
+ * socket times out. Sentinels are asked again every 100-500 ms while none answers.
+ */
+export function redisSentinelOptions(options: RedisStoresOptions): RedisOptions {
+  const sentinels = options.sentinels ?? [];
+  const base = redisClientOptions(options);
+  const credentials = options.url === undefined ? {} : urlCredentials(options.url);
+  return {
+    ...base,
+    ...credentials,
+    sentinels: sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: options.sentinelName ?? 'mymaster',
+    ...(options.sentinelPassword === undefined ? {} : { sentinelPassword: options.sentinelPassword }),
+    role: 'master',
+    failoverDetector: true,
+    sentinelCommandTimeout: options.connectTimeoutMs ?? 1000,
+    sentinelRetryStrategy: (times) => Math.min(100 * times, 500),
+    // Sentinels learn of each other; the configured list stays the one asked first.
+    updateSentinels: true,
+  };
+}
+
+/** User, password and database number of a redis:// URL (its host is the Sentinels' to choose). */
+function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {
+  const u = new URL(url);
+  const db = Number.parseInt(u.pathname.replace(/^\//, ''), 10);
+  return {
+    ...(u.username === '' ? {} : { username: decodeURIComponent(u.username) }),
+    ...(u.password === '' ? {} : { password: decodeURIComponent(u.password) }),
+    ...(Number.isSafeInteger(db) ? { db } : {}),
+  };
+}
+
+/** The client of either form: Sentinels when given, else the URL. */
+function createRedisClient(options: RedisStoresOptions): Redis {
+  if (options.sentinels !== undefined && options.sentinels.length > 0) return new Redis(redisSentinelOptions(options));
+  if (options.url === undefined) throw new Error('Redis needs a URL or Sentinels.');
+  return new Redis(options.url, redisClientOptions(options));
+}
+
+/** host:port (or the Sentinels and the primary's name) without credentials, for messages. */
+function endpointOf(options: RedisStoresOptions): string {
+  if (options.sentinels !== undefined && options.sentinels.length > 0) {
+    return `sentinel://${options.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}/${options.sentinelName ?? 'mymaster'}`;
+  }
+  return describeEndpoint(options.url ?? '');
+}
+
+/** The Redis options of a configuration: REDIS_URL or REDIS_SENTINELS, and the command durability. */
+export function redisStoresOptionsFromConfig(config: Config, logger: RedisLogger): RedisStoresOptions {
+  return {
+    ...(config.redisUrl === null ? {} : { url: config.redisUrl }),
+    ...(config.redisSentinels === null
+      ? {}
+      : {
+          sentinels: config.redisSentinels,
+          sentinelName: config.redisSentinelName,
+          ...(config.redisSentinelPassword === null ? {} : { sentinelPassword: config.redisSentinelPassword }),
+        }),
+    keyPrefix: config.redisKeyPrefix,
+    logger,
+    commandReplicas: config.redisCommandReplicas,
+    commandWaitMs: config.redisCommandWaitMs,
   };
 }
 
@@ -149,12 +238,12 @@ export function redisClientOptions(options: RedisStoresOptions): RedisOptions {
  * object keeps only the local block of event ids.
  */
 export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
-  const endpoint = describeEndpoint(options.url);
+  const endpoint = endpointOf(options);
   const logger = options.logger ?? consoleLogger;
   const keys = new RedisKeys(options.keyPrefix ?? 'gw:');
   const guard = makeGuard(endpoint);
 
-  const redis = new Redis(options.url, redisClientOptions(options));
+  const redis = createRedisClient(options);
   // Without a listener ioredis would print every failed reconnect; log a lost connection once and
   // its recovery once. The process never dies of it: calls reject, the client reconnects.
   let down = false;
@@ -190,6 +279,14 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   // Issues nothing until an epoch is established (IdRecovery.start, see ids.ts).
   const ids = new RedisIdAllocator(redis, keys, guard, options.idBlockSize ?? DEFAULT_ID_BLOCK_SIZE);
   let closing: Promise<void> | null = null;
+  // WAIT blocks the connection it runs on and covers the writes made on it, so queued commands get
+  // a connection of their own: a slow replica then delays operators' commands, never an insert.
+  const commandReplicas = options.commandReplicas ?? 0;
+  const durable = commandReplicas > 0 ? redis.duplicate({ connectionName: 'gateway-commands' }) : null;
+  durable?.on('error', () => {
+    // Reported once by the main connection's listener; calls on this one reject and it reconnects.
+  });
+  const durableWrites = durable === null ? null : { redis: durable, replicas: commandReplicas, waitMs: options.commandWaitMs ?? 1000 };
 
   return {
     redis,
@@ -197,7 +294,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     providers: createRedisProviderStore(redis, keys, guard),
     lockouts: createRedisLockoutStore(redis, keys, guard),
     sessions: createRedisSessionStore(redis, keys, guard),
-    commands: createRedisCommandStore(redis, keys, guard),
+    commands: createRedisCommandStore(redis, keys, guard, durableWrites),
     trips: createRedisTripStore(redis, keys, guard),
     ids,
     dedupe: new RedisDedupeIndex(redis, keys, guard, ids),
@@ -219,6 +316,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
           // Closing anyway.
         } finally {
           redis.disconnect();
+          durable?.disconnect();
         }
       })();
       return closing;

@@ -9,9 +9,18 @@ set -Eeuo pipefail
 SERVICES_SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$SERVICES_SCRIPT_DIR/../.." && pwd)"
 
+# single (default): one Redis, one ClickHouse, one Kafka broker. ha: the forms production runs (ha.sh):
+# Redis primary + replica + three Sentinels and three Kafka brokers, next to the same ClickHouse.
+PROFILE="${SERVICES_PROFILE:-single}"
+case "$PROFILE" in single | ha) ;; *) printf 'SERVICES_PROFILE must be single or ha, got "%s"\n' "$PROFILE" >&2; exit 2 ;; esac
+
 STATE="${SERVICES_DIR:-$REPO/.services}"
 case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
-ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services.env}"
+if [[ "$PROFILE" == ha ]]; then
+  ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services-ha.env}"
+else
+  ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services.env}"
+fi
 
 BIND_HOST=127.0.0.1
 REDIS_PORT="${SERVICES_REDIS_PORT:-6390}"
@@ -31,7 +40,29 @@ CH_START_TIMEOUT="${SERVICES_CLICKHOUSE_TIMEOUT:-60}"
 KAFKA_START_TIMEOUT="${SERVICES_KAFKA_TIMEOUT:-90}"
 STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-15}"
 
-ALL_SERVICES=(redis clickhouse kafka)
+# The HA profile's nodes: ports from one base (redis-N: base+N-1, sentinel-N: base+10+N-1,
+# kafka-N: base+20+N-1 and its controller base+30+N-1).
+HA_PORT_BASE="${SERVICES_HA_PORT_BASE:-16400}"
+HA_SENTINEL_NAME="${SERVICES_HA_SENTINEL_NAME:-gateway-redis}"
+HA_KAFKA_HEAP_OPTS="${SERVICES_HA_KAFKA_HEAP_OPTS:--Xms128m -Xmx384m}"
+
+if [[ "$PROFILE" == ha ]]; then
+  ALL_SERVICES=(clickhouse redis-1 redis-2 sentinel-1 sentinel-2 sentinel-3 kafka-1 kafka-2 kafka-3)
+else
+  ALL_SERVICES=(redis clickhouse kafka)
+fi
+
+# svc_fn <function> <service> [args]: calls <service>_<function>; the HA nodes share one
+# implementation a kind (ha.sh: ha_redis_*, ha_sentinel_*, ha_kafka_*) taking the node number.
+svc_fn() {
+  local fn="$1" svc="$2"
+  shift 2
+  if [[ "$svc" =~ ^(redis|sentinel|kafka)-([1-9])$ ]]; then
+    "ha_${BASH_REMATCH[1]}_$fn" "${BASH_REMATCH[2]}" "$@"
+  else
+    "${svc}_$fn" "$@"
+  fi
+}
 
 # ---------------------------------------------------------------- output ----
 log() { printf '[services] %s\n' "$*" >&2; }
@@ -82,6 +113,9 @@ parse_services() {
   fi
   for a in "$@"; do
     [[ "$a" == all ]] && { SELECTED=("${ALL_SERVICES[@]}"); return; }
+    # In the HA profile a kind names all its nodes: `redis` = both Redis nodes and the Sentinels.
+    if [[ "$PROFILE" == ha && "$a" == redis ]]; then SELECTED+=(redis-1 redis-2 sentinel-1 sentinel-2 sentinel-3); continue; fi
+    if [[ "$PROFILE" == ha && "$a" == kafka ]]; then SELECTED+=(kafka-1 kafka-2 kafka-3); continue; fi
     ok=0
     for s in "${ALL_SERVICES[@]}"; do [[ "$a" == "$s" ]] && ok=1; done
     ((ok)) || { printf 'unknown service "%s" (expected: %s or all)\n' "$a" "${ALL_SERVICES[*]}" >&2; exit 2; }
@@ -117,6 +151,11 @@ pid_matches() {
       ;;
     clickhouse) [[ "$cmd" == *clickhouse* && "$cmd" == *"--config-file=$STATE/clickhouse/config.xml"* ]] ;;
     kafka) [[ "$cmd" == *java* && "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/kafka/server.properties"* ]] ;;
+    redis-[1-9] | sentinel-[1-9])
+      cwd="$(readlink "/proc/$pid/cwd" 2>/dev/null)" || return 1
+      [[ "$cmd" == *redis-s* && "$cwd" == "$STATE/ha/$svc" ]]
+      ;;
+    kafka-[1-9]) [[ "$cmd" == *java* && "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/ha/$svc/server.properties"* ]] ;;
     *) return 1 ;;
   esac
 }
@@ -282,6 +321,11 @@ env_quote() {
 
 write_env_file() {
   local tmp="$ENV_FILE.tmp.$$"
+  if [[ "$PROFILE" == ha ]]; then
+    ha_env_lines >"$tmp"
+    mv -f "$tmp" "$ENV_FILE"
+    return
+  fi
   {
     printf '# Written by scripts/services/up.sh - local test services. Do not commit.\n'
     printf 'SERVICES_DIR=%s\n' "$(env_quote "$STATE")"

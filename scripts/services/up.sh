@@ -20,13 +20,16 @@ source "$SERVICES_SCRIPT_DIR/redis.sh"
 source "$SERVICES_SCRIPT_DIR/clickhouse.sh"
 # shellcheck source=kafka.sh
 source "$SERVICES_SCRIPT_DIR/kafka.sh"
+# The HA profile's nodes (SERVICES_PROFILE=ha): ha_redis_*, ha_sentinel_*, ha_kafka_* <node>.
+# shellcheck source=ha.sh
+source "$SERVICES_SCRIPT_DIR/ha.sh"
 
 help_if_asked 13 "$@"
 
 parse_services "$@"
 want() {
   local s
-  for s in "${SELECTED[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+  for s in "${SELECTED[@]}"; do [[ "$s" == "$1" || "$s" == "$1"-[1-9] ]] && return 0; done
   return 1
 }
 
@@ -38,7 +41,7 @@ trap 'rc=$?; if ((rc != 0)); then printf "[services] up.sh failed (exit %s); sta
 ensure_packages() {
   local pkgs=() svc t0
   for svc in "${SELECTED[@]}"; do
-    mapfile -t -O "${#pkgs[@]}" pkgs < <("${svc}_packages")
+    mapfile -t -O "${#pkgs[@]}" pkgs < <(svc_fn packages "$svc")
   done
   command -v curl >/dev/null 2>&1 || pkgs+=(curl ca-certificates)
   ((${#pkgs[@]})) || return 0
@@ -52,7 +55,7 @@ ensure_packages() {
 svc_answers() {
   local i
   for i in 1 2 3; do
-    "${1}_ping" && return 0
+    svc_fn ping "$1" && return 0
     sleep 0.5
   done
   return 1
@@ -71,7 +74,7 @@ declare -A PID=() T0=() STATUS=()
 for svc in "${SELECTED[@]}"; do
   if [[ "${SERVICES_FRESH:-0}" == 1 ]]; then
     stop_service "$svc" >/dev/null
-    rm -rf "${STATE:?}/$svc"
+    if [[ "$svc" == *-[1-9] ]]; then rm -rf "${STATE:?}/ha/$svc"; else rm -rf "${STATE:?}/$svc"; fi
     log "$svc: data wiped (SERVICES_FRESH=1)"
   fi
   if pid="$(service_pid "$svc")"; then
@@ -83,14 +86,14 @@ for svc in "${SELECTED[@]}"; do
     log "$svc: pid $pid from $STATE is alive but not answering; restarting it"
     stop_service "$svc" >/dev/null
   fi
-  "${svc}_prepare"
+  svc_fn prepare "$svc"
   STATUS[$svc]=prepared
 done
 # Launch everything that needs starting back to back so they boot in parallel.
 for svc in "${SELECTED[@]}"; do
   [[ "${STATUS[$svc]}" == prepared ]] || continue
   T0[$svc]="$(now)"
-  "${svc}_launch"
+  svc_fn launch "$svc"
   PID[$svc]="$(head -n1 "$(pid_file "$svc")")"
   STATUS[$svc]=started
 done
@@ -99,14 +102,15 @@ done
 for svc in "${SELECTED[@]}"; do
   pid="${PID[$svc]}"
   if [[ "${STATUS[$svc]}" == started ]]; then
-    "${svc}_wait" "$pid"
+    svc_fn wait "$svc" "$pid"
     took="ready in $(elapsed "${T0[$svc]}")"
   else
     # A service reused as it runs may still owe a step its _wait takes (ClickHouse's database).
     if declare -F "${svc}_reused" >/dev/null; then "${svc}_reused"; fi
+    if [[ "$svc" == sentinel-[1-9] ]]; then svc_fn wait "$svc" "$pid"; fi
     took="already running"
   fi
-  described="$("${svc}_describe" "$pid")"
+  described="$(svc_fn describe "$svc" "$pid")"
   ver="${described%%$'\t'*}" addr="${described#*$'\t'}"
   printf '%-11s %-9s %-18s pid %-7s %s\n' "$svc" "$ver" "$took" "$pid" "$addr"
 done

@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two groups: everything in parallel first, then the fault-injection suites one file at a time
- * (they stop and restart the shared Redis, Kafka and ClickHouse, so nothing else may run).
+ * Three groups: everything in parallel first, then the fault-injection suites one file at a time
+ * (they stop and restart the shared Redis, Kafka and ClickHouse, so nothing else may run), then the
+ * HA suites one file at a time on the HA profile's own engines.
  */
 export default defineConfig({
   test: {
@@ -20,6 +21,19 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'faults', include: ['test/faults/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
+      {
+        // The engines in their HA forms (SERVICES_PROFILE=ha), one node killed at a time: alone, last.
+        test: {
+          name: 'ha',
+          include: ['test/ha/**/*.test.ts'],
+          globalSetup: ['test/ha/setup.ts'],
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },

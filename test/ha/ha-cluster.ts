@@ -1,0 +1,368 @@
+/**
+ * The HA profile's engines (SERVICES_PROFILE=ha: Redis primary + replica + three Sentinels, three
+ * Kafka brokers) and what the failure tests run on them: gateways and a worker as real processes
+ * (so that they can be kill -9'd), a steady insert load, and the tally of what was acknowledged.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { openRedisStores, type RedisStores } from '../../shared/backends/redis/index.js';
+import { hashPassword } from '../../shared/domain/passwords.js';
+import { credentials, event, soap11Envelope, xmlParams, NS } from '../helpers/harness.js';
+import { uniqueName } from '../helpers/services.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface HaServices {
+  sentinels: { host: string; port: number }[];
+  sentinelName: string;
+  redisNodes: { host: string; port: number }[];
+  kafkaBrokers: string[];
+  clickhouseUrl: string;
+  servicesDir: string;
+}
+
+const hostPort = (a: string) => {
+  const [host, port] = a.split(':');
+  return { host: host!, port: Number(port) };
+};
+
+/** Settings `SERVICES_PROFILE=ha npm run services:up` wrote; a missing file fails the suite. */
+export function haServices(): HaServices {
+  const file = process.env.SERVICES_HA_ENV_FILE ?? path.join(ROOT, '.services-ha.env');
+  if (!existsSync(file)) throw new Error(`${file} is missing: start the HA profile with \`SERVICES_PROFILE=ha npm run services:up\`.`);
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m) env[m[1]!] = m[2]!;
+  }
+  for (const k of ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_HA_NODES', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'SERVICES_DIR']) {
+    if (!env[k]) throw new Error(`${k} missing from ${file}`);
+  }
+  return {
+    sentinels: env.REDIS_SENTINELS!.split(',').map(hostPort),
+    sentinelName: env.REDIS_SENTINEL_NAME!,
+    redisNodes: env.REDIS_HA_NODES!.split(',').map(hostPort),
+    kafkaBrokers: env.KAFKA_BROKERS!.split(','),
+    clickhouseUrl: env.CLICKHOUSE_URL!,
+    servicesDir: env.SERVICES_DIR!,
+  };
+}
+
+export const ha = haServices();
+
+// ---- the engines' nodes ------------------------------------------------------------------------
+
+/** Pid of a node of the HA profile (redis-1, sentinel-2, kafka-3 ...), from up.sh's pid file. */
+export function nodePid(node: string): number {
+  return Number(readFileSync(path.join(ha.servicesDir, `${node}.pid`), 'utf8').trim());
+}
+
+export function killNode(node: string): void {
+  process.kill(nodePid(node), 'SIGKILL');
+}
+
+/** Starts a node again (or leaves it if it runs) through the services script. */
+export function upNode(node: string): void {
+  execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), node], {
+    cwd: ROOT,
+    stdio: 'pipe',
+    timeout: 150_000,
+    env: { ...process.env, SERVICES_PROFILE: 'ha' },
+  });
+}
+
+/** Asks the Sentinels (the first that answers) which node is the primary. */
+export async function redisPrimary(): Promise<{ host: string; port: number; node: string }> {
+  for (const s of ha.sentinels) {
+    const sentinel = new Redis({ ...s, lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+    try {
+      await sentinel.connect();
+      const reply = (await sentinel.call('SENTINEL', 'get-master-addr-by-name', ha.sentinelName)) as [string, string];
+      const port = Number(reply[1]);
+      return { host: reply[0], port, node: `redis-${ha.redisNodes.findIndex((n) => n.port === port) + 1}` };
+    } catch {
+      // the next Sentinel
+    } finally {
+      sentinel.disconnect();
+    }
+  }
+  throw new Error('no Sentinel answered');
+}
+
+/** A plain client of one Redis node (not through the Sentinels). */
+export function nodeClient(port: number): Redis {
+  return new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, connectTimeout: 1000, lazyConnect: false });
+}
+
+/** Polls `fn` every 200 ms until it returns something other than undefined/false, or throws after `ms`. */
+export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = '';
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = String(err);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} ${last}`);
+    await sleep(200);
+  }
+}
+
+/** Both Redis nodes up, one primary with its replica in sync: the state every test starts from. */
+export async function redisSettled(): Promise<void> {
+  for (const n of [1, 2]) upNode(`redis-${n}`);
+  await waitUntil(
+    'a primary with a replica in sync',
+    async () => {
+      const p = await redisPrimary();
+      const c = nodeClient(p.port);
+      try {
+        const info = await c.info('replication');
+        return /role:master/.test(info) && /connected_slaves:1/.test(info) && /slave0:.*state=online/.test(info);
+      } finally {
+        c.disconnect();
+      }
+    },
+    60_000,
+  );
+}
+
+// ---- gateways and the worker as processes ------------------------------------------------------
+
+export interface Proc {
+  child: ChildProcess;
+  /** The SOAP service URL (gateways) or '' (worker). */
+  serviceUrl: string;
+  adminUrl: string;
+  alive(): boolean;
+  kill9(): void;
+  stop(): Promise<void>;
+}
+
+/** The environment every process of one test shares: the HA engines, isolated names. */
+export function clusterEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    REDIS_URL: '',
+    REDIS_SENTINELS: ha.sentinels.map((s) => `${s.host}:${s.port}`).join(','),
+    REDIS_SENTINEL_NAME: ha.sentinelName,
+    REDIS_KEY_PREFIX: `${uniqueName('ha')}:`,
+    KAFKA_BROKERS: ha.kafkaBrokers.join(','),
+    KAFKA_TOPIC: uniqueName('events'),
+    KAFKA_GROUP_ID: uniqueName('worker'),
+    CLICKHOUSE_URL: ha.clickhouseUrl,
+    CLICKHOUSE_DATABASE: uniqueName('gw'),
+    WORKER_BATCH_MS: '200',
+    APPEND_TIMEOUT_MS: '3000',
+    GATEWAY_THREADS: '1',
+    ADMIN_TOKEN: 'ha-token',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ADMIN_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+/** Runs `gateway/main.ts` or `worker/main.ts` as a child process, resolved once it started. */
+export async function startProc(kind: 'gateway' | 'worker', env: Record<string, string>): Promise<Proc> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-ha-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', `${kind}/main.ts`], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  const keep = (d: Buffer) => (tail = (tail + d.toString()).slice(-8000));
+  child.stderr.on('data', keep);
+  const urls = await new Promise<{ serviceUrl: string; adminUrl: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${kind} did not start within 60 s:\n${tail}`)), 60_000);
+    const done = (v: { serviceUrl: string; adminUrl: string }) => {
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      resolve(v);
+    };
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${kind} exited with ${code}:\n${tail}`));
+    };
+    child.on('exit', onExit);
+    // The worker logs no start line: it runs once the process is up and its clients are open.
+    if (kind === 'worker') setTimeout(() => done({ serviceUrl: '', adminUrl: '' }), 3000);
+    child.stdout.on('data', (d: Buffer) => {
+      keep(d);
+      const m = /"service":"([^"]+)".*"admin":"([^"]+)"/.exec(tail);
+      if (m !== null) done({ serviceUrl: m[1]!, adminUrl: m[2]! });
+    });
+  });
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  return {
+    child,
+    ...urls,
+    alive: () => !exited,
+    kill9: () => {
+      if (!exited) child.kill('SIGKILL');
+    },
+    async stop() {
+      if (!exited) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await new Promise((r) => child.once('exit', r));
+        clearTimeout(killer);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Redis stores of the test itself (through the Sentinels): providers, commands, checks. */
+export async function testStores(env: Record<string, string>): Promise<RedisStores> {
+  return openRedisStores({
+    sentinels: ha.sentinels,
+    sentinelName: ha.sentinelName,
+    keyPrefix: env.REDIS_KEY_PREFIX!,
+    logger: { warn: () => undefined },
+  });
+}
+
+export async function createProvider(stores: RedisStores): Promise<void> {
+  const now = Date.now();
+  const hash = await hashPassword('secret-1');
+  await stores.providers.create({ systemUser: 'acme', passwordHash: hash, enabled: true, timeZone: null, requireRegisteredVehicles: false, createdAt: now, updatedAt: now });
+}
+
+// ---- the insert load ---------------------------------------------------------------------------
+
+export interface Answer {
+  /** NroSerie of the event: unique, so every acknowledged id must name exactly this event. */
+  marker: string;
+  /** The int answered (> 0: acknowledged), or null when the connection failed (gateway killed). */
+  code: number | null;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** `loops` concurrent clients inserting distinct events, each to the next live gateway. */
+export function startLoad(runId: string, gateways: () => string[], loops: number) {
+  const answers: Answer[] = [];
+  let running = true;
+  let seq = 0;
+  const one = async (url: string): Promise<void> => {
+    const marker = `${runId}-${seq++}`;
+    const body = soap11Envelope('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ NroSerie: marker, Codigo: String(seq % 90) }) }));
+    const startedAt = Date.now();
+    let code: number | null;
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        body,
+        headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}LoginYInsertarEvento"` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await res.text();
+      code = Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
+      if (Number.isNaN(code)) code = null;
+    } catch {
+      code = null;
+    }
+    answers.push({ marker, code, startedAt, endedAt: Date.now() });
+  };
+  const loop = async (i: number): Promise<void> => {
+    while (running) {
+      const live = gateways();
+      if (live.length === 0) {
+        await sleep(50);
+        continue;
+      }
+      await one(live[(i + seq) % live.length]!);
+      // A failing answer comes back at once: pace the retries as a client would.
+      if ((answers.at(-1)?.code ?? 0) <= 0) await sleep(50);
+    }
+  };
+  const done = Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
+  return {
+    answers,
+    acknowledgedSince: (t: number) => answers.filter((a) => a.startedAt >= t && (a.code ?? 0) > 0).length,
+    async stop(): Promise<Answer[]> {
+      running = false;
+      await done;
+      return answers;
+    },
+  };
+}
+
+/** Seconds during which inserts answered -5 (merged intervals of the requests that did). */
+export function secondsOfMinus5(answers: readonly Answer[]): number {
+  const spans = answers
+    .filter((a) => a.code === -5)
+    .map((a) => [a.startedAt, a.endedAt] as const)
+    .sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let cur: [number, number] | null = null;
+  for (const [s, e] of spans) {
+    if (cur !== null && s <= cur[1]) cur[1] = Math.max(cur[1], e);
+    else {
+      if (cur !== null) total += cur[1] - cur[0];
+      cur = [s, e];
+    }
+  }
+  if (cur !== null) total += cur[1] - cur[0];
+  return Math.round(total / 100) / 10;
+}
+
+/** The folding of a 64-bit id into the xs:int clients receive (docs/protocol.md). */
+export const fold = (id: bigint): number => Number(((id - 1n) % 2147483647n) + 1n);
+
+export interface Tally {
+  acknowledged: number;
+  idsIssuedTwice: number;
+  lost: number;
+  minus5Seconds: number;
+  minus5Answers: number;
+  connectionErrors: number;
+}
+
+/**
+ * Compares what was acknowledged with what ClickHouse holds (FINAL: one row an id), polling until
+ * every acknowledged event arrived or `ms` passed. Lost = acknowledged but absent, or present under
+ * another id than the one answered (its id was given to another event too).
+ */
+export async function tally(answers: readonly Answer[], env: Record<string, string>, ms = 90_000): Promise<Tally> {
+  const acked = answers.filter((a) => (a.code ?? 0) > 0);
+  const byCode = new Map<number, number>();
+  for (const a of acked) byCode.set(a.code!, (byCode.get(a.code!) ?? 0) + 1);
+  const idsIssuedTwice = [...byCode.values()].filter((n) => n > 1).length;
+  const url = `${ha.clickhouseUrl}/?database=${env.CLICKHOUSE_DATABASE}`;
+  let lost = acked.length;
+  const deadline = Date.now() + ms;
+  while (lost > 0 && Date.now() < deadline) {
+    const res = await fetch(url, { method: 'POST', body: 'SELECT toString(id) AS id, nro_serie FROM events FINAL FORMAT JSONEachRow' }).catch(() => null);
+    if (res?.ok === true) {
+      const stored = new Map<string, number[]>();
+      for (const line of (await res.text()).split('\n')) {
+        if (line === '') continue;
+        const row = JSON.parse(line) as { id: string; nro_serie: string };
+        stored.set(row.nro_serie, [...(stored.get(row.nro_serie) ?? []), fold(BigInt(row.id))]);
+      }
+      lost = acked.filter((a) => {
+        const ids = stored.get(a.marker);
+        return ids?.length !== 1 || ids[0] !== a.code;
+      }).length;
+    }
+    if (lost > 0) await sleep(1000);
+  }
+  return {
+    acknowledged: acked.length,
+    idsIssuedTwice,
+    lost,
+    minus5Seconds: secondsOfMinus5(answers),
+    minus5Answers: answers.filter((a) => a.code === -5).length,
+    connectionErrors: answers.filter((a) => a.code === null).length,
+  };
+}

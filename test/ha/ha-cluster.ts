@@ -237,6 +237,34 @@ export async function createProvider(stores: RedisStores): Promise<void> {
   await stores.providers.create({ systemUser: 'acme', passwordHash: hash, enabled: true, timeZone: null, requireRegisteredVehicles: false, createdAt: now, updatedAt: now });
 }
 
+/** Two gateways and a worker, each a process, on one provider 'acme' (password secret-1). */
+export interface Run {
+  env: Record<string, string>;
+  stores: RedisStores;
+  gateways: Proc[];
+  worker: Proc;
+}
+
+export async function startRun(): Promise<Run> {
+  await redisSettled();
+  const env = clusterEnv();
+  const stores = await testStores(env);
+  await createProvider(stores);
+  const gateways = [await startProc('gateway', env), await startProc('gateway', env)];
+  const worker = await startProc('worker', env);
+  return { env, stores, gateways, worker };
+}
+
+export async function stopRun(run: Run | undefined): Promise<void> {
+  if (run === undefined) return;
+  for (const p of [...run.gateways, run.worker]) await p.stop();
+  await run.stores.close();
+}
+
+export function report(name: string, figures: object): void {
+  console.log(`[ha] ${name}: ${JSON.stringify(figures)}`);
+}
+
 // ---- the insert load ---------------------------------------------------------------------------
 
 export interface Answer {

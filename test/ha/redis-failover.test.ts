@@ -9,48 +9,25 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisStores } from '../../shared/backends/redis/index.js';
 import {
-  clusterEnv,
-  createProvider,
   ha,
   killNode,
   nodeClient,
   redisPrimary,
   redisSettled,
+  report,
   sleep,
   startLoad,
   startProc,
+  startRun,
+  stopRun,
   tally,
-  testStores,
   upNode,
   waitUntil,
-  type Proc,
+  type Run,
 } from './ha-cluster.js';
 
 /** The stated bound: inserts answer again within this long after the primary died. */
 const RESUME_BOUND_MS = 20_000;
-
-interface Run {
-  env: Record<string, string>;
-  stores: RedisStores;
-  gateways: Proc[];
-  worker: Proc;
-}
-
-async function startRun(): Promise<Run> {
-  await redisSettled();
-  const env = clusterEnv();
-  const stores = await testStores(env);
-  await createProvider(stores);
-  const gateways = [await startProc('gateway', env), await startProc('gateway', env)];
-  const worker = await startProc('worker', env);
-  return { env, stores, gateways, worker };
-}
-
-async function stopRun(run: Run | undefined): Promise<void> {
-  if (run === undefined) return;
-  for (const p of [...run.gateways, run.worker]) await p.stop();
-  await run.stores.close();
-}
 
 /** Operators queue commands through the admin API all along; remembers which were answered 201. */
 function startCommandLoad(run: Run) {
@@ -99,9 +76,6 @@ async function commandsKept(stores: RedisStores, queued: readonly { numero: numb
   return missing;
 }
 
-function report(name: string, figures: object): void {
-  console.log(`[ha] ${name}: ${JSON.stringify(figures)}`);
-}
 
 describe('Redis failover (Sentinel)', () => {
   let run: Run | undefined;

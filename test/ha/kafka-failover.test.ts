@@ -1,0 +1,76 @@
+/**
+ * Kafka in its HA form (three KRaft brokers, replication factor 3, min.insync.replicas 2, no unclean
+ * election) under ingest through two gateways and a worker, all processes: (c) the leader of the
+ * busiest partition SIGKILLed mid-ingest and restarted later, and (d) a gateway and the worker
+ * kill -9'd while it is down. Ingest goes on with two brokers; nothing acknowledged is lost or twice.
+ */
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ha, killNode, redisSettled, report, sleep, startLoad, startProc, startRun, stopRun, tally, upNode, waitUntil, type Run } from './ha-cluster.js';
+
+/** The stated bound: inserts are acknowledged again within this long after the leader died. */
+const RESUME_BOUND_MS = 20_000;
+
+const kafkaNodes = ['kafka-1', 'kafka-2', 'kafka-3'];
+
+/** The broker leading the partition of `topic` that holds the most records, as `kafka-N`. */
+async function busiestLeader(topic: string): Promise<{ node: string; partition: number }> {
+  const admin = new Kafka({ clientId: 'ha-test', brokers: ha.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    const busiest = offsets.reduce((a, b) => (Number(b.high) > Number(a.high) ? b : a));
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] });
+    const partition = meta.topics[0]!.partitions.find((p) => p.partitionId === busiest.partition)!;
+    return { node: `kafka-${partition.leader}`, partition: busiest.partition };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('Kafka broker failure (3 brokers, RF 3, min ISR 2)', () => {
+  let run: Run | undefined;
+  beforeAll(async () => {
+    for (const n of kafkaNodes) upNode(n);
+    await redisSettled();
+  }, 180_000);
+  afterAll(async () => {
+    await stopRun(run);
+    for (const n of kafkaNodes) upNode(n);
+  }, 180_000);
+
+  it('(c)+(d) leader of the busiest partition SIGKILLed, a gateway and the worker kill -9 meanwhile: ingest goes on, nothing lost, none twice', async () => {
+    run = await startRun();
+    const r = run;
+    const load = startLoad('c', () => r.gateways.filter((g) => g.alive()).map((g) => g.serviceUrl), 6);
+    await waitUntil('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
+
+    const leader = await busiestLeader(r.env.KAFKA_TOPIC!);
+    const killedAt = Date.now();
+    killNode(leader.node);
+    await sleep(1000);
+    r.gateways[1]!.kill9();
+    r.worker.kill9();
+    const resumed = await waitUntil('an insert acknowledged after the kill', async () => load.answers.find((a) => a.startedAt > killedAt + 200 && (a.code ?? 0) > 0)?.endedAt, RESUME_BOUND_MS + 10_000);
+    r.gateways[1] = await startProc('gateway', r.env);
+    r.worker = await startProc('worker', r.env);
+    // Two of three brokers serve: ingest goes on through both gateways.
+    await waitUntil('ingest with two brokers', async () => load.acknowledgedSince(killedAt + 2000) > 300, 60_000);
+    const restartAt = Date.now();
+    const ackedWhileDown = load.acknowledgedSince(killedAt);
+    upNode(leader.node);
+    await sleep(3000);
+    await load.stop();
+
+    const t = await tally(load.answers, r.env);
+    const figures = { ...t, killed: leader.node, partition: leader.partition, ackedWhileBrokerDown: ackedWhileDown, brokerDownSeconds: (restartAt - killedAt) / 1000, resumedAfterSeconds: (resumed - killedAt) / 1000 };
+    report('(c)+(d) Kafka leader SIGKILL', figures);
+    expect(t.acknowledged).toBeGreaterThan(500);
+    expect(ackedWhileDown).toBeGreaterThan(300);
+    expect(t.idsIssuedTwice).toBe(0);
+    expect(t.lost).toBe(0);
+    expect(resumed - killedAt).toBeLessThan(RESUME_BOUND_MS);
+    await stopRun(run);
+    run = undefined;
+  });
+});

@@ -10,8 +10,6 @@ import type {
 import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
 import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
-import { ID_SCRIPTS } from './id-scripts.js';
-import { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
 import { RedisKeys } from './keys.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
 import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_DELETE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
@@ -21,7 +19,6 @@ import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TR
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
 export { RedisDedupeIndex } from './dedupe.js';
-export { DEFAULT_ID_BLOCK_SIZE, newEpoch, RedisIdAllocator, type IdState } from './ids.js';
 export { RedisKeys } from './keys.js';
 export { poisonId, RedisPoisonStore } from './poison.js';
 
@@ -31,8 +28,6 @@ export interface RedisStoresOptions {
   keyPrefix?: string;
   /** Told when the connection is lost and when it is back (default: console.warn). */
   logger?: RedisLogger;
-  /** Event ids per block taken from the shared counter (default 1000). */
-  idBlockSize?: number;
   /** A command without a reply after this long fails (default 2000 ms). */
   commandTimeoutMs?: number;
   /** TCP connect timeout of each (re)connection attempt (default 1000 ms). */
@@ -50,8 +45,6 @@ export interface RedisStores {
   sessions: SessionStore;
   commands: CommandStore;
   trips: TripStore;
-  /** IdAllocator, plus the id state (epoch, lock, restore, raiseFloor) and blocksTaken. */
-  ids: RedisIdAllocator;
   /** DedupeIndex, plus releaseClaims (compare-and-delete). */
   dedupe: RedisDedupeIndex;
   lastReports: LastReportSink;
@@ -83,7 +76,6 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   LAST_REPORT_RECORD,
   DEDUPE_CLAIM,
   DEDUPE_RELEASE_OWN,
-  ...ID_SCRIPTS,
   POISON_ADD,
   POISON_REMOVE,
 ];
@@ -145,8 +137,8 @@ export function redisClientOptions(options: RedisStoresOptions): RedisOptions {
 
 /**
  * Opens the Redis-backed stores of the distributed mode. Fails (and closes the client) when Redis
- * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis; this
- * object keeps only the local block of event ids.
+ * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis, except
+ * event ids (Kafka, kafka-ids.ts).
  */
 export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const endpoint = describeEndpoint(options.url);
@@ -187,8 +179,6 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   }
 
   const healthTimeoutMs = options.healthTimeoutMs ?? 1000;
-  // Issues nothing until an epoch is established (IdRecovery.start, see ids.ts).
-  const ids = new RedisIdAllocator(redis, keys, guard, options.idBlockSize ?? DEFAULT_ID_BLOCK_SIZE);
   let closing: Promise<void> | null = null;
 
   return {
@@ -199,8 +189,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     sessions: createRedisSessionStore(redis, keys, guard),
     commands: createRedisCommandStore(redis, keys, guard),
     trips: createRedisTripStore(redis, keys, guard),
-    ids,
-    dedupe: new RedisDedupeIndex(redis, keys, guard, ids),
+    dedupe: new RedisDedupeIndex(redis, keys, guard),
     lastReports: createRedisLastReportSink(redis, keys, guard),
     poison: new RedisPoisonStore(redis, keys, guard),
     async healthy() {

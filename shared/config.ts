@@ -98,6 +98,8 @@ export interface Config {
   /** Comma-separated Kafka bootstrap brokers; null = embedded event log. */
   kafkaBrokers: string[] | null;
   kafkaTopic: string;
+  /** The single-partition topic event-id blocks are taken from (kafka-ids.ts). */
+  kafkaIdTopic: string;
   kafkaClientId: string;
   kafkaGroupId: string;
   /** Producer micro-batch: send after this many ms or this many events, whichever first. */
@@ -108,9 +110,9 @@ export interface Config {
   /** Longest wait for an event to be stored before answering -5. */
   appendTimeoutMs: number;
   /**
-   * After Redis lost the id counter, the restored counter = the highest id found in Kafka and
-   * ClickHouse + this margin, which covers ids still in flight from before the loss (see
-   * shared/backends/redis/id-recovery.ts).
+   * When the id-blocks topic is found behind the ids already stored (deleted and created again),
+   * blocks continue above the highest stored id + this margin, which covers ids other gateways
+   * still hold from the old topic (shared/backends/kafka-ids.ts).
    */
   idRecoveryMargin: bigint;
   clickhouseUrl: string | null;
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'gw:'),
     kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter((b) => b !== '') : null,
     kafkaTopic: str(env, 'KAFKA_TOPIC', 'gateway.events'),
+    kafkaIdTopic: str(env, 'KAFKA_ID_TOPIC', `${str(env, 'KAFKA_TOPIC', 'gateway.events')}.id-blocks`),
     kafkaClientId: str(env, 'KAFKA_CLIENT_ID', 'prestadores-gateway'),
     kafkaGroupId: str(env, 'KAFKA_GROUP_ID', 'gateway-worker'),
     producerLingerMs: int(env, 'PRODUCER_LINGER_MS', 2),

@@ -118,27 +118,23 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly idStateLost = new Counter({
-    name: 'gateway_id_state_lost_total',
-    help: 'Times this gateway found the event-id state gone from Redis (its inserts answer -5 until it is restored)',
+  readonly idBlocksTaken = new Counter({
+    name: 'gateway_id_blocks_total',
+    help: 'Event-id blocks this gateway took from the Kafka id-blocks topic',
     registers: [this.registry],
   });
 
-  readonly idStateRestored = new Counter({
-    name: 'gateway_id_state_restored_total',
-    help: 'Times this gateway restored the event-id counter (from the highest id in Kafka and ClickHouse + ID_RECOVERY_MARGIN)',
-    registers: [this.registry],
-  });
-
-  readonly idStateRecovering = new Gauge({
-    name: 'gateway_id_state_recovering',
-    help: '1 while this gateway has no event-id state (restoring it, or waiting for another gateway to)',
+  readonly idBlocksUnavailable = new Gauge({
+    name: 'gateway_id_blocks_unavailable',
+    help: '1 while a thread of this gateway issues no event ids (the id-blocks topic is being checked, or a conflict stopped it)',
+    aggregator: 'max',
     registers: [this.registry],
   });
 
   readonly idFloor = new Gauge({
     name: 'gateway_id_floor',
-    help: 'The id counter this gateway last restored (ids are issued above it)',
+    help: 'The floor event-id blocks are taken under (ID_FLOOR, or higher when raised by another gateway or rebased above the stored ids)',
+    aggregator: 'max',
     registers: [this.registry],
   });
 

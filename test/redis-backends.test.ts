@@ -13,8 +13,6 @@ import {
   type RedisStores,
   type RedisStoresOptions,
 } from '../shared/backends/redis/index.js';
-import { IdStateLostError } from '../shared/backends/id-state.js';
-import { IdRecovery } from '../shared/backends/redis/id-recovery.js';
 import { services, uniqueName } from './helpers/services.js';
 import { provider, storeContract } from './helpers/store-contract.js';
 
@@ -76,7 +74,6 @@ function freshPrefix(): string {
 }
 
 const quietLogger = { warn: () => {} };
-const quietIdLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
 async function open(keyPrefix: string, extra: Partial<RedisStoresOptions> = {}): Promise<RedisStores> {
   const stores = await openRedisStores({ url: redisUrl, keyPrefix, logger: quietLogger, ...extra });
@@ -312,89 +309,6 @@ describe('store contract (Redis)', () => {
   storeContract({ place: freshPrefix, open: (prefix) => open(prefix) });
 });
 
-/** Stores whose allocator issues ids: the id state established as at a first start with nothing stored. */
-async function openIds(keyPrefix: string, extra: Partial<RedisStoresOptions> = {}): Promise<RedisStores> {
-  const stores = await open(keyPrefix, extra);
-  const recovery = new IdRecovery({ ids: stores.ids, highestStoredId: async () => 0n, idFloor: 0n, margin: 0n, settleMs: 0, logger: quietIdLogger });
-  await recovery.start();
-  return stores;
-}
-
-describe('IdAllocator', () => {
-  it('gives unique positive ids to two gateways allocating concurrently, taking only the blocks needed', async () => {
-    const prefix = freshPrefix();
-    const a = await openIds(prefix);
-    const b = await openIds(prefix);
-    const calls = Array.from({ length: 5000 }, () => [a.ids.allocate(1), b.ids.allocate(1)]).flat();
-    const ids = (await Promise.all(calls)).flat();
-    expect(ids).toHaveLength(10_000);
-    expect(new Set(ids).size).toBe(10_000);
-    for (const id of ids) {
-      expect(typeof id).toBe('bigint');
-      expect(id > 0n).toBe(true);
-    }
-    // Five blocks of 1000 each, no more: the counter says 10,000 were handed out.
-    expect(await admin.get(`${prefix}event:id-seq`)).toBe('10000');
-    expect(a.ids.blocksTaken).toBe(5);
-    expect(b.ids.blocksTaken).toBe(5);
-    // Within one allocator, ids increase in call order.
-    const fromA = (await Promise.all(Array.from({ length: 50 }, (_, i) => a.ids.allocate(i % 3)))).flat();
-    for (let i = 1; i < fromA.length; i++) expect(fromA[i]! > fromA[i - 1]!).toBe(true);
-  });
-
-  it('refills from the counter when a block runs out', async () => {
-    const prefix = freshPrefix();
-    const s = await openIds(prefix, { idBlockSize: 10 });
-    const ids = s.ids;
-    expect(await s.ids.allocate(0)).toEqual([]);
-    expect(ids.blocksTaken).toBe(0);
-    expect(await s.ids.allocate(25)).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
-    expect(ids.blocksTaken).toBe(3); // one INCRBY of 30
-    expect(await s.ids.allocate(5)).toEqual([26n, 27n, 28n, 29n, 30n]);
-    expect(ids.blocksTaken).toBe(3);
-    expect(await s.ids.allocate(1)).toEqual([31n]);
-    expect(ids.blocksTaken).toBe(4);
-    expect(await admin.get(`${prefix}event:id-seq`)).toBe('40');
-
-    // Another gateway takes the next block; this one continues its own first.
-    const other = await openIds(prefix, { idBlockSize: 10 });
-    expect(await other.ids.allocate(2)).toEqual([41n, 42n]);
-    expect(await s.ids.allocate(10)).toEqual([32n, 33n, 34n, 35n, 36n, 37n, 38n, 39n, 40n, 51n]);
-
-    // Many small concurrent calls share one refill.
-    const fresh = await openIds(freshPrefix(), { idBlockSize: 10 });
-    const many = (await Promise.all(Array.from({ length: 25 }, () => fresh.ids.allocate(1)))).flat();
-    expect(many).toEqual(Array.from({ length: 25 }, (_, i) => BigInt(i + 1)));
-    expect(fresh.ids.blocksTaken).toBe(3);
-
-    await expect(s.ids.allocate(-1)).rejects.toBeInstanceOf(RangeError);
-    await expect(s.ids.allocate(1.5)).rejects.toBeInstanceOf(RangeError);
-  });
-
-  it('keeps ids exact beyond 2^53', async () => {
-    const prefix = freshPrefix();
-    const big = 2n ** 60n;
-    await admin.set(`${prefix}event:id-seq`, big.toString());
-    const s = await openIds(prefix, { idBlockSize: 3 });
-    expect(await s.ids.allocate(4)).toEqual([big + 1n, big + 2n, big + 3n, big + 4n]);
-  });
-
-  it('raises the counter to a floor, never lowers it', async () => {
-    const prefix = freshPrefix();
-    const s = await openIds(prefix, { idBlockSize: 5 });
-    expect(await s.ids.raiseFloor(99n)).toBe(true);
-    expect(await s.ids.raiseFloor(98n)).toBe(false);
-    expect(await s.ids.raiseFloor(99n)).toBe(false);
-    expect(await s.ids.allocate(1)).toEqual([100n]);
-    const big = 2n ** 63n - 2n ** 20n; // beyond doubles' exact range, and within INCRBY's
-    expect(await s.ids.raiseFloor(big)).toBe(true);
-    expect(await s.ids.raiseFloor(big - 1n)).toBe(false);
-    expect(await admin.get(`${prefix}event:id-seq`)).toBe(big.toString());
-    const other = await openIds(prefix, { idBlockSize: 5 });
-    expect(await other.ids.allocate(2)).toEqual([big + 1n, big + 2n]);
-  });
-});
-
 describe('DedupeIndex', () => {
   it('claims, returns the first id for a resend, releases, and is shared by gateways', async () => {
     const prefix = freshPrefix();
@@ -501,16 +415,8 @@ describe('Redis down', () => {
         url: `redis://127.0.0.1:${port}`,
         keyPrefix: `${FILE_PREFIX}:fault:`,
         logger: { warn: (_obj, msg) => warnings.push(msg) },
-        // Every allocation goes to Redis (no local block to answer from).
-        idBlockSize: 1,
       });
-      // The ids' stand-in for Kafka and ClickHouse: the highest id handed out so far.
-      let stored = 0n;
-      const recovery = new IdRecovery({ ids: s.ids, highestStoredId: async () => stored, idFloor: 0n, margin: 100n, settleMs: 0, logger: quietIdLogger });
       try {
-        await recovery.start();
-        stored = (await s.ids.allocate(1))[0] ?? 0n;
-        expect(stored).toBe(101n);
         await s.sessions.create('s1', 'acme', T0, MINUTE);
         const queued = await s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
         expect(await s.healthy()).toBe(true);
@@ -525,7 +431,6 @@ describe('Redis down', () => {
         const all = await Promise.all([
           rejection(s.commands.finish('acme', queued.numero, true, T0 + 2)),
           rejection(s.providers.get('acme')),
-          rejection(s.ids.allocate(1)),
           rejection(s.dedupe.claim([{ key: 'k', id: 1n }], MINUTE)),
           rejection(s.lastReports.record([{ systemUser: 'acme', dominio: 'D', at: { epochMs: T0, subMsTicks: 0 } }])),
         ]);
@@ -548,11 +453,6 @@ describe('Redis down', () => {
         const c = await s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
         expect(c.numero).toBe(1);
         expect((await s.commands.deliverNext('acme', T0 + 1))?.numero).toBe(1);
-        // The id counter came back empty: noticed at the next allocation, restored above the
-        // highest stored id, never 1, 2, ... again.
-        await expect(s.ids.allocate(2)).rejects.toBeInstanceOf(IdStateLostError);
-        while (recovery.recovering) await sleep(20);
-        expect(await s.ids.allocate(2)).toEqual([202n, 203n]);
         expect(await s.dedupe.claim([{ key: 'k', id: 1n }], MINUTE)).toEqual([null]);
       } finally {
         await s.close();

@@ -6,7 +6,8 @@ import { highestStoredId } from './distributed-ids.js';
 import { createKafkaClient } from './kafka/client.js';
 import { openDistributedOperations } from './distributed-operations.js';
 import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
-import { IdRecovery } from './redis/id-recovery.js';
+import { KafkaIdAllocator } from './kafka-ids.js';
+import { IdBlocksTopic, type TopicPosition } from './kafka/id-blocks.js';
 import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from './redis/index.js';
 import type { Backends, EventStore } from './types.js';
 
@@ -19,8 +20,9 @@ export interface DistributedBackends extends Backends {
   redis: RedisStores;
   kafka: KafkaEventLog;
   clickhouse: ClickHouseClient | null;
-  /** Keeps the event-id state established; restores it when Redis lost it. */
-  idRecovery: IdRecovery;
+  /** Event ids: blocks named by offsets of the Kafka id-blocks topic. */
+  ids: KafkaIdAllocator;
+  idBlocks: IdBlocksTopic;
 }
 
 export class ConfigurationMissing extends Error {}
@@ -29,22 +31,85 @@ export class ConfigurationMissing extends Error {}
 const noClickHouse = (): Promise<never> => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.'));
 const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse };
 
-/** Slack on top of APPEND_TIMEOUT_MS before the highest stored id is read (timers, a last send). */
-const SETTLE_SLACK_MS = 1000;
-
 export async function openDistributedBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<DistributedBackends> {
   if (!redisConfigured(config) || config.kafkaBrokers === null) {
     throw new ConfigurationMissing('The distributed mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafkaBrokers;
   const redis = await openRedisStores(redisStoresOptionsFromConfig(config, logger.child({ component: 'redis' })));
+  const clickhouse =
+    config.clickhouseUrl === null
+      ? null
+      : createClickHouseClient({
+          url: config.clickhouseUrl,
+          database: config.clickhouseDatabase,
+          username: config.clickhouseUser,
+          password: config.clickhousePassword,
+        });
+  const idLogger = logger.child({ component: 'ids' });
+  let idBlocks: IdBlocksTopic;
+  try {
+    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, topic: config.kafkaIdTopic, clientId: config.kafkaClientId, timeoutMs: config.appendTimeoutMs, logger: idLogger });
+  } catch (err) {
+    await clickhouse?.close();
+    await redis.close();
+    throw err;
+  }
+
+  /**
+   * A topic not checked before (no marker in Redis: a first start, Redis lost it, or the topic was
+   * created anew): its next block must start above every id stored or still held by a gateway, so
+   * the floor rises to highest stored id + ID_RECOVERY_MARGIN - offset·B when it is lower.
+   */
+  const verify = async (position: TopicPosition, floor: bigint, blockSize: number): Promise<bigint> => {
+    const marker = redis.keys.idBlocksChecked();
+    if ((await redis.redis.get(marker)) === position.topicId) return floor;
+    const highest = await highestStoredId({
+      kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafkaClientId, logger: idLogger }),
+      topic: config.kafkaTopic,
+      groupId: config.kafkaGroupId,
+      clientId: config.kafkaClientId,
+      clickhouse,
+      database: config.clickhouseDatabase,
+      logger: idLogger,
+    });
+    const needed = highest + config.idRecoveryMargin - position.end * BigInt(blockSize);
+    const raised = highest > 0n && needed > floor ? needed : floor;
+    if (raised !== floor) {
+      idLogger.warn(
+        { topic: config.kafkaIdTopic, nextOffset: position.end.toString(), highestStored: highest.toString(), from: floor.toString(), to: raised.toString() },
+        `event-id floor raised to ${raised}: the id-blocks topic was not known to be ahead of the stored ids`,
+      );
+    }
+    await redis.redis.set(marker, position.topicId);
+    return raised;
+  };
+  const ids = new KafkaIdAllocator({
+    blocks: idBlocks,
+    floor: config.idFloor,
+    verify,
+    logger: idLogger,
+    ...(metrics === undefined
+      ? {}
+      : {
+          metrics: {
+            block: (floor: bigint) => {
+              metrics.idBlocksTaken.inc();
+              metrics.idFloor.set(Number(floor));
+            },
+            unavailable: (active: boolean) => metrics.idBlocksUnavailable.set(active ? 1 : 0),
+          },
+        }),
+  });
+
   let kafka: KafkaEventLog;
   try {
+    await ids.start();
     kafka = await openKafkaEventLog({
       brokers: kafkaBrokers,
       topic: config.kafkaTopic,
       clientId: config.kafkaClientId,
-      ids: redis.ids,
+      ids,
       dedupe: redis.dedupe,
       dedupeWindowMs: config.dedupeWindowMs,
       lingerMs: config.producerLingerMs,
@@ -63,77 +128,34 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
           }),
     });
   } catch (err) {
+    ids.close();
+    await idBlocks.close();
+    await clickhouse?.close();
     await redis.close();
     throw err;
   }
-  const clickhouse =
-    config.clickhouseUrl === null
-      ? null
-      : createClickHouseClient({
-          url: config.clickhouseUrl,
-          database: config.clickhouseDatabase,
-          username: config.clickhouseUser,
-          password: config.clickhousePassword,
-        });
-
-  const idLogger = logger.child({ component: 'ids' });
-  const idRecovery = new IdRecovery({
-    ids: redis.ids,
-    highestStoredId: () =>
-      highestStoredId({
-        kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafkaClientId, logger: idLogger }),
-        topic: config.kafkaTopic,
-        groupId: config.kafkaGroupId,
-        clientId: config.kafkaClientId,
-        clickhouse,
-        database: config.clickhouseDatabase,
-        logger: idLogger,
-      }),
-    idFloor: config.idFloor,
-    margin: config.idRecoveryMargin,
-    // Every append that took ids before a loss is answered within APPEND_TIMEOUT_MS (gateways are
-    // assumed to share it); what it published is in the log by then.
-    settleMs: config.appendTimeoutMs + SETTLE_SLACK_MS,
-    logger: idLogger,
-    ...(metrics === undefined
-      ? {}
-      : {
-          metrics: {
-            lost: () => metrics.idStateLost.inc(),
-            restored: (floor: bigint) => {
-              metrics.idStateRestored.inc();
-              metrics.idFloor.set(Number(floor));
-            },
-            recovering: (active: boolean) => metrics.idStateRecovering.set(active ? 1 : 0),
-          },
-        }),
-  });
   const operations = openDistributedOperations(config, logger, redis, () => kafka.failingNow(), clickhouse);
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     // Flush the producer first (acknowledged ids stay acknowledged), then the state store.
     closing ??= (async () => {
-      idRecovery.close();
+      ids.close();
       await operations.close();
       await kafka.close();
+      await idBlocks.close();
       await clickhouse?.close();
       await redis.close();
     })();
     return closing;
   };
-  try {
-    await idRecovery.start();
-  } catch (err) {
-    await close();
-    throw err;
-  }
 
   return {
     redis,
     kafka,
     clickhouse,
-    idRecovery,
+    ids,
+    idBlocks,
     providers: redis.providers,
     lockouts: redis.lockouts,
     sessions: redis.sessions,
@@ -145,7 +167,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     poison: operations.poison,
     status: () => operations.status(),
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
-    healthy: async () => (await redis.healthy()) && !(await kafka.failingNow()) && (await idRecovery.ready().catch(() => false)),
+    healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),
     close,
   };
 }

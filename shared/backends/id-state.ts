@@ -1,25 +1,23 @@
 import { BackendUnavailableError } from './types.js';
 
 /**
- * Errors of the distributed id state (shared/backends/redis/ids.ts). Both are "unavailable" to the
- * operation layer (the event is answered -5); the event log tells them apart.
+ * Errors of the distributed event ids (shared/backends/kafka-ids.ts). Both are "unavailable" to the
+ * operation layer (the event is answered -5); the event log tells them apart from Kafka or Redis
+ * failures.
  */
 
 /**
- * Redis no longer holds the event-id state (flushed, restarted without its data, evicted): no id is
- * issued until a gateway has restored the counter above every id ever issued.
+ * No id can be issued right now: the id-blocks topic is being checked against the stored ids (at
+ * start, or after it was deleted and created again).
  */
-export class IdStateLostError extends BackendUnavailableError {
-  override readonly name = 'IdStateLostError';
+export class IdBlocksUnavailableError extends BackendUnavailableError {
+  override readonly name = 'IdBlocksUnavailableError';
 }
 
 /**
- * The id state moved to a new epoch (restored after a loss, or ID_FLOOR raised): ids taken under the
- * old one were dropped unused; allocating again gives ids of the new epoch.
+ * Another gateway takes blocks of another size from the same topic: their ids would overlap, so this
+ * gateway issues none until it is restarted with the same configuration.
  */
-export class IdEpochChangedError extends BackendUnavailableError {
-  override readonly name = 'IdEpochChangedError';
-  constructor(readonly epoch: string) {
-    super(`The event-id state moved to epoch ${epoch}; ids taken under the previous one are not used.`);
-  }
+export class IdBlocksConflictError extends BackendUnavailableError {
+  override readonly name = 'IdBlocksConflictError';
 }

@@ -322,27 +322,19 @@ export interface Backends {
 // Seams of the distributed mode (Redis / Kafka / ClickHouse). The embedded mode does all of this
 // inside its SQLite event log.
 
-/** Event ids from one sequence shared by every gateway: blocks taken from one counter. */
+/** Event ids from one sequence shared by every gateway: blocks named by Kafka offsets (kafka-ids.ts). */
 export interface IdAllocator {
   /** `count` fresh ids, unique across all gateways, increasing within this allocator. */
   allocate(count: number): Promise<bigint[]>;
-  /**
-   * The id state (epoch) an array returned by allocate() was taken under, which the dedupe claim
-   * checks in the same atomic step (so ids of a state that was lost are never published); undefined
-   * for an allocator without such state.
-   */
-  epochOf?(ids: readonly bigint[]): string | undefined;
 }
 
 /** The first id of each resent-event identity, remembered for a window, across gateways. */
 export interface DedupeIndex {
   /**
    * Claims each key for its id unless already claimed inside the window. Returns, per entry,
-   * null when the claim is new, or the id claimed earlier (the event is a resend). With `epoch`,
-   * claims nothing and rejects (IdStateLostError / IdEpochChangedError) unless the id state is
-   * still that epoch.
+   * null when the claim is new, or the id claimed earlier (the event is a resend).
    */
-  claim(entries: readonly { key: string; id: bigint }[], windowMs: number, epoch?: string): Promise<(bigint | null)[]>;
+  claim(entries: readonly { key: string; id: bigint }[], windowMs: number): Promise<(bigint | null)[]>;
   /**
    * Forgets claims (operators' tool). The Kafka event log does not call it on a failed send: the
    * broker may still have written the event, so the claim is kept and a retry reuses the id.

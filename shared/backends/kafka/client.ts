@@ -57,6 +57,8 @@ export interface TopicSpec {
   partitions?: number;
   /** -1 (default) = the broker's default.replication.factor. */
   replicationFactor?: number;
+  /** Topic-level settings when this call creates it. */
+  configEntries?: { name: string; value: string }[];
 }
 
 /**
@@ -72,7 +74,14 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_
     // a KRaft broker answers for a moment after creating a topic. waitForTopic retries on it.
     created = await admin.createTopics({
       waitForLeaders: false,
-      topics: [{ topic: spec.topic, numPartitions: spec.partitions ?? -1, replicationFactor: spec.replicationFactor ?? -1 }],
+      topics: [
+        {
+          topic: spec.topic,
+          numPartitions: spec.partitions ?? -1,
+          replicationFactor: spec.replicationFactor ?? -1,
+          ...(spec.configEntries === undefined ? {} : { configEntries: spec.configEntries }),
+        },
+      ],
     });
   }
   await waitForTopic(admin, spec.topic, timeoutMs);

@@ -1,6 +1,6 @@
 import { withTimeout } from '../../async.js';
 import { encodeEvent, messageKey } from '../../events/wire.js';
-import { IdEpochChangedError, IdStateLostError } from '../id-state.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from '../id-state.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';
@@ -78,7 +78,7 @@ export interface KafkaEventLogStats {
   rejectedBackpressure: number;
   rejectedFailing: number;
   rejectedSeams: number;
-  /** Events answered unavailable because the id state was lost and not restored yet. */
+  /** Events answered unavailable because no id block could be issued (topic being checked, or a conflict). */
   rejectedIdState: number;
   failedEvents: number;
   /** Events accepted and not answered yet. */
@@ -223,36 +223,27 @@ export class KafkaEventLog implements EventLog {
     }
   }
 
-  /**
-   * Ids, then the dedupe claim of those ids, which also checks (atomically, in the distributed
-   * mode) that the id state they were taken under is still current. When it moved on (restored
-   * after a loss elsewhere, or the floor raised), the ids are dropped and the claim is tried once
-   * more with fresh ones. Null: answer unavailable (nothing was published).
-   */
+  /** Ids, then the dedupe claim of those ids. Null: answer unavailable (nothing was published). */
   private async claimIds(events: EventRecord[], deadline: number): Promise<{ ids: bigint[]; earlier: (bigint | null)[] } | null> {
     const n = events.length;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const ids = await withTimeout(this.options.ids.allocate(n), deadline - performance.now(), 'id allocation');
-        if (ids.length !== n) throw new Error(`id allocator returned ${ids.length} ids for ${n} events`);
-        const entries = events.map((e, i) => ({ key: e.dedupeKey, id: ids[i] as bigint }));
-        const epoch = this.options.ids.epochOf?.(ids);
-        const earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs, epoch), deadline - performance.now(), 'dedupe claim');
-        if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
-        return { ids, earlier };
-      } catch (error) {
-        if (error instanceof IdEpochChangedError && attempt === 0) continue;
-        if (error instanceof IdStateLostError) {
-          // Logged once by the id recovery, not per append.
-          this.counters.rejectedIdState += n;
-          return null;
-        }
-        // Nothing published. A claim that may have been made holds an id nobody was given: a
-        // resend gets that id and publishes it, so leaving it is safe.
-        this.counters.rejectedSeams += n;
-        this.options.logger.warn({ err: error, events: n }, 'event ids or dedupe unavailable; answering unavailable');
+    try {
+      const ids = await withTimeout(this.options.ids.allocate(n), deadline - performance.now(), 'id allocation');
+      if (ids.length !== n) throw new Error(`id allocator returned ${ids.length} ids for ${n} events`);
+      const entries = events.map((e, i) => ({ key: e.dedupeKey, id: ids[i] as bigint }));
+      const earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs), deadline - performance.now(), 'dedupe claim');
+      if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
+      return { ids, earlier };
+    } catch (error) {
+      if (error instanceof IdBlocksUnavailableError || error instanceof IdBlocksConflictError) {
+        // Logged once by the allocator, not per append.
+        this.counters.rejectedIdState += n;
         return null;
       }
+      // Nothing published. A claim that may have been made holds an id nobody was given: a
+      // resend gets that id and publishes it, so leaving it is safe.
+      this.counters.rejectedSeams += n;
+      this.options.logger.warn({ err: error, events: n }, 'event ids or dedupe unavailable; answering unavailable');
+      return null;
     }
   }
 

@@ -1,13 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { DedupeIndex } from '../types.js';
 import { asArray, LuaScript, pipelineReplies, positiveMs, RedisDataError, type Guard } from './connection.js';
-import { DEDUPE_CLAIM_IN_EPOCH } from './id-scripts.js';
 import type { RedisKeys } from './keys.js';
-
-/** Maps a claim script's IDSTATE error reply (the id state was lost or moved on); RedisIdAllocator. */
-export interface IdStateReplies {
-  stateError(err: unknown, requestEpoch: string): unknown;
-}
 
 /** Keys per DEL / per script call in release. */
 const RELEASE_CHUNK = 1000;
@@ -48,43 +42,28 @@ return out`,
  * loaded gateway). Two entries of one call with the same key: the second sees the first's id, as a
  * resend would.
  *
- * With the epoch of the ids (the gateway's event log always passes it), each script first checks
- * that the id state is still that epoch and claims nothing otherwise (id-scripts.ts): every append
- * notices a lost or restored id state. (Should one chunk pass and a later one fail, the passed
- * claims hold ids of an epoch that moved on without a loss, since a loss would have deleted them:
- * those ids are unique, and a resend gets and publishes them, as after any failed append.)
+ * Redis losing its last writes (a failover to a replica that missed them, an AOF restart) loses
+ * claims: a resend inside the window after it gets a new id and is stored twice. That is the
+ * dedupe window's loss, never an id issued twice: ids come from Kafka (kafka-ids.ts).
  */
 export class RedisDedupeIndex implements DedupeIndex {
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly guard: Guard,
-    private readonly states: IdStateReplies,
   ) {}
 
-  claim(entries: readonly { key: string; id: bigint }[], windowMs: number, epoch?: string): Promise<(bigint | null)[]> {
+  claim(entries: readonly { key: string; id: bigint }[], windowMs: number): Promise<(bigint | null)[]> {
     if (entries.length === 0) return Promise.resolve([]);
-    // IDSTATE replies pass the guard as Redis replies; mapped outside it, so they stay what they are.
-    return this.claimChunks(entries, windowMs, epoch).catch((err: unknown) => {
-      throw epoch === undefined ? err : this.states.stateError(err, epoch);
-    });
-  }
-
-  private claimChunks(entries: readonly { key: string; id: bigint }[], windowMs: number, epoch: string | undefined): Promise<(bigint | null)[]> {
     return this.guard('dedupe.claim', async () => {
       const px = String(positiveMs(windowMs));
       for (const { id } of entries) if (id <= 0n) throw new RangeError(`Dedupe ids are positive, got ${id}.`);
       const chunks: Promise<unknown>[] = [];
-      const state = epoch === undefined ? null : { keys: [this.keys.eventIdEpoch(), this.keys.eventIdSeq()], args: [epoch] };
       for (let i = 0; i < entries.length; i += CLAIM_CHUNK) {
         const chunk = entries.slice(i, i + CLAIM_CHUNK);
         const keys = chunk.map(({ key }) => this.keys.dedupe(key));
         const args = [...chunk.map(({ id }) => id.toString()), px];
-        chunks.push(
-          state === null
-            ? DEDUPE_CLAIM.run(this.redis, keys, args)
-            : DEDUPE_CLAIM_IN_EPOCH.run(this.redis, [...state.keys, ...keys], [...state.args, ...args]),
-        );
+        chunks.push(DEDUPE_CLAIM.run(this.redis, keys, args));
       }
       const replies = (await Promise.all(chunks)).flatMap((reply) => asArray(reply, 'dedupe claim'));
       if (replies.length !== entries.length) throw new RedisDataError(`Dedupe claim answered ${replies.length} of ${entries.length} keys.`);

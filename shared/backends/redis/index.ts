@@ -11,8 +11,6 @@ import type {
 import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
 import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
-import { ID_SCRIPTS } from './id-scripts.js';
-import { DEFAULT_ID_BLOCK_SIZE, RedisIdAllocator } from './ids.js';
 import { RedisKeys } from './keys.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
 import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_DELETE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
@@ -22,7 +20,6 @@ import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TR
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
 export { RedisDedupeIndex } from './dedupe.js';
-export { DEFAULT_ID_BLOCK_SIZE, newEpoch, RedisIdAllocator, type IdState } from './ids.js';
 export { RedisKeys } from './keys.js';
 export { poisonId, RedisPoisonStore } from './poison.js';
 
@@ -48,8 +45,6 @@ export interface RedisStoresOptions {
   keyPrefix?: string;
   /** Told when the connection is lost and when it is back (default: console.warn). */
   logger?: RedisLogger;
-  /** Event ids per block taken from the shared counter (default 1000). */
-  idBlockSize?: number;
   /** A command without a reply after this long fails (default 2000 ms). */
   commandTimeoutMs?: number;
   /** TCP connect timeout of each (re)connection attempt (default 1000 ms). */
@@ -67,8 +62,6 @@ export interface RedisStores {
   sessions: SessionStore;
   commands: CommandStore;
   trips: TripStore;
-  /** IdAllocator, plus the id state (epoch, lock, restore, raiseFloor) and blocksTaken. */
-  ids: RedisIdAllocator;
   /** DedupeIndex, plus releaseClaims (compare-and-delete). */
   dedupe: RedisDedupeIndex;
   lastReports: LastReportSink;
@@ -100,7 +93,6 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   LAST_REPORT_RECORD,
   DEDUPE_CLAIM,
   DEDUPE_RELEASE_OWN,
-  ...ID_SCRIPTS,
   POISON_ADD,
   POISON_REMOVE,
 ];
@@ -234,8 +226,8 @@ export function redisStoresOptionsFromConfig(config: Config, logger: RedisLogger
 
 /**
  * Opens the Redis-backed stores of the distributed mode. Fails (and closes the client) when Redis
- * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis; this
- * object keeps only the local block of event ids.
+ * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis, except
+ * event ids (Kafka, kafka-ids.ts).
  */
 export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const endpoint = endpointOf(options);
@@ -276,8 +268,6 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   }
 
   const healthTimeoutMs = options.healthTimeoutMs ?? 1000;
-  // Issues nothing until an epoch is established (IdRecovery.start, see ids.ts).
-  const ids = new RedisIdAllocator(redis, keys, guard, options.idBlockSize ?? DEFAULT_ID_BLOCK_SIZE);
   let closing: Promise<void> | null = null;
   // WAIT blocks the connection it runs on and covers the writes made on it, so queued commands get
   // a connection of their own: a slow replica then delays operators' commands, never an insert.
@@ -296,8 +286,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     sessions: createRedisSessionStore(redis, keys, guard),
     commands: createRedisCommandStore(redis, keys, guard, durableWrites),
     trips: createRedisTripStore(redis, keys, guard),
-    ids,
-    dedupe: new RedisDedupeIndex(redis, keys, guard, ids),
+    dedupe: new RedisDedupeIndex(redis, keys, guard),
     lastReports: createRedisLastReportSink(redis, keys, guard),
     poison: new RedisPoisonStore(redis, keys, guard),
     async healthy() {

@@ -86,20 +86,12 @@ export class RedisKeys {
     return `${this.prefix}lastreport:${systemUser}`;
   }
 
-  /** Counter of event ids (blocks are taken with INCRBY). */
-  eventIdSeq(): string {
-    return `${this.prefix}event:id-seq`;
-  }
   /**
-   * String: the epoch of the event-id state, written with the counter by whoever initialised or
-   * restored it. Missing (with or without the counter) = the state was lost (redis/ids.ts).
+   * String: the Kafka topic id of the id-blocks topic some gateway already checked against the
+   * stored ids (kafka-ids.ts). Only spares the next start that check: lost with Redis, it is redone.
    */
-  eventIdEpoch(): string {
-    return `${this.prefix}event:id-epoch`;
-  }
-  /** String: the token of the gateway restoring the id state, with PX (one gateway at a time). */
-  eventIdRecoveryLock(): string {
-    return `${this.prefix}event:id-recovery`;
+  idBlocksChecked(): string {
+    return `${this.prefix}event:id-blocks-checked`;
   }
   /** String: the first event id of a resent-event identity, with PX = dedupe window. */
   dedupe(key: string): string {

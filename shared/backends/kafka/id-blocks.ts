@@ -1,0 +1,197 @@
+import type { Consumer, Producer } from '@platformatic/kafka';
+import { createKafkaClient, ensureTopic, type KafkaLogger } from './client.js';
+
+/** What one record of the id-blocks topic says: the floor and block size its block was taken under. */
+export interface BlockRecord {
+  offset: bigint;
+  floor: bigint;
+  blockSize: number;
+}
+
+export interface IdBlocksTopicOptions {
+  brokers: string[];
+  topic: string;
+  clientId: string;
+  /** Bounds one produce (acks=all) and one fetch. */
+  timeoutMs: number;
+  logger: KafkaLogger;
+  /** When the topic is created here; absent = the broker's default. */
+  replicationFactor?: number;
+}
+
+/** Where the log of the id-blocks topic currently is. */
+export interface TopicPosition {
+  /** Kafka's topic id (a UUID): a topic deleted and created again under the same name has another. */
+  topicId: string;
+  /** The offset the next record will get. */
+  end: bigint;
+  /** The oldest offset still retained. */
+  start: bigint;
+}
+
+/**
+ * Topic settings the id blocks rely on: offsets must never be reused (no unclean leader election,
+ * which could elect a replica that misses acknowledged records) and records are kept long enough for
+ * a gateway that was idle to read what others wrote meanwhile (30 days; they are a few dozen bytes).
+ */
+const TOPIC_CONFIG = [
+  { name: 'cleanup.policy', value: 'delete' },
+  { name: 'retention.ms', value: String(30 * 24 * 3600 * 1000) },
+  { name: 'unclean.leader.election.enable', value: 'false' },
+];
+
+/** Bytes asked for per fetch; a record is under 100 bytes. */
+const FETCH_BYTES = 1_048_576;
+
+function parseRecord(offset: bigint, value: Buffer | null): BlockRecord | null {
+  if (value === null) return null;
+  try {
+    const parsed = JSON.parse(value.toString('utf8')) as { floor?: unknown; block?: unknown };
+    if (typeof parsed.floor !== 'string' || !/^\d+$/.test(parsed.floor) || typeof parsed.block !== 'number') return null;
+    return { offset, floor: BigInt(parsed.floor), blockSize: parsed.block };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The single-partition Kafka topic event-id blocks are taken from (shared/backends/kafka-ids.ts):
+ * one small record per block, produced with acks=all; the offset Kafka gives it names the block.
+ * Produces with @platformatic/kafka (as the event log does) and reads with its low-level fetch, so
+ * no consumer group is involved.
+ */
+export class IdBlocksTopic {
+  private constructor(
+    private readonly producer: Producer<string>,
+    private readonly consumer: Consumer,
+    private readonly options: IdBlocksTopicOptions,
+    private readonly acks: number,
+  ) {}
+
+  /** Creates the topic when missing (one partition, TOPIC_CONFIG) and connects. */
+  static async open(options: IdBlocksTopicOptions): Promise<IdBlocksTopic> {
+    const kafka = createKafkaClient({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, requestTimeoutMs: options.timeoutMs });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const created = await ensureTopic(admin, {
+        topic: options.topic,
+        partitions: 1,
+        ...(options.replicationFactor === undefined ? {} : { replicationFactor: options.replicationFactor }),
+        configEntries: TOPIC_CONFIG,
+      });
+      if (created) options.logger.info({ topic: options.topic }, 'created the kafka topic of event-id blocks');
+    } finally {
+      await admin.disconnect();
+    }
+    const { Producer, Consumer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
+    const common = {
+      clientId: `${options.clientId}-ids`,
+      bootstrapBrokers: options.brokers,
+      timeout: options.timeoutMs,
+      requestTimeout: options.timeoutMs,
+      connectTimeout: 1000,
+      retries: 0,
+    };
+    const producer = new Producer<string, Buffer, Buffer, Buffer>({ ...common, autocreateTopics: false, serializers: { key: stringSerializer } });
+    // Never joins its group: only fetch() and listOffsets() are used.
+    const consumer = new Consumer({ ...common, groupId: `${options.clientId}-ids-reader`, autocreateTopics: false });
+    return new IdBlocksTopic(producer, consumer, options, ProduceAcks.ALL);
+  }
+
+  get topic(): string {
+    return this.options.topic;
+  }
+
+  /** Appends one block record (acks=all) and returns its offset. */
+  async append(floor: bigint, blockSize: number): Promise<bigint> {
+    const value = Buffer.from(JSON.stringify({ v: 1, floor: floor.toString(), block: blockSize }));
+    const result = await this.producer.send({ messages: [{ topic: this.options.topic, partition: 0, value }], acks: this.acks }).catch((err: unknown) => {
+      this.producer.clearMetadata();
+      throw err;
+    });
+    const offset = result.offsets?.find((o) => o.topic === this.options.topic)?.offset;
+    if (offset === undefined) throw new Error(`Kafka acknowledged the id block record on ${this.options.topic} without an offset`);
+    return offset;
+  }
+
+  /** The topic's id and where its log starts and ends, asked of the broker now. */
+  async position(): Promise<TopicPosition> {
+    const topic = this.options.topic;
+    const metadata = await this.consumer.metadata({ topics: [topic], forceUpdate: true });
+    const topicId = metadata.topics.get(topic)?.id;
+    if (topicId === undefined) throw new Error(`Kafka topic ${topic} not found`);
+    const [latest, earliest] = await Promise.all([
+      this.consumer.listOffsets({ topics: [topic], timestamp: -1n }),
+      this.consumer.listOffsets({ topics: [topic], timestamp: -2n }),
+    ]);
+    return { topicId, end: latest.get(topic)?.[0] ?? 0n, start: earliest.get(topic)?.[0] ?? 0n };
+  }
+
+  /** The topic id now (after a produce: proves which incarnation of the topic the record went to). */
+  async topicId(): Promise<string> {
+    const metadata = await this.consumer.metadata({ topics: [this.options.topic], forceUpdate: true });
+    const id = metadata.topics.get(this.options.topic)?.id;
+    if (id === undefined) throw new Error(`Kafka topic ${this.options.topic} not found`);
+    return id;
+  }
+
+  /**
+   * The retained records with from <= offset < to (those retention removed are skipped). Records
+   * that are not block records are left out.
+   */
+  async read(from: bigint, to: bigint): Promise<BlockRecord[]> {
+    const out: BlockRecord[] = [];
+    const topic = this.options.topic;
+    let next = from;
+    while (next < to) {
+      const metadata = await this.consumer.metadata({ topics: [topic] });
+      const info = metadata.topics.get(topic);
+      const leader = info?.partitions[0]?.leader;
+      if (info === undefined || leader === undefined || leader < 0) throw new Error(`Kafka topic ${topic} has no leader`);
+      const response = await this.consumer.fetch({
+        node: leader,
+        maxWaitTime: 0,
+        minBytes: 0,
+        maxBytes: FETCH_BYTES,
+        topics: [{ topicId: info.id, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: next, lastFetchedEpoch: -1, partitionMaxBytes: FETCH_BYTES }] }],
+      });
+      const partition = response.responses[0]?.partitions[0];
+      if (partition === undefined) throw new Error(`Kafka answered no partition of ${topic}`);
+      if (partition.errorCode === 1 /* OFFSET_OUT_OF_RANGE: removed by retention meanwhile */) {
+        if (partition.logStartOffset > next) {
+          next = partition.logStartOffset;
+          continue;
+        }
+      }
+      if (partition.errorCode !== 0) throw new Error(`fetching ${topic} failed with Kafka error ${partition.errorCode}`);
+      let progressed = false;
+      for (const batch of partition.records ?? []) {
+        for (const record of batch.records) {
+          const offset = batch.firstOffset + BigInt(record.offsetDelta);
+          if (offset < next || offset >= to) continue;
+          const parsed = parseRecord(offset, record.value);
+          if (parsed !== null) out.push(parsed);
+          next = offset + 1n;
+          progressed = true;
+        }
+        const last = batch.firstOffset + BigInt(batch.lastOffsetDelta) + 1n;
+        if (last > next && last <= to) {
+          next = last;
+          progressed = true;
+        }
+      }
+      if (!progressed) {
+        // Nothing retained between here and the high watermark (or past `to`): done.
+        if (partition.highWatermark <= next || partition.logStartOffset >= to) break;
+        if (partition.logStartOffset > next) next = partition.logStartOffset;
+        else throw new Error(`fetching ${topic} from offset ${next} returned nothing below the high watermark ${partition.highWatermark}`);
+      }
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.producer.close(), this.consumer.close()]);
+  }
+}

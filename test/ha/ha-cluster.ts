@@ -12,9 +12,11 @@ import { openRedisStores, type RedisStores } from '../../shared/backends/redis/i
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { credentials, event, soap11Envelope, xmlParams, NS } from '../helpers/harness.js';
 import { uniqueName } from '../helpers/services.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+
+export { sleep, waitFor };
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface HaServices {
   sentinels: { host: string; port: number }[];
@@ -98,26 +100,10 @@ export function nodeClient(port: number): Redis {
   return new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, connectTimeout: 1000, lazyConnect: false });
 }
 
-/** Polls `fn` every 200 ms until it returns something other than undefined/false, or throws after `ms`. */
-export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last = '';
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = String(err);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what} ${last}`);
-    await sleep(200);
-  }
-}
-
 /** Both Redis nodes up, one primary with its replica in sync: the state every test starts from. */
 export async function redisSettled(): Promise<void> {
   for (const n of [1, 2]) upNode(`redis-${n}`);
-  await waitUntil(
+  await waitFor(
     'a primary with a replica in sync',
     async () => {
       const p = await redisPrimary();

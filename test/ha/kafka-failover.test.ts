@@ -6,7 +6,7 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ha, killNode, redisSettled, report, sleep, startLoad, startProc, startRun, stopRun, tally, upNode, waitUntil, type Run } from './ha-cluster.js';
+import { ha, killNode, redisSettled, report, sleep, startLoad, startProc, startRun, stopRun, tally, upNode, waitFor, type Run } from './ha-cluster.js';
 
 /** The stated bound: inserts are acknowledged again within this long after the leader died. */
 const RESUME_BOUND_MS = 20_000;
@@ -43,7 +43,7 @@ describe('Kafka broker failure (3 brokers, RF 3, min ISR 2)', () => {
     run = await startRun();
     const r = run;
     const load = startLoad('c', () => r.gateways.filter((g) => g.alive()).map((g) => g.serviceUrl), 6);
-    await waitUntil('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
+    await waitFor('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
 
     const leader = await busiestLeader(r.env.KAFKA_TOPIC!);
     const killedAt = Date.now();
@@ -51,11 +51,11 @@ describe('Kafka broker failure (3 brokers, RF 3, min ISR 2)', () => {
     await sleep(1000);
     r.gateways[1]!.kill9();
     r.worker.kill9();
-    const resumed = await waitUntil('an insert acknowledged after the kill', async () => load.answers.find((a) => a.startedAt > killedAt + 200 && (a.code ?? 0) > 0)?.endedAt, RESUME_BOUND_MS + 10_000);
+    const resumed = await waitFor('an insert acknowledged after the kill', async () => load.answers.find((a) => a.startedAt > killedAt + 200 && (a.code ?? 0) > 0)?.endedAt, RESUME_BOUND_MS + 10_000);
     r.gateways[1] = await startProc('gateway', r.env);
     r.worker = await startProc('worker', r.env);
     // Two of three brokers serve: ingest goes on through both gateways.
-    await waitUntil('ingest with two brokers', async () => load.acknowledgedSince(killedAt + 2000) > 300, 60_000);
+    await waitFor('ingest with two brokers', async () => load.acknowledgedSince(killedAt + 2000) > 300, 60_000);
     const restartAt = Date.now();
     const ackedWhileDown = load.acknowledgedSince(killedAt);
     upNode(leader.node);

@@ -17,22 +17,7 @@ export const CH = { url: svc.clickhouseUrl, username: 'default', password: '' };
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | undefined;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = String(err);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${last}` : ''}`);
-    await sleep(100);
-  }
-}
+export { sleep, waitFor } from './wait.js';
 
 export let eventSeq = 0;
 export function makeEvent(over: Partial<EventRecord> = {}): EventRecord {

@@ -1,0 +1,19 @@
+/** Waiting in tests: a pause, and polling a condition with a bound. */
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` every 100 ms until it returns something other than undefined/false; throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string | undefined;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = String(err);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${last}` : ''}`);
+    await sleep(100);
+  }
+}

@@ -75,7 +75,7 @@ export interface Config {
   idFloor: bigint;
 
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
-  /** Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded. */
+  /** Redis for sessions, providers, lockouts, commands, trips and dedupe; null = embedded. */
   redisUrl: string | null;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
   redisKeyPrefix: string;

@@ -76,7 +76,7 @@ export interface Config {
 
   // Distributed mode: each service is used when its URL is set (README, "Scaling out").
   /**
-   * Redis for sessions, providers, lockouts, commands, trips, ids and dedupe; null = embedded (unless
+   * Redis for sessions, providers, lockouts, commands, trips and dedupe; null = embedded (unless
    * Sentinels are set). With Sentinels, only its user, password and database number are used.
    */
   redisUrl: string | null;
@@ -100,6 +100,8 @@ export interface Config {
   kafkaTopic: string;
   /** The single-partition topic event-id blocks are taken from (kafka-ids.ts). */
   kafkaIdTopic: string;
+  /** Ids per block of that topic; the same on every gateway (one with another size issues nothing). */
+  idBlockSize: number;
   kafkaClientId: string;
   kafkaGroupId: string;
   /** Producer micro-batch: send after this many ms or this many events, whichever first. */
@@ -158,10 +160,17 @@ function int(env: Env, name: string, fallback: number, min = 0): number {
   return n;
 }
 
+/** ID_BLOCK_SIZE: 1 to a million ids per block (larger blocks only waste ids at each restart). */
+function blockSize(env: Env): number {
+  const n = int(env, 'ID_BLOCK_SIZE', 1000, 1);
+  if (n > 1_000_000) throw new ConfigError(`ID_BLOCK_SIZE must be at most 1000000, got ${n}.`);
+  return n;
+}
+
 /** Front-end threads at most: past a few per core they only add contention on the main thread. */
 export const MAX_GATEWAY_THREADS = 64;
 
-/** Event ids are signed 64-bit (SQLite INTEGER, Redis INCRBY): the largest one. */
+/** Event ids are signed 64-bit (SQLite INTEGER, ClickHouse Int64): the largest one. */
 export const MAX_EVENT_ID = 2n ** 63n - 1n;
 
 /** A whole number up to `max`, exact beyond 2^53. */
@@ -279,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
     kafkaBrokers: env.KAFKA_BROKERS ? env.KAFKA_BROKERS.split(',').map((b) => b.trim()).filter((b) => b !== '') : null,
     kafkaTopic: str(env, 'KAFKA_TOPIC', 'gateway.events'),
     kafkaIdTopic: str(env, 'KAFKA_ID_TOPIC', `${str(env, 'KAFKA_TOPIC', 'gateway.events')}.id-blocks`),
+    idBlockSize: blockSize(env),
     kafkaClientId: str(env, 'KAFKA_CLIENT_ID', 'prestadores-gateway'),
     kafkaGroupId: str(env, 'KAFKA_GROUP_ID', 'gateway-worker'),
     producerLingerMs: int(env, 'PRODUCER_LINGER_MS', 2),

@@ -74,8 +74,10 @@ describe('ID_FLOOR, distributed (real Redis and Kafka)', () => {
     REDIS_KEY_PREFIX: `${uniqueName('idfloor')}:`,
     KAFKA_BROKERS: s.kafkaBrokers.join(','),
     KAFKA_TOPIC: uniqueName('idfloor'),
-    // The first start restores the id state after APPEND_TIMEOUT_MS (+1 s): keep it short here.
-    APPEND_TIMEOUT_MS: '500',
+    // One thread and blocks of 10 (offset o of the id-blocks topic: floor + 10·o + 1 ... + 10), so
+    // the blocks each gateway takes are known.
+    GATEWAY_THREADS: '1',
+    ID_BLOCK_SIZE: '10',
   };
   const running: TestApp[] = [];
   afterAll(async () => {
@@ -93,27 +95,31 @@ describe('ID_FLOOR, distributed (real Redis and Kafka)', () => {
   const answer = async (t: TestApp, codigo: string) =>
     idOf((await t.soap11('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ Codigo: codigo }) }))).text);
 
-  it('every gateway issues above the floor; raised later, even a gateway holding an older block continues above it', async () => {
+  it('every gateway issues above the floor; raised later, the others continue above it from their next block', async () => {
     const gw1 = await start('5000000');
     await gw1.provider('acme', 'secret-1');
-    expect(await answer(gw1, 'a')).toBe(5_000_001); // gw1's block: 5,000,001-5,001,000
+    expect(await answer(gw1, 'a')).toBe(5_000_001); // gw1's block: offset 0, 5,000,001-5,000,010
     let gw2 = await start('5000000');
-    expect(await answer(gw2, 'b')).toBe(5_001_001);
+    expect(await answer(gw2, 'b')).toBe(5_000_011); // offset 1
     expect(await answer(gw1, 'c')).toBe(5_000_002);
 
     // gw2 restarts with a higher floor, above 2^31; gw1 keeps running with its block below it.
     await stop(gw2);
     gw2 = await start('7000000000');
-    expect(await answer(gw2, 'd')).toBe(foldId(7_000_000_001n));
-    expect(await answer(gw1, 'e')).toBe(foldId(7_000_001_001n));
+    expect(await answer(gw2, 'd')).toBe(foldId(7_000_000_021n)); // offset 2, under the new floor
+    expect(await answer(gw1, 'e')).toBe(5_000_003); // its block in hand, taken under 5,000,000
+    // gw1's next block (taken when half of this one is used) reads gw2's record and adopts the floor.
+    const seen: number[] = [];
+    for (let i = 0; i < 12 && (seen.at(-1) ?? 0) <= 5_000_010; i++) seen.push(await answer(gw1, `f${i}`));
+    expect(seen.slice(0, -1).every((id) => id > 5_000_003 && id <= 5_000_010)).toBe(true);
+    expect(seen.at(-1)).toBe(foldId(7_000_000_041n)); // offset 3 was its record under the old floor, dropped
 
-    // Lowered (or unset) again: ids keep increasing.
+    // Lowered (or unset) again: the topic's floor stays, ids keep increasing.
     await stop(gw2);
     gw2 = await start('1000');
-    expect(await answer(gw2, 'f')).toBe(foldId(7_000_002_001n));
+    expect(await answer(gw2, 'g')).toBe(foldId(7_000_000_051n));
     await stop(gw2);
     gw2 = await start(null);
-    expect(await answer(gw2, 'g')).toBe(foldId(7_000_003_001n));
-    expect(await answer(gw1, 'h')).toBe(foldId(7_000_001_002n));
+    expect(await answer(gw2, 'h')).toBe(foldId(7_000_000_061n));
   }, 90_000);
 });

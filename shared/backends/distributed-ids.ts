@@ -30,8 +30,8 @@ async function clickhouseMaxId(clickhouse: ClickHouseClient, database: string): 
 }
 
 /**
- * The highest event id stored anywhere durable, for restoring the id counter after Redis lost it
- * (redis/id-recovery.ts). With ClickHouse: its max(id), plus what the worker has not stored yet,
+ * The highest event id stored anywhere durable, for checking an id-blocks topic not checked before
+ * (a first start, Redis lost the marker, the topic was created anew: kafka-ids.ts, distributed.ts). With ClickHouse: its max(id), plus what the worker has not stored yet,
  * i.e. the topic from the worker group's committed offsets on (everything before them is in
  * ClickHouse). Without ClickHouse (or before the worker created its table): the whole retained
  * topic. A gateway must then share the worker's KAFKA_GROUP_ID and CLICKHOUSE_DATABASE, or it

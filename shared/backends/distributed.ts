@@ -87,6 +87,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
   const ids = new KafkaIdAllocator({
     blocks: idBlocks,
     floor: config.idFloor,
+    blockSize: config.idBlockSize,
     verify,
     logger: idLogger,
     ...(metrics === undefined

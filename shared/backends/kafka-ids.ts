@@ -171,6 +171,8 @@ export class KafkaIdAllocator implements IdAllocator {
   private async takeBlock(): Promise<void> {
     const { blocks } = this.options;
     for (;;) {
+      const refusal = this.refusal();
+      if (refusal !== null) throw refusal;
       const floor = this.floor;
       const topicId = this.topicId;
       const offset = await blocks.append(floor, this.blockSize);

@@ -97,15 +97,14 @@ describe('distributed faults', () => {
     }
     expect(created).toBe(true);
     expect((await c.gw2.soap11('Login', xmlParams(credentials()))).text).toContain('>true<');
-    // The id counter came back empty too: inserts answer -5 until a gateway restored it above every
-    // stored id (after APPEND_TIMEOUT_MS and a read of the log; test/faults/id-recovery.test.ts).
+    // Ids do not depend on Redis (Kafka id blocks); inserts work again once the dedupe claim does.
     let after = await insert('r-after');
     for (let i = 0; i < 60 && after.code === -5; i++) {
       await new Promise((r) => setTimeout(r, 250));
       after = await insert('r-after');
     }
     expect(after.code).toBeGreaterThan(0);
-    // Readiness converges: each check (Redis PING, id epoch, the Kafka probe, the threads) is
+    // Readiness converges: each check (Redis PING, the id blocks, the Kafka probe, the threads) is
     // re-evaluated per request, and some recover on their own schedule after the outage.
     let ready = await fetch(`${c.gw1.app.admin.url}/readyz`);
     for (let i = 0; i < 60 && ready.status !== 200; i++) {

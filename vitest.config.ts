@@ -30,7 +30,8 @@ export default defineConfig({
           globalSetup: ['test/ha/setup.ts'],
           pool: 'forks',
           fileParallelism: false,
-          testTimeout: 180_000,
+          // A test is ~1-2 minutes on a shared 2-core box; every wait inside has its own bound.
+          testTimeout: 300_000,
           hookTimeout: 180_000,
           sequence: { groupOrder: 2 },
         },

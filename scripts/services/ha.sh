@@ -237,10 +237,5 @@ ha_env_lines() {
   # The nodes themselves, for fault injection (which one is primary: ask a Sentinel).
   printf 'REDIS_HA_NODES=%s:%s,%s:%s\n' "$BIND_HOST" "$(ha_redis_port 1)" "$BIND_HOST" "$(ha_redis_port 2)"
   printf 'KAFKA_BROKERS=%s\n' "$(ha_kafka_brokers)"
-  printf 'CLICKHOUSE_URL=http://%s:%s\n' "$BIND_HOST" "$CH_HTTP_PORT"
-  printf 'CLICKHOUSE_DATABASE=%s\n' "$(env_quote "$CH_DATABASE")"
-  printf 'CLICKHOUSE_USER=default\n'
-  printf 'CLICKHOUSE_PASSWORD=\n'
-  printf 'CLICKHOUSE_TCP_PORT=%s\n' "$CH_TCP_PORT"
-  printf 'KAFKA_LIBS=%s\n' "$(env_quote "$KAFKA_LIBS")"
+  common_env_lines
 }

@@ -319,6 +319,16 @@ env_quote() {
   if [[ "$1" =~ ^[A-Za-z0-9_./:@,+=-]*$ ]]; then printf '%s' "$1"; else printf '"%s"' "${1//\"/\\\"}"; fi
 }
 
+# The env file lines both profiles share: ClickHouse and the Kafka jars.
+common_env_lines() {
+  printf 'CLICKHOUSE_URL=http://%s:%s\n' "$BIND_HOST" "$CH_HTTP_PORT"
+  printf 'CLICKHOUSE_DATABASE=%s\n' "$(env_quote "$CH_DATABASE")"
+  printf 'CLICKHOUSE_USER=default\n'
+  printf 'CLICKHOUSE_PASSWORD=\n'
+  printf 'CLICKHOUSE_TCP_PORT=%s\n' "$CH_TCP_PORT"
+  printf 'KAFKA_LIBS=%s\n' "$(env_quote "$KAFKA_LIBS")"
+}
+
 write_env_file() {
   local tmp="$ENV_FILE.tmp.$$"
   if [[ "$PROFILE" == ha ]]; then
@@ -331,12 +341,7 @@ write_env_file() {
     printf 'SERVICES_DIR=%s\n' "$(env_quote "$STATE")"
     printf 'REDIS_URL=redis://%s:%s\n' "$BIND_HOST" "$REDIS_PORT"
     printf 'KAFKA_BROKERS=%s:%s\n' "$BIND_HOST" "$KAFKA_PORT"
-    printf 'CLICKHOUSE_URL=http://%s:%s\n' "$BIND_HOST" "$CH_HTTP_PORT"
-    printf 'CLICKHOUSE_DATABASE=%s\n' "$(env_quote "$CH_DATABASE")"
-    printf 'CLICKHOUSE_USER=default\n'
-    printf 'CLICKHOUSE_PASSWORD=\n'
-    printf 'CLICKHOUSE_TCP_PORT=%s\n' "$CH_TCP_PORT"
-    printf 'KAFKA_LIBS=%s\n' "$(env_quote "$KAFKA_LIBS")"
+    common_env_lines
   } >"$tmp"
   mv -f "$tmp" "$ENV_FILE"
 }

@@ -3,7 +3,7 @@
  * the real Kafka and ClickHouse): ids are issued under an epoch that every append checks, so a
  * Redis that lost its data is noticed at the next append, nothing is issued until one gateway
  * restored the counter above every stored id, and the others adopt the restored state. The
- * end-to-end version (FLUSHALL in the middle of ingest) is test/faults/id-recovery.test.ts.
+ * end-to-end version (FLUSHALL in the middle of ingest) is test/faults/id-recovery.faults.test.ts.
  */
 import { Redis } from 'ioredis';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';

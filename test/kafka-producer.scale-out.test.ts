@@ -1,7 +1,7 @@
 /**
  * The event log's producer (@platformatic/kafka) against the real broker (scripts/services): how
  * its errors are classified, a send the broker refuses for its content, and partitions added to
- * the topic while the log runs. The rest of the event log's behaviour is in kafka-event-log.test.ts.
+ * the topic while the log runs. The rest of the event log's behaviour is in kafka-event-log.scale-out.test.ts.
  */
 import { NetworkError, ProtocolError, producerSendsChannel, ResponseError } from '@platformatic/kafka';
 import type { Admin } from 'kafkajs';

@@ -98,7 +98,7 @@ describe('distributed faults', () => {
     expect(created).toBe(true);
     expect((await c.gw2.soap11('Login', xmlParams(credentials()))).text).toContain('>true<');
     // The id counter came back empty too: inserts answer -5 until a gateway restored it above every
-    // stored id (after APPEND_TIMEOUT_MS and a read of the log; test/faults/id-recovery.test.ts).
+    // stored id (after APPEND_TIMEOUT_MS and a read of the log; test/faults/id-recovery.faults.test.ts).
     let after = await insert('r-after');
     for (let i = 0; i < 60 && after.code === -5; i++) {
       await new Promise((r) => setTimeout(r, 250));

@@ -7,6 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { explain, runCampaign } from './differential/campaign.js';
 import { fuzzSoapBodies } from './differential/fuzz-corpus.js';
 
+/** CPU-bound: about 6 s alone on one core, several times that on a loaded machine. */
+const CAMPAIGN_TIMEOUT_MS = 180_000;
+
 describe('scanner vs saxes reference: differential', () => {
   it('agrees on 25,000 generated and mutated envelopes (fixed seed, random chunking)', () => {
     const tally = runCampaign(20261122, 25_000);
@@ -18,7 +21,7 @@ describe('scanner vs saxes reference: differential', () => {
     expect(tally.byError['EnvelopeError:VersionMismatch']).toBeGreaterThan(500);
     expect(tally.byError['EnvelopeError:Client']).toBeGreaterThan(50);
     expect(tally.generated + tally.mutated + tally.corpus).toBe(25_000);
-  });
+  }, CAMPAIGN_TIMEOUT_MS);
 });
 
 describe('scanner vs saxes reference: the hardening fuzz corpus', () => {
@@ -29,5 +32,5 @@ describe('scanner vs saxes reference: the hardening fuzz corpus', () => {
     expect(tally.mismatches.slice(0, 3).map((m) => explain(m.case, m.result))).toEqual([]);
     expect(tally.accepted).toBeGreaterThan(1_000);
     expect(tally.corpus).toBeGreaterThan(200);
-  });
+  }, CAMPAIGN_TIMEOUT_MS);
 });

@@ -142,7 +142,7 @@ describe('KafkaEventLog with the real broker', () => {
     expect(log.stats.partitions).toBe(4);
 
     // Events of vehicles whose keys now map to the new partitions are stored there.
-    const reference = new KeyPartitioner(topic, 4);
+    const reference = await KeyPartitioner.open(topic, 4);
     const events = Array.from({ length: 40 }, (_, i) => makeEvent({ dominio: `GROW${i}` }));
     const onNew = events.filter((e) => reference.partition(messageKey(e)) >= 2);
     expect(onNew.length).toBeGreaterThan(0);

@@ -330,6 +330,10 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     requestTimeoutMs: options.sendTimeoutMs,
   });
 
+  // Topic creation stays on kafkajs' admin (ensureTopic, waitForTopic: shared with the worker and
+  // the tests): once at start, and the gateway process loads kafkajs anyway for the admin API's
+  // live feed and the event-id recovery, which consume. The send path (partitioner, producer) is
+  // @platformatic/kafka only. docs/dependencies.md §Kafka clients.
   let partitions: number;
   const admin = kafka.admin();
   await admin.connect();
@@ -345,7 +349,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     await admin.disconnect();
   }
 
-  const keys = new KeyPartitioner(options.topic, partitions);
+  const keys = await KeyPartitioner.open(options.topic, partitions);
   const producer = await EventProducer.open({
     brokers: options.brokers,
     clientId: options.clientId,

@@ -116,7 +116,8 @@ const DEFAULT_MAX_SEND_BYTES = 900_000;
  *   busy. Any other failure is answered unavailable at once and the provider resends, so nothing
  *   is re-sent behind a later send.
  * - The producer is @platformatic/kafka (producer.ts): about a quarter of kafkajs' CPU per
- *   message, which was half of a gateway's CPU per event (bench/RESULTS.md).
+ *   message, which was half of a gateway's CPU per event (bench/LOG.md, "2026-11-23: which Kafka
+ *   producer").
  * - Bounded: at most `maxInFlightEvents` events are accepted and unanswered; past it, and while
  *   the broker is known to be failing, appends answer unavailable at once (-5) instead of queuing.
  */

@@ -67,7 +67,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * start restores too, and its first id is the margin + 1 (or above ID_FLOOR).
  *
  * What cannot be restored: the resend-dedupe claims. A resend inside the window right after a loss
- * gets a new id and is stored a second time. Run Redis with AOF (README).
+ * gets a new id and is stored a second time. Run Redis with AOF (docs/running.md).
  */
 export class IdRecovery {
   private running: Promise<void> | null = null;

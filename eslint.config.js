@@ -39,4 +39,11 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // Worker threads' first code (gateway/threads/bootstrap.cjs, the SQLite writer): CommonJS on
+    // purpose, so node runs it with no TypeScript loader; tsc checks it (checkJs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

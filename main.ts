@@ -2,7 +2,7 @@
  * `npm start`: the whole service in one process. With no service configured it runs on the
  * embedded store under DATA_DIR (a newcomer's first run, small deployments). With REDIS_URL and
  * KAFKA_BROKERS it is a distributed gateway, and with CLICKHOUSE_URL too it also runs the worker.
- * Configuration: environment variables, see README.md.
+ * Configuration: environment variables, see docs/configuration.md.
  */
 import { startApplication, warnOnFallback } from './gateway/app.js';
 import { Metrics } from './shared/metrics.js';

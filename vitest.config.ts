@@ -1,41 +1,62 @@
-import { defineConfig } from 'vitest/config';
+import fs from 'node:fs';
+import path from 'node:path';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * Three groups: everything in parallel first, then the fault-injection suites one file at a time
- * (they stop and restart the shared Redis, Kafka and ClickHouse, so nothing else may run), then the
- * HA suites one file at a time on the HA profile's own engines.
+ * Test layers (test/README.md). A test file's layer is the word before `.test.ts` in its name:
+ * `codecs.unit.test.ts` is a unit test. Each layer's global setup installs and starts only what
+ * that layer runs, so `npm run test:unit` needs nothing but `npm install`.
  */
+const LAYERS = {
+  /** In-process: our modules, SQLite in a temporary directory, no server of ours, no setup. */
+  unit: { globalSetup: [] },
+  /** The real gateway (or admin server, or main.ts as a child) on ephemeral ports, embedded mode. */
+  embedded: { globalSetup: ['test/setup/console-build.ts'] },
+  /** Real Redis, Kafka and ClickHouse, and the deploy/ pieces around them (nginx edge, promtool). */
+  'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts'] },
+  /** Stop and restart the shared services: one file at a time, after every other layer. */
+  faults: { globalSetup: ['test/setup/services.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
+  /** The operators' console in Debian's Chromium. */
+  browser: { globalSetup: ['test/setup/console-build.ts', 'test/setup/chromium.ts'] },
+  /**
+   * The engines in their HA forms (SERVICES_PROFILE=ha: Redis primary + replica + Sentinels, three
+   * Kafka brokers; ClickHouse is the single profile's), one node killed at a time: alone, last. A
+   * test is one to two minutes on a 2-core box; every wait inside has its own bound.
+   */
+  ha: {
+    globalSetup: ['test/setup/services.ts', 'test/ha/setup.ts'],
+    fileParallelism: false,
+    testTimeout: 300_000,
+    hookTimeout: 180_000,
+    sequence: { groupOrder: 2 },
+  },
+} satisfies Record<string, Omit<TestProjectInlineConfiguration['test'] & object, 'name' | 'include'>>;
+
+type Layer = keyof typeof LAYERS;
+
+/** A test file that names no layer would silently never run: refuse to start instead. */
+function checkEveryFileHasALayer(): void {
+  const pattern = new RegExp(`\\.(${Object.keys(LAYERS).join('|')})\\.test\\.ts$`);
+  const files = fs.readdirSync(path.join(import.meta.dirname, 'test'), { recursive: true, encoding: 'utf8' });
+  const unlayered = files.filter((f) => f.endsWith('.test.ts') && !pattern.test(f));
+  if (unlayered.length > 0) {
+    throw new Error(
+      `test files without a layer (name them <name>.<${Object.keys(LAYERS).join('|')}>.test.ts, see test/README.md): ${unlayered.map((f) => `test/${f}`).join(', ')}`,
+    );
+  }
+}
+checkEveryFileHasALayer();
+
 export default defineConfig({
   test: {
-    globalSetup: ['test/global-setup.ts', 'test/console-build-setup.ts'],
     // Real servers on ephemeral ports, real databases: generous but bounded.
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Native uWebSockets.js and better-sqlite3 are safest in child processes.
     pool: 'forks',
-    projects: [
-      {
-        extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/faults/**'], sequence: { groupOrder: 0 } },
-      },
-      {
-        extends: true,
-        test: { name: 'faults', include: ['test/faults/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
-      },
-      {
-        // The engines in their HA forms (SERVICES_PROFILE=ha), one node killed at a time: alone, last.
-        test: {
-          name: 'ha',
-          include: ['test/ha/**/*.test.ts'],
-          globalSetup: ['test/ha/setup.ts'],
-          pool: 'forks',
-          fileParallelism: false,
-          // A test is ~1-2 minutes on a shared 2-core box; every wait inside has its own bound.
-          testTimeout: 300_000,
-          hookTimeout: 180_000,
-          sequence: { groupOrder: 2 },
-        },
-      },
-    ],
+    projects: (Object.keys(LAYERS) as Layer[]).map((name) => ({
+      extends: true,
+      test: { name, include: [`test/**/*.${name}.test.ts`], sequence: { groupOrder: 0 }, ...LAYERS[name] },
+    })),
   },
 });

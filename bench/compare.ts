@@ -15,7 +15,7 @@
  *   with autocannon `overallRate` (per-second bursts) and with wrk and a Lua schedule spacing the
  *   same rate evenly (PACED_RUNS times on one server, the run with the median p99 reported).
  *
- * Then the goal lines of issue 11, met or not. Parts: compare/config.ts (knobs), servers.ts,
+ * Then the goal lines (compare/report.ts: ours against the fastest peer and the ceiling), met or not. Parts: compare/config.ts (knobs), servers.ts,
  * measure.ts (wrk, autocannon, /proc CPU), scenarios.ts (the rows), report.ts.
  *
  * Run: npm run bench   (env DURATION=10, CONNECTIONS=50, WARMUP=3 seconds, PACED_RUNS=5,

@@ -3,7 +3,7 @@
  * header line through uWS's `req.forEach` (a second Content-Length line is invisible to
  * `getHeader`). Measured inside a real uWS handler on the head a .NET ASMX client sends (9 lines),
  * against forEach with an empty callback and one `getHeader` call, and set beside the ~150 µs of CPU a SOAP insert costs
- * (bench/RESULTS.md: 6,325 req/s on 94% of the main thread).
+ * (bench/LOG.md, 2026-11-22: 6,325 req/s on 94% of the main thread).
  *
  *   npx tsx bench/header-scan.ts [--requests=200] [--repeat=2000]
  *

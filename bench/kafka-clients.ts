@@ -97,7 +97,7 @@ function makePool(size: number): Message[] {
 
 const pool = makePool(20_000);
 /** The same messages with the partition the event log would give them (4 partitions). */
-const keys = new KeyPartitioner('bench', 4);
+const keys = await KeyPartitioner.open('bench', 4);
 const partitioned = new Map<Message, PartitionedMessage>(pool.map((m) => [m, { key: m.key as string, value: m.value as Buffer, partition: keys.partition(m.key as string) }]));
 const avgBytes = Math.round(pool.reduce((s, m) => s + (m.value as Buffer).length, 0) / pool.length);
 

@@ -11,7 +11,7 @@
  * (1 s resolution) and the drain time after the load are printed too.
  *
  * CPU per acknowledged event (/proc, all threads) is reported for the gateway over the load and for
- * the worker over the load and the drain, with issue 11's goal: the gateway's halved from the
+ * the worker over the load and the drain, with the goal: the gateway's halved from the
  * figure measured when the goal was set (GATEWAY_BASELINE_US).
  *
  * Run: npm run bench:pipeline   (env DURATION=seconds (60), CONNECTIONS=n (20),
@@ -33,9 +33,9 @@ const TOPOLOGY = process.env.TOPOLOGY ?? 'split';
 if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') throw new Error(`TOPOLOGY must be split or single, got ${TOPOLOGY}`);
 const NS = 'http://tempuri.org/';
 /**
- * The gateway's CPU per acknowledged event (µs, split topology) when issue 11 set the goal of
- * halving it: this script on the build of f91a826, 2026-11-22, 52 and 56 µs in two runs (Intel
- * Xeon, 2 vCPUs; RESULTS.md). CPU per event depends on the processor: on another machine, measure
+ * The gateway's CPU per acknowledged event (µs, split topology) when the goal of halving it
+ * was set: this script on the build of f91a826, 2026-11-22, 52 and 56 µs in two runs (Intel
+ * Xeon, 2 vCPUs; LOG.md). CPU per event depends on the processor: on another machine, measure
  * that build (BENCH_ROOT=<its checkout>) and pass its figure as GATEWAY_BASELINE_US.
  */
 const GATEWAY_US_PER_EVENT_BASELINE = Number(process.env.GATEWAY_BASELINE_US || 54);

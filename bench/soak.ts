@@ -3,7 +3,7 @@
  *
  * 1. max: SOAP 1.1 LoginYInsertarEvento, wrk -c100 for MAX_SECONDS: the saturated rate; then
  *    sustained: the same saturated load for SUSTAINED_SECONDS in five back-to-back wrk slices (one
- *    minute each by default), with issue 11's goal: the last slice's throughput ≥ 95% of the first's;
+ *    minute each by default), with the goal: the last slice's throughput ≥ 95% of the first's;
  * 2. soak: the same request evenly paced at 70% of that rate (bench/wrk/soap11-insert-paced.lua)
  *    for WARMUP_SECONDS, then SOAK_SECONDS more; the server's RSS is sampled every 5 s. The warm-up
  *    (3 minutes: that is how long V8's heap took to settle here) covers three resend-dedupe windows (DEDUPE_WINDOW_MINUTES=1 here): the dedupe index grows with

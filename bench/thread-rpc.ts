@@ -126,7 +126,7 @@ async function main(): Promise<void> {
         serveCalls(channel.port1, stateHandlers(state));
         // The gateway's own bootstrap: registers tsx in the thread, then imports this file.
         const workerData = { entry: import.meta.url, tsx: import.meta.resolve('tsx/esm/api'), port: channel.port2, scenario, concurrency, seconds };
-        const worker = new Worker(BOOTSTRAP, { eval: true, workerData, transferList: [channel.port2] });
+        const worker = new Worker(BOOTSTRAP, { workerData, transferList: [channel.port2] });
         const front = await new Promise<{ calls: number; busyUsPerCall: number; perSecond: number }>((resolve, reject) => {
           worker.once('message', resolve);
           worker.once('error', reject);

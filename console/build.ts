@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
  */
 const ROOT = path.resolve(import.meta.dirname, '..');
 export const CONSOLE_OUT_DIR = path.join(ROOT, 'dist', 'console');
-/** The limit for the first load (HTML + JS + CSS), compressed. */
+/** The first load's budget (HTML + JS + CSS, compressed), so the console opens quickly on a slow link. */
 export const FIRST_LOAD_BUDGET_BYTES = 200 * 1024;
 /** URL prefix of the hashed assets (the admin server maps it onto the output folder). */
 export const ASSET_PREFIX = '/console/';

@@ -4,7 +4,7 @@ import proxyaddr from 'proxy-addr';
 
 /**
  * All configuration comes from the environment (12-factor). Every variable is documented in
- * README.md with its default; `loadConfig` validates them and fails fast with a clear message.
+ * docs/configuration.md with its default; `loadConfig` validates them and fails fast with a clear message.
  */
 export interface Config {
   port: number;
@@ -74,7 +74,7 @@ export interface Config {
    */
   idFloor: bigint;
 
-  // Distributed mode: each service is used when its URL is set (README, "Scaling out").
+  // Distributed mode: each service is used when its URL is set (docs/configuration.md, "Scale-out mode").
   /**
    * Redis for sessions, providers, lockouts, commands, trips and dedupe; null = embedded (unless
    * Sentinels are set). With Sentinels, only its user, password and database number are used.

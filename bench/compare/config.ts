@@ -10,7 +10,7 @@ function positiveInt(name: string, fallback: number): number {
 
 /** Seconds of each measured run. */
 export const DURATION = positiveInt('DURATION', 10);
-/** wrk connections (the table: 50). */
+/** wrk connections (50, as in the reference table of LOG.md). */
 export const CONNECTIONS = positiveInt('CONNECTIONS', 50);
 /** Seconds of the wrk warm-up run on each fresh server before its measured run. */
 export const WARMUP = positiveInt('WARMUP', 3);

@@ -1,5 +1,5 @@
 /**
- * What the admin API answers (README "Operators: admin API and CLI" and the issue-12 contract).
+ * What the admin API answers (docs/admin-api.md).
  * Times are ISO-8601 strings, event ids decimal strings.
  */
 export interface ProviderView {

@@ -158,7 +158,7 @@ export class FrontEndPool {
         invalidation: options.invalidation,
         ownClients: options.ownClients,
       };
-      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: data, transferList: [channel.port2] });
+      const worker = new Worker(BOOTSTRAP, { workerData: data, transferList: [channel.port2] });
       let markReady: (native: string | null) => void = () => {};
       ready.push(new Promise<string | null>((resolve) => (markReady = resolve)));
       const thread = new FrontEndThread(index, worker, options.logger.child({ thread: index }), onFatal, (native) => markReady(native));

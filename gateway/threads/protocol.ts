@@ -37,17 +37,5 @@ export type FromFrontEnd =
   /** Uncaught: the thread stopped serving (the process shuts down, see pool.ts). */
   | { type: 'fatal'; error: WireError };
 
-/**
- * The worker's first code, CommonJS run with `eval`, so the same file starts the thread under
- * node (compiled build), tsx and vitest: it registers tsx's loader when the entry is TypeScript,
- * then imports it. An error before the entry took over is reported as fatal.
- */
-export const BOOTSTRAP = `
-const { parentPort, workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.tsx !== null) (await import(workerData.tsx)).register();
-  await import(workerData.entry);
-})().catch((error) => {
-  parentPort.postMessage({ type: 'fatal', error: { unavailable: false, name: error && error.name || 'Error', message: error && error.stack || String(error) } });
-});
-`;
+/** The thread's first code (bootstrap.cjs): registers tsx when the entry is TypeScript, then imports it. */
+export const BOOTSTRAP = new URL('./bootstrap.cjs', import.meta.url);

@@ -296,15 +296,19 @@ apt_install() {
   if [[ ! -e /usr/sbin/policy-rc.d ]]; then
     $sudo sh -c 'printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d' && created_policy=1
   fi
-  local aptopts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold -o Dpkg::Use-Pty=0)
+  # Several checkouts may install at once: wait for dpkg's lock rather than fail on it.
+  local aptopts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=300)
+  # APT_RECOMMENDS=1 keeps the packages' recommendations (Chromium's fonts).
+  local recommends=--no-install-recommends
+  [[ "${APT_RECOMMENDS:-0}" == 1 ]] && recommends=--install-recommends
   if ((APT_UPDATED == 0)); then
     log "apt-get update"
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >"$STATE/apt.log" 2>&1 || rc=$?
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q -o DPkg::Lock::Timeout=300 >"$STATE/apt.log" 2>&1 || rc=$?
     APT_UPDATED=1
   fi
   if ((rc == 0)); then
     log "apt-get install $*"
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install "${aptopts[@]}" --no-install-recommends "$@" \
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install "${aptopts[@]}" "$recommends" "$@" \
       >>"$STATE/apt.log" 2>&1 </dev/null || rc=$?
   fi
   if ((created_policy)); then $sudo rm -f /usr/sbin/policy-rc.d || true; fi

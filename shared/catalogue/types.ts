@@ -51,8 +51,9 @@ export type ResultType =
   | { readonly kind: 'array'; readonly name: string; readonly type: ArrayType };
 
 /**
- * How an operation identifies the provider. The call pipeline (gateway/service/pipeline.ts)
- * resolves it before the handler runs, and answers `refusals.notAuthenticated` when it cannot.
+ * How an operation identifies the provider. The call pipeline (OperationService in
+ * gateway/service/service.ts) resolves it before the handler runs, and answers
+ * `refusals.notAuthenticated` when it cannot.
  */
 export type Authentication =
   /** Carries SystemUser and Password (Login, the Login-prefixed family, ConsultarVehiculosEnViaje). */

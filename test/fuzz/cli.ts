@@ -31,7 +31,7 @@ const duration = (v: string): number => {
 };
 
 const program = new Command('fuzz')
-  .description('Deterministic mutation fuzzer for the gateway (issue 8 §10)')
+  .description('Deterministic mutation fuzzer for the gateway')
   .option('--seed <n>', 'run seed (default: random, printed)', int)
   .option('--count <n>', 'cases to run', int)
   .option('--duration <d>', 'how long to run (90s, 10m, 1h)', duration)

@@ -1,5 +1,5 @@
 /**
- * The documented answers (issue 8 §10): for the route a request takes, the statuses it may get
+ * The documented answers (docs/protocol.md): for the route a request takes, the statuses it may get
  * and the shape of each; every XML answer well-formed XML 1.0; every answer arriving; no insert
  * ever answering -5 on a healthy backend; never "An internal error occurred".
  */
@@ -26,7 +26,7 @@ const TEXT_PLAIN = 'text/plain; charset=utf-8';
 const SOAP_TYPES: Record<string, string> = { 'text/xml; charset=utf-8': SOAP11, 'application/soap+xml; charset=utf-8': SOAP12 };
 const BARE_ROOTS = new Set(['boolean', 'int', 'Comando', 'ArrayOfVehiculo']);
 
-/** Where the documented routing sends a request (README, decisions §2), by method and raw path. */
+/** Where the documented routing sends a request (docs/protocol.md §Routing), by method and raw path. */
 export function routeOf(d: Pick<Draft, 'method' | 'path'>): Route {
   const path = d.path.toLowerCase();
   // The gateway reads the method case-insensitively.
@@ -236,7 +236,7 @@ function checkMetadata(d: Draft, a: Answer, v: Violation[]): void {
 
 /**
  * Requests uWebSockets.js drops before the gateway sees them, closing the connection, as the
- * README documents ("The edge in front"): a head past 4 KB, a lone non-numeric Content-Length,
+ * docs/running.md documents ("The edge in front"): a head past 4 KB, a lone non-numeric Content-Length,
  * Content-Length with Transfer-Encoding. Null when the request is none of these.
  */
 export function documentedDrop(d: Draft, request: Buffer): string | null {
@@ -244,7 +244,7 @@ export function documentedDrop(d: Draft, request: Buffer): string | null {
   if (headEnd < 0 || headEnd + 4 > 4096) return 'head over 4 KB';
   // uWebSockets.js speaks HTTP/1.1 only, requires Host and parses only upper-case methods it
   // knows: it closes or never answers the rest. The edge (deploy/nginx) answers them in front
-  // (HTTP/1.0 is served, the others get a 4xx): README, "The edge in front".
+  // (HTTP/1.0 is served, the others get a 4xx): docs/running.md, "The edge in front".
   if (d.version !== 'HTTP/1.1') return 'not HTTP/1.1';
   if (!d.headers.some(([name]) => name.toLowerCase() === 'host')) return 'no Host header';
   if (!UWS_METHODS.has(d.method)) return 'method uWS does not parse';

@@ -4,8 +4,9 @@ import { wellFormed } from './sql.js';
 
 /**
  * The `events` table's row codecs, derived from EVENT_FIELDS (shared/events/schema.ts). The table
- * itself is created by MIGRATIONS (schema.ts, never edited once shipped); test/event-schema.test.ts
- * checks that what they create on the real server is exactly `eventColumns()`.
+ * itself is created by MIGRATIONS (schema.ts, never edited once shipped);
+ * test/event-schema-clickhouse.scale-out.test.ts checks that what they create on the real server is
+ * exactly `eventColumns()`.
  *
  * Rows are sent with `FORMAT JSONEachRow`. Times are sent as `YYYY-MM-DD hh:mm:ss` text in UTC,
  * which every ClickHouse release parses without settings; 64-bit integers as decimal text, which

@@ -5,7 +5,7 @@
  * Kept compact because it holds an entry for every event of the window. Ids and times live in
  * typed arrays of a ring, and each key maps to a small integer. An earlier version used a Map of
  * entry objects holding BigInts: that made each event three live objects for every full garbage
- * collection to mark, and with a full index p99 at 70% load doubled (bench/RESULTS.md).
+ * collection to mark, and with a full index p99 at 70% load doubled (bench/LOG.md, 2026-11-22).
  *
  * An entry can carry a tag while it is pending (the commit group that will store it). A pending
  * entry is never pruned, so everything queued behind it stays too.

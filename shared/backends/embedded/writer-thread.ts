@@ -1,13 +1,9 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /**
  * Runs the event log's group commits on a dedicated thread with its own SQLite connection, so
  * the fsync that `synchronous=FULL` pays per commit never blocks the event loop: the main thread
  * keeps parsing requests and filling the next group meanwhile (classic group commit).
- *
- * The thread's code is a small CommonJS script started with `eval`, so it loads the same way
- * under tsx, vitest and the compiled build (a .ts worker file would need a loader in each).
  */
 export type EventRowValue = string | number | bigint | null;
 /** [systemUser, dominio, epochMs, subMsTicks] */
@@ -21,35 +17,8 @@ export interface GroupWriter {
   close(): Promise<void>;
 }
 
-const WRITER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file);
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = ' + workerData.synchronous);
-db.pragma('busy_timeout = 5000');
-const insert = db.prepare(workerData.insertSql);
-const upsert = db.prepare(workerData.upsertSql);
-const probe = db.prepare(workerData.probeSql);
-const write = db.transaction((rows, reports) => {
-  for (const row of rows) insert.run(...row);
-  for (const report of reports) upsert.run(...report);
-});
-parentPort.on('message', (message) => {
-  if (message.type === 'close') {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  try {
-    if (message.type === 'probe') probe.run(message.now, message.padBytes);
-    else write(message.rows, message.reports);
-    parentPort.postMessage({ seq: message.seq, ok: true });
-  } catch (error) {
-    parentPort.postMessage({ seq: message.seq, ok: false, error: error && error.message ? error.message : String(error) });
-  }
-});
-`;
+/** The thread's code: a file of its own, plain CommonJS (see there why). */
+const WRITER_MAIN = new URL('./writer-thread-main.cjs', import.meta.url);
 
 interface Reply {
   seq: number;
@@ -104,8 +73,7 @@ export class WriterThread implements GroupWriter {
   }
 
   private start(): Worker {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WRITER_SOURCE, { eval: true, workerData: { ...this.options, driver } });
+    const worker = new Worker(WRITER_MAIN, { workerData: this.options });
     worker.on('message', (reply: Reply) => {
       const waiter = this.pending.get(reply.seq);
       if (waiter === undefined) return;

@@ -116,7 +116,8 @@ const DEFAULT_MAX_SEND_BYTES = 900_000;
  *   busy. Any other failure is answered unavailable at once and the provider resends, so nothing
  *   is re-sent behind a later send.
  * - The producer is @platformatic/kafka (producer.ts): about a quarter of kafkajs' CPU per
- *   message, which was half of a gateway's CPU per event (bench/RESULTS.md).
+ *   message, which was half of a gateway's CPU per event (bench/LOG.md, "2026-11-23: which Kafka
+ *   producer").
  * - Bounded: at most `maxInFlightEvents` events are accepted and unanswered; past it, and while
  *   the broker is known to be failing, appends answer unavailable at once (-5) instead of queuing.
  */
@@ -321,6 +322,10 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     requestTimeoutMs: options.sendTimeoutMs,
   });
 
+  // Topic creation stays on kafkajs' admin (ensureTopic, waitForTopic: shared with the worker and
+  // the tests): once at start, and the gateway process loads kafkajs anyway for the admin API's
+  // live feed and the event-id recovery, which consume. The send path (partitioner, producer) is
+  // @platformatic/kafka only. docs/dependencies.md §Kafka clients.
   let partitions: number;
   const admin = kafka.admin();
   await admin.connect();
@@ -336,7 +341,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     await admin.disconnect();
   }
 
-  const keys = new KeyPartitioner(options.topic, partitions);
+  const keys = await KeyPartitioner.open(options.topic, partitions);
   const producer = await EventProducer.open({
     brokers: options.brokers,
     clientId: options.clientId,

@@ -1,33 +1,43 @@
-import { Partitioners, type PartitionMetadata } from 'kafkajs';
-
 /** Keys whose partition is remembered (about 100 bytes each). */
 const PARTITION_CACHE_LIMIT = 100_000;
 
+/** Kafka's murmur2 of a key's bytes (a signed 32-bit result, as the Java client computes it). */
+export type KeyHash = (key: Buffer) => number;
+
 /**
- * The partition kafkajs' default (Java-compatible murmur2) partitioner picks for a key, computed
- * here so that batching knows it before sending. Same function, so the mapping is exactly what
- * a producer without explicit partitions (or the Java client) would use.
+ * The partition the Java client's default partitioner picks for a key (murmur2, made positive,
+ * modulo the partition count), computed here so that batching knows it before sending. Same
+ * function, so the mapping is exactly what any other producer would use.
  */
 export class KeyPartitioner {
-  private readonly partitioner = Partitioners.DefaultPartitioner();
-  private metadata: PartitionMetadata[] = [];
+  /**
+   * With the murmur2 of @platformatic/kafka, the client the event log produces with: loaded here,
+   * on first use like the producer, so the embedded mode never loads it.
+   */
+  static async open(topic: string, count: number): Promise<KeyPartitioner> {
+    const { murmur2 } = await import('@platformatic/kafka');
+    return new KeyPartitioner(topic, count, (key) => murmur2(key));
+  }
+
+  private partitions = 0;
 
   constructor(
-    private readonly topic: string,
+    readonly topic: string,
     count: number,
+    private readonly hash: KeyHash,
   ) {
     this.count = count;
   }
 
   get count(): number {
-    return this.metadata.length;
+    return this.partitions;
   }
 
   /** Partitions only ever grow; keys then map anew, as with any Kafka producer. */
   set count(n: number) {
     if (!Number.isInteger(n) || n < 1) throw new RangeError(`partition count ${n}`);
-    if (n === this.metadata.length) return;
-    this.metadata = Array.from({ length: n }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 0, replicas: [0], isr: [0] }));
+    if (n === this.partitions) return;
+    this.partitions = n;
     this.known.clear();
   }
 
@@ -40,7 +50,8 @@ export class KeyPartitioner {
   partition(key: string): number {
     let partition = this.known.get(key);
     if (partition === undefined) {
-      partition = this.partitioner({ topic: this.topic, partitionMetadata: this.metadata, message: { key, value: null } });
+      // Java's Utils.toPositive, then the modulo.
+      partition = (this.hash(Buffer.from(key, 'utf8')) & 0x7fffffff) % this.partitions;
       if (this.known.size >= PARTITION_CACHE_LIMIT) this.known.clear();
       this.known.set(key, partition);
     }

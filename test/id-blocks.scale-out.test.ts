@@ -3,7 +3,7 @@
  * id-blocks topic (shared/backends/kafka-ids.ts). Many allocators at once, refills ahead of need, a
  * floor raised by one gateway and adopted by the others, a block size that conflicts, and the topic
  * deleted and created again. No Redis: ids do not depend on it. The end-to-end versions (Redis
- * flushed or killed mid-ingest, Kafka restarted) are in test/faults/id-blocks-faults.test.ts.
+ * flushed or killed mid-ingest, Kafka restarted) are in test/faults/id-blocks.faults.test.ts.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';

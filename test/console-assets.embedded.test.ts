@@ -11,7 +11,7 @@ import { CONSOLE_CSP, defaultConsoleDir, loadConsoleAssets, pickEncoding } from 
 import { TestApp } from './helpers/harness.js';
 
 /**
- * The admin server serves the console built by test/console-build-setup.ts: the page and its
+ * The admin server serves the console built by test/setup/console-build.ts: the page and its
  * assets without the token, with their types, caching and CSP; the API stays behind the token.
  */
 let t: TestApp;

@@ -1,5 +1,6 @@
 /**
- * Issue 8 §1, property-based: no input at all produces -5 on a healthy backend. Generated events
+ * Property-based: no input at all produces -5 on a healthy backend (clients resend on -5, so an
+ * input answered -5 for good would be resent for ever). Generated events
  * (each field from valid, edge and hostile domains) and batches of 1–50 go through SOAP
  * LoginYInsertarEventos, LoginYInsertarEvento2 and HTTP POST LoginYInsertarEvento on a healthy
  * embedded server. Each event is classified by construction (valid / invalid / either); the

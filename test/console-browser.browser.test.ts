@@ -7,8 +7,8 @@ import { TestApp, credentials, event, xmlParams } from './helpers/harness.js';
 
 /**
  * The operators' console in a real browser: Debian's Chromium driven by playwright-core (no
- * browser download) against the real gateway and admin API. One signed-in page walks through the
- * issue's steps in order; each view is photographed into test-results/console/.
+ * browser download) against the real gateway and admin API. One signed-in page walks through an
+ * operator's steps in order; each view is photographed into test-results/console/.
  */
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = path.resolve(import.meta.dirname, '..', 'test-results', 'console');

@@ -10,7 +10,7 @@ import type { EventView } from '../console/src/types.js';
 /**
  * Unit tests of the console's own logic (language, API client, event stream, event list). The
  * HTTP servers here are small fakes scripted per test; the console against the real gateway is
- * test/console-browser.test.ts.
+ * test/console-browser.browser.test.ts.
  */
 const servers: http.Server[] = [];
 afterEach(async () => {

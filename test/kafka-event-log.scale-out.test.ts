@@ -438,7 +438,7 @@ describe('KafkaEventLog (real Kafka)', () => {
       disconnect: async () => {},
     } as unknown as Producer;
     const dedupe = new MemoryDedupe();
-    const log = new KafkaEventLog(producer, new KeyPartitioner('scripted', 4), {
+    const log = new KafkaEventLog(producer, await KeyPartitioner.open('scripted', 4), {
       brokers: [],
       topic: 'scripted',
       clientId: 'kel-test',
@@ -505,8 +505,8 @@ describe('KafkaEventLog (real Kafka)', () => {
       probes++;
       if (!brokerUp) throw new Error('metadata: connect ECONNREFUSED');
     };
-    const log = new KafkaEventLog(producer, new KeyPartitioner('scripted', 4), { ...options, probe });
-    const blind = new KafkaEventLog(producer, new KeyPartitioner('scripted', 4), options);
+    const log = new KafkaEventLog(producer, await KeyPartitioner.open('scripted', 4), { ...options, probe });
+    const blind = new KafkaEventLog(producer, await KeyPartitioner.open('scripted', 4), options);
     expect(await log.failingNow()).toBe(false);
     expect(probes).toBe(0); // not failing: the broker is not asked
     expect(await log.append([makeEvent()])).toEqual([{ ok: false, reason: 'unavailable' }]);
@@ -685,7 +685,7 @@ describe('KeyPartitioner', () => {
         message: { key, value: null },
       });
     const keys = Array.from({ length: 500 }, (_, i) => `acme|AB${i}CD`);
-    const partitioner = new KeyPartitioner('t', 4);
+    const partitioner = await KeyPartitioner.open('t', 4);
     const first = keys.map((k) => partitioner.partition(k));
     expect(first).toEqual(keys.map((k) => reference(k, 4)));
     expect(new Set(first).size).toBe(4);

@@ -1,7 +1,7 @@
 /**
  * The Kafka → ClickHouse worker and the ClickHouse event store, against the real services
  * (`npm run services:up`: Kafka and ClickHouse 18.16). Each suite uses its own topics, consumer
- * groups and database, dropped at the end. The ClickHouse-down test is in test/faults/worker-faults.test.ts.
+ * groups and database, dropped at the end. The ClickHouse-down test is in test/faults/worker.faults.test.ts.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Fuzzing in the suite (issue 8 §10): 20,000 deterministic mutations of a corpus covering every
+ * Fuzzing in the suite: 20,000 deterministic mutations of a corpus covering every
  * operation in every binding, against the real gateway (`main.ts`, embedded mode) in a child
  * process. The process must stay up, every answer must be documented (test/fuzz/oracle.ts), and
  * a valid LoginYInsertarEvento must succeed and be stored after every 1,000 cases.

@@ -1,5 +1,5 @@
 /**
- * Values read as ASMX reads them (issue 9 §1, §2): every row of the Mono-generated fixtures in
+ * Values read as ASMX reads them: every row of the Mono-generated fixtures in
  * test/fixtures/dotnet (scripts/dotnet-fixtures) against the ports in shared/xsd, then the measured
  * cases end to end through the real server.
  */

@@ -1,5 +1,5 @@
 /**
- * A store that cannot write (docs/protocol.md §Operating): the data directory on a real, small
+ * A store that cannot write (docs/running.md §Operating it): the data directory on a real, small
  * tmpfs that is filled up. Inserts answer -5, the command operations their documented "temporarily
  * unavailable" fault, admin writes a JSON 503, /readyz fails; and everything recovers by itself
  * once space is freed. Needs root (mount), as CI runs. (A filesystem cannot be remounted read-only

@@ -108,7 +108,7 @@ describe('deploy/observability', () => {
     expect(result.stdout).toContain('SUCCESS');
   });
 
-  it('has the alerts the issue asks for', () => {
+  it('has an alert for not ready, -5 answers, worker lag, poison messages, lockouts and event-loop delay', () => {
     expect(ruleExprs().map((r) => r.alert)).toEqual(
       expect.arrayContaining(['GatewayNotReady', 'InsertsAnsweredRetryLater', 'WorkerLagHigh', 'PoisonMessages', 'LockoutsSpiking', 'EventLoopDelayHigh']),
     );

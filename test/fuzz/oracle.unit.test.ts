@@ -74,7 +74,7 @@ describe('fuzz oracle', () => {
     conflicting.contentLength = [String(soap.body!.length), '10'];
     expect(kinds(conflicting, answer(200, TEXT_XML, insertResult('42')))).toEqual(['conflicting Content-Length / Transfer-Encoding: not a 400 text/plain']);
     expect(kinds(conflicting, answer(400, PLAIN, 'Bad request.\r\n'))).toEqual([]);
-    // uWebSockets.js closes on a lone non-numeric Content-Length (README, "The edge in front"): documented, not a finding.
+    // uWebSockets.js closes on a lone non-numeric Content-Length (docs/running.md, "The edge in front"): documented, not a finding.
     const nonNumeric = cloneDraft(soap);
     nonNumeric.contentLength = ['abc'];
     expect(kinds(nonNumeric, { ...answer(0, null, ''), outcome: 'closed' })).toEqual([]);

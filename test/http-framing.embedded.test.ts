@@ -80,7 +80,7 @@ describe('request framing at the gateway', () => {
   });
 
   // uWebSockets.js refuses these before the gateway's code runs, so the gateway cannot answer
-  // them (README, "The edge in front"); it stores nothing and keeps serving.
+  // them (docs/running.md, "The edge in front"); it stores nothing and keeps serving.
   describe('dropped by uWebSockets.js without an answer', () => {
     async function dropped(raw: string | string[], codigo: string): Promise<void> {
       const c = await RawConnection.open(t.app.gateway.port);

@@ -3,7 +3,7 @@
  * exists (the measured failure: "This server does not host this topic-partition", then "worker
  * failed to start"), it now stays up, says why on /readyz, and consumes once a gateway created the
  * topic. A non-retriable broker error ends it through onFatal, logged as such. Broker restarts at
- * run time are in test/faults/worker-faults.test.ts.
+ * run time are in test/faults/worker.faults.test.ts.
  */
 import { KafkaJSConnectionError, KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, KafkaJSSASLAuthenticationError } from 'kafkajs';
 import { pino } from 'pino';

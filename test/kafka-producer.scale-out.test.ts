@@ -1,7 +1,7 @@
 /**
  * The event log's producer (@platformatic/kafka) against the real broker (scripts/services): how
  * its errors are classified, a send the broker refuses for its content, and partitions added to
- * the topic while the log runs. The rest of the event log's behaviour is in kafka-event-log.test.ts.
+ * the topic while the log runs. The rest of the event log's behaviour is in kafka-event-log.scale-out.test.ts.
  */
 import { NetworkError, ProtocolError, producerSendsChannel, ResponseError } from '@platformatic/kafka';
 import type { Admin } from 'kafkajs';
@@ -142,7 +142,7 @@ describe('KafkaEventLog with the real broker', () => {
     expect(log.stats.partitions).toBe(4);
 
     // Events of vehicles whose keys now map to the new partitions are stored there.
-    const reference = new KeyPartitioner(topic, 4);
+    const reference = await KeyPartitioner.open(topic, 4);
     const events = Array.from({ length: 40 }, (_, i) => makeEvent({ dominio: `GROW${i}` }));
     const onNew = events.filter((e) => reference.partition(messageKey(e)) >= 2);
     expect(onNew.length).toBeGreaterThan(0);

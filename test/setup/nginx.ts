@@ -1,0 +1,6 @@
+import { installTools } from './debian-tools.js';
+
+/** nginx and its njs module, for the shipped edge configuration (test/edge-nginx.scale-out.test.ts). */
+export default function setup(): void {
+  installTools('nginx');
+}

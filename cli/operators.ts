@@ -111,7 +111,13 @@ export async function followEvents(cmd: Command, filter: { provider?: string; do
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await clientOf(cmd).followEvents(filter, (event) => process.stdout.write(`${JSON.stringify(event)}\n`), abort.signal);
+    await clientOf(cmd).followEvents(
+      filter,
+      (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
+      abort.signal,
+      // On stderr, so stdout stays one event per line.
+      (events) => process.stderr.write(`${events} events stored meanwhile were left out of the live stream (its rate cap); GET /admin/events has them all.\n`),
+    );
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -167,8 +167,8 @@ export class AdminClient {
     await this.request('DELETE', `/admin/providers/${seg(systemUser)}/trip/vehicles/${seg(dominio)}`);
   }
 
-  listVehicles(systemUser: string): Promise<unknown> {
-    return this.json('GET', `/admin/providers/${seg(systemUser)}/trip/vehicles`);
+  listVehicles(systemUser: string, page: { limit?: number | undefined; after?: string | undefined } = {}): Promise<unknown> {
+    return this.json('GET', `/admin/providers/${seg(systemUser)}/trip/vehicles${queryOf(page)}`);
   }
 
   async deleteProvider(systemUser: string, confirm: string): Promise<unknown> {

@@ -210,7 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminHost: str(env, 'ADMIN_HOST', '127.0.0.1'),
     adminToken: env.ADMIN_TOKEN ? env.ADMIN_TOKEN : null,
     adminStreamsMax: int(env, 'ADMIN_STREAMS_MAX', 100, 1),
-    adminStreamEventsPerSecond: int(env, 'ADMIN_STREAM_EVENTS_PER_SECOND', 200, 1),
+    adminStreamEventsPerSecond: int(env, 'ADMIN_STREAM_EVENTS_PER_SECOND', 100, 1),
     timeZone,
     sessionTimeoutMs: int(env, 'SESSION_TIMEOUT_MINUTES', 20, 1) * minute,
     sessionCookieName: str(env, 'SESSION_COOKIE_NAME', 'ASP.NET_SessionId'),

@@ -37,7 +37,7 @@ export interface AdminServerOptions {
   streamKeepAliveMs?: number;
   /** Unsent output past which a stream's reader is cut as too slow (default 1 MiB). */
   streamBacklogBytes?: number;
-  /** How often live streams are written (default 250 ms; tests shorten it). */
+  /** How often live streams are written (default 500 ms; tests shorten it). */
   streamFlushMs?: number;
 }
 

@@ -41,7 +41,7 @@ export interface StreamTicket {
   release(): void;
 }
 
-const FLUSH_MS = 250;
+const FLUSH_MS = 500;
 /** Streams written per turn of the event loop during one flush. */
 const WRITES_PER_TURN = 200;
 

@@ -107,7 +107,9 @@ export class StreamHub {
   close(): void {
     for (const stream of [...this.streams]) {
       this.remove(stream);
-      stream.res?.end();
+      // A reader with output still unsent may never take it: waiting for it would hold the stop.
+      if (stream.res !== null && stream.res.writableLength > 0) stream.res.destroy();
+      else stream.res?.end();
     }
   }
 

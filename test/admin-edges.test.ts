@@ -89,7 +89,7 @@ describe('HEAD', () => {
 });
 
 describe('names no URL can carry', () => {
-  it('refuses SystemUsers "." and ".." at creation and in imports', async () => {
+  it('refuses SystemUsers and Dominios "." and ".." at creation and in imports', async () => {
     for (const systemUser of ['.', '..']) {
       const res = await api('POST', '/admin/providers', { systemUser, password: 'secret-123' });
       expect(res.status).toBe(400);
@@ -97,6 +97,8 @@ describe('names no URL can carry', () => {
     }
     const imported = await api('POST', '/admin/import/providers', { providers: [{ line: 1, systemUser: '..', password: 'x' }] });
     expect(imported.json.results).toEqual([{ line: 1, outcome: 'failed', reason: expect.stringMatching(/cannot be "\." or "\.\."/) as unknown }]);
+    const vehicle = await api('POST', '/admin/import/trips', { trips: [{ line: 1, systemUser: 'acme', dominio: '..', nroSerie: 'S' }] });
+    expect(vehicle.json.results).toEqual([{ line: 1, outcome: 'failed', reason: expect.stringMatching(/dominio cannot be/) as unknown }]);
     // A name that merely contains dots is fine.
     expect((await api('POST', '/admin/providers', { systemUser: '.acme.', password: 'secret-123' })).status).toBe(201);
     expect((await api('GET', '/admin/providers/.acme.')).status).toBe(200);

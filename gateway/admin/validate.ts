@@ -126,6 +126,8 @@ export function onlyQueryParams(query: URLSearchParams, allowed: readonly string
 export function dominioOf(value: string, field = 'dominio'): string {
   if (value.trim() === '') throw invalid(field, `${field} must not be empty.`);
   if (value.length > MAX_LENGTH.dominio) throw invalid(field, `${field} must be at most ${MAX_LENGTH.dominio} characters.`);
+  // As for SystemUsers: a vehicle registered as "." or ".." could never be removed through its URL.
+  if (value === '.' || value === '..') throw invalid(field, `${field} cannot be "." or ".." (no URL can name it).`);
   return plainText(value, field);
 }
 

@@ -157,8 +157,14 @@ function buildProgram(): Command {
 
   trip
     .command('list <systemUser>')
-    .description('list the vehicles on the trip, with their last report')
-    .action(action(async (systemUser: string, _opts: unknown, cmd: Command) => clientOf(cmd).listVehicles(systemUser)));
+    .description('list the vehicles on the trip, with their last report (a page at a time, by Dominio)')
+    .option('--limit <n>', 'how many (default 100, max 1000)', positiveInt)
+    .option('--after <dominio>', 'the page after this Dominio (nextAfter of the previous page)')
+    .action(
+      action(async (systemUser: string, opts: { limit?: number; after?: string }, cmd: Command) =>
+        clientOf(cmd).listVehicles(systemUser, { limit: opts.limit, after: opts.after }),
+      ),
+    );
 
   // events, health, metrics -------------------------------------------------------------------
   program

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { action, clientOf, positiveInt } from './common.js';
 import { ImportFileError } from './import-file.js';
 import { importFile } from './import.js';
+import { DECLARABLE_ENCODINGS, type ImportEncoding } from './import-text.js';
 
 const STATES = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 
@@ -9,6 +10,12 @@ const STATES = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'canc
 export function stateArg(value: string): string {
   if (!STATES.includes(value)) throw new InvalidArgumentError(`must be one of ${STATES.join(', ')}.`);
   return value;
+}
+
+function encodingArg(value: string): ImportEncoding {
+  const known = DECLARABLE_ENCODINGS.find((e) => e === value.toLowerCase().replace(/^utf8$/, 'utf-8').replace(/^cp1252$/, 'windows-1252'));
+  if (known === undefined) throw new InvalidArgumentError(`must be one of ${DECLARABLE_ENCODINGS.join(', ')}.`);
+  return known;
 }
 
 function formatArg(value: string): 'csv' | 'jsonl' {
@@ -86,12 +93,20 @@ export function addOperatorCommands(program: Command): void {
           : 'vehicles on trips from CSV (header: systemUser,dominio,nroSerie) or JSON lines; idempotent',
       )
       .option('--format <format>', 'csv or jsonl (default: by extension, else by content)', formatArg)
+      .option(
+        '--encoding <encoding>',
+        'utf-8, windows-1252 or latin1 (default: a BOM decides, else UTF-8 when the start of the file is valid UTF-8, else windows-1252)',
+        encodingArg,
+      )
+      .option('--report <file>', 'where the per-line outcomes go, as JSON lines (default: <file>.report.jsonl)')
       .action(
-        action(async (file: string, opts: { format?: 'csv' | 'jsonl' }, cmd: Command) => {
+        action(async (file: string, opts: { format?: 'csv' | 'jsonl'; encoding?: ImportEncoding; report?: string }, cmd: Command) => {
           try {
             const summary = await importFile(clientOf(cmd), kind, file, {
               ...(opts.format === undefined ? {} : { format: opts.format }),
-              progress: (done, total) => process.stderr.write(`${kind}: ${done}/${total} lines sent\n`),
+              ...(opts.encoding === undefined ? {} : { encoding: opts.encoding }),
+              ...(opts.report === undefined ? {} : { report: opts.report }),
+              progress: (done) => process.stderr.write(`${kind}: ${done} lines sent\n`),
             });
             if (summary.failed > 0) process.exitCode = 1;
             return summary;
@@ -111,7 +126,13 @@ export async function followEvents(cmd: Command, filter: { provider?: string; do
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await clientOf(cmd).followEvents(filter, (event) => process.stdout.write(`${JSON.stringify(event)}\n`), abort.signal);
+    await clientOf(cmd).followEvents(
+      filter,
+      (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
+      abort.signal,
+      // On stderr, so stdout stays one event per line.
+      (events) => process.stderr.write(`${events} events stored meanwhile were left out of the live stream (its rate cap); GET /admin/events has them all.\n`),
+    );
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -33,6 +33,10 @@ export interface Config {
   adminHost: string;
   /** Bearer token of the admin API; null = generate one and store it in DATA_DIR/admin-token. */
   adminToken: string | null;
+  /** Live event streams open at once on the admin port; past it a new one is answered 503. */
+  adminStreamsMax: number;
+  /** Events per second each live stream carries at most; the rest are counted in a `skipped` message. */
+  adminStreamEventsPerSecond: number;
   /** IANA zone for dateTimes sent without offset and for dates we send (default for providers). */
   timeZone: string;
   sessionTimeoutMs: number;
@@ -254,6 +258,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminPort: int(env, 'ADMIN_PORT', 8081),
     adminHost: str(env, 'ADMIN_HOST', '127.0.0.1'),
     adminToken: env.ADMIN_TOKEN ? env.ADMIN_TOKEN : null,
+    adminStreamsMax: int(env, 'ADMIN_STREAMS_MAX', 100, 1),
+    adminStreamEventsPerSecond: int(env, 'ADMIN_STREAM_EVENTS_PER_SECOND', 100, 1),
     timeZone,
     sessionTimeoutMs: int(env, 'SESSION_TIMEOUT_MINUTES', 20, 1) * minute,
     sessionCookieName: str(env, 'SESSION_COOKIE_NAME', 'ASP.NET_SessionId'),

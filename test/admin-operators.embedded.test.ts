@@ -132,7 +132,9 @@ describe('operators: embedded mode', () => {
       const onlyBravo = await openSse(`${base}?provider=bravo`, t.app.adminToken);
       const onlyPG9 = await openSse(`${base}?provider=acme&dominio=PG9`, t.app.adminToken);
       expect(all.status).toBe(200);
-      expect(feed.size).toBe(3);
+      // One feed subscription carries every stream.
+      expect(t.app.admin.liveStreams).toBe(3);
+      expect(feed.size).toBe(1);
       const id = await insert('acme', 'live-1', 'PG9');
       await insert('bravo', 'live-2');
       const got = await all.waitFor((e) => e.codigo === 'live-1');
@@ -146,6 +148,7 @@ describe('operators: embedded mode', () => {
       for (const s of [all, onlyBravo, onlyPG9]) s.close();
       for (let i = 0; i < 50 && feed.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(feed.size).toBe(0);
+      expect(t.app.admin.liveStreams).toBe(0);
       // Bad filters are refused before any stream starts; the token is required.
       expect((await api('GET', '/admin/events/stream?provider=acme&x=1')).status).toBe(400);
       expect((await fetch(base)).status).toBe(401);

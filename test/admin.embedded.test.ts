@@ -433,7 +433,7 @@ describe('commands', () => {
         { at: iso(T0 + 140_000), kind: 'status', message: 'enviado al equipo' },
       ],
     });
-    expect((await api('GET', '/admin/providers/gamma/commands')).json).toEqual({ commands: [] });
+    expect((await api('GET', '/admin/providers/gamma/commands')).json).toEqual({ commands: [], nextBeforeNumero: null });
   });
 
   it('reports expiry with the server clock', async () => {
@@ -487,6 +487,7 @@ describe('trip vehicles', () => {
         { dominio: 'AA 001 ZZ', nroSerie: 'SN-2', registeredAt: iso(T0 + 200_000), lastReport: null },
         { dominio: 'AB123CD', nroSerie: 'SN-9', registeredAt: iso(T0 + 210_000), lastReport: '2024-05-01T12:00:05.0001234Z' },
       ],
+      nextAfter: null,
     });
 
     const removed = await api('DELETE', `/admin/providers/acme/trip/vehicles/${encodeURIComponent('AA 001 ZZ')}`);

@@ -2,7 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, NetworkError, apiPath, createAdminApi, withQuery } from '../console/src/api.js';
-import { compareIds, mergeEvents } from '../console/src/events-list.js';
+import { addFresh, compareIds, mergeEvents } from '../console/src/events-list.js';
 import { CATALOGUES, LANGUAGES, pickLanguage, placeholders, translate, type MessageKey } from '../console/src/i18n.js';
 import { backoffDelay, followStream, type StreamState } from '../console/src/stream.js';
 import type { EventView } from '../console/src/types.js';
@@ -56,6 +56,20 @@ async function until(check: () => boolean, ms = 3000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe('console Events view: ids highlighted as fresh', () => {
+  it('keeps only the latest ones, however many arrive', () => {
+    let ids: ReadonlySet<string> = new Set();
+    for (let i = 1; i <= 10_000; i++) ids = addFresh(ids, String(i), 50);
+    expect(ids.size).toBe(50);
+    expect([...ids][0]).toBe('9951');
+    expect(ids.has('10000')).toBe(true);
+    // An id seen again moves to the newest end rather than growing the set.
+    ids = addFresh(ids, '9951', 50);
+    expect(ids.size).toBe(50);
+    expect([...ids].at(-1)).toBe('9951');
+  });
+});
 
 describe('console language', () => {
   it('has every message in both languages with the same placeholders', () => {

@@ -305,6 +305,22 @@ describe('TripStore and LastReportSink', () => {
   });
 });
 
+describe('trip pages (Redis)', () => {
+  it('a trip written before the Dominio index existed is indexed on its first page, once', async () => {
+    const prefix = freshPrefix();
+    const a = await open(prefix);
+    // As an older gateway wrote it: the hash alone.
+    for (const d of ['C3', 'A1', 'B2']) await admin.hset(`${prefix}trip:acme`, d, JSON.stringify({ nroSerie: 'S', registeredAt: T0 }));
+    expect((await a.trips.pageVehicles('acme', { limit: 2 })).map((v) => v.dominio)).toEqual(['A1', 'B2']);
+    expect(await admin.zcard(`${prefix}tripidx:acme`)).toBe(3);
+    await a.trips.addVehicle('acme', 'D4', 'S', T0);
+    expect((await a.trips.pageVehicles('acme', { limit: 10, afterDominio: 'B2' })).map((v) => v.dominio)).toEqual(['C3', 'D4']);
+    // A vehicle written by an older gateway meanwhile (index and hash differ in size) is picked up too.
+    await admin.hset(`${prefix}trip:acme`, 'A0', JSON.stringify({ nroSerie: 'S', registeredAt: T0 }));
+    expect((await a.trips.pageVehicles('acme', { limit: 1 })).map((v) => v.dominio)).toEqual(['A0']);
+  });
+});
+
 describe('store contract (Redis)', () => {
   storeContract({ place: freshPrefix, open: (prefix) => open(prefix) });
 });

@@ -39,7 +39,7 @@ describe('characters XML 1.0 cannot carry', () => {
       expect(r.status, `${method} ${path}`).toBe(400);
       expect((r.json as { field: string }).field).toBe(field);
     }
-    expect((await t.admin('GET', '/admin/providers/acme/commands')).json).toEqual({ commands: [] });
+    expect((await t.admin('GET', '/admin/providers/acme/commands')).json).toEqual({ commands: [], nextBeforeNumero: null });
   });
 
   it('a stored value holding them is answered without them, in SOAP and in HTTP', async () => {

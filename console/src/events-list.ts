@@ -13,3 +13,19 @@ export function mergeEvents(current: readonly EventView[], incoming: readonly Ev
   for (const e of incoming) byId.set(e.id, e);
   return [...byId.values()].sort((x, y) => compareIds(y.id, x.id)).slice(0, max);
 }
+
+/**
+ * The ids highlighted as just arrived: the latest `max` of them. A bounded copy per event, where a
+ * set of every id ever seen grew without end and was copied whole on each one.
+ */
+export function addFresh(ids: ReadonlySet<string>, id: string, max: number): ReadonlySet<string> {
+  const next = new Set(ids);
+  next.delete(id);
+  next.add(id);
+  // Sets iterate in insertion order: the oldest go first.
+  for (const old of next) {
+    if (next.size <= max) break;
+    next.delete(old);
+  }
+  return next;
+}

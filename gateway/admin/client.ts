@@ -167,8 +167,8 @@ export class AdminClient {
     await this.request('DELETE', `/admin/providers/${seg(systemUser)}/trip/vehicles/${seg(dominio)}`);
   }
 
-  listVehicles(systemUser: string): Promise<unknown> {
-    return this.json('GET', `/admin/providers/${seg(systemUser)}/trip/vehicles`);
+  listVehicles(systemUser: string, page: { limit?: number | undefined; after?: string | undefined } = {}): Promise<unknown> {
+    return this.json('GET', `/admin/providers/${seg(systemUser)}/trip/vehicles${queryOf(page)}`);
   }
 
   async deleteProvider(systemUser: string, confirm: string): Promise<unknown> {
@@ -199,7 +199,13 @@ export class AdminClient {
    * Follows GET /admin/events/stream: calls `onEvent` with each event's JSON until `signal` aborts
    * (resolves) or the server ends the stream (rejects, so the caller can say so).
    */
-  async followEvents(filter: { provider?: string; dominio?: string }, onEvent: (event: unknown) => void, signal: AbortSignal): Promise<void> {
+  /** `onSkipped`: how many events the server left out of the stream (its rate cap, ADMIN_STREAM_EVENTS_PER_SECOND). */
+  async followEvents(
+    filter: { provider?: string; dominio?: string },
+    onEvent: (event: unknown) => void,
+    signal: AbortSignal,
+    onSkipped?: (events: number) => void,
+  ): Promise<void> {
     let res: Response;
     try {
       res = await fetch(`${this.baseUrl}/admin/events/stream${queryOf(filter)}`, { headers: this.headers(true, 'text/event-stream'), signal });
@@ -214,6 +220,7 @@ export class AdminClient {
     const parser = createParser({
       onEvent: (message) => {
         if (message.event === 'event') onEvent(JSON.parse(message.data) as unknown);
+        else if (message.event === 'skipped') onSkipped?.((JSON.parse(message.data) as { events: number }).events);
       },
     });
     const decoder = new TextDecoder();

@@ -77,9 +77,71 @@ export function readBody(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promis
   });
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * The body as UTF-8 text (a BOM dropped); a 400 naming the first invalid byte's line and column,
+ * where a lenient decode would have stored U+FFFD in place of what the operator sent.
+ */
+export function utf8Body(raw: Buffer): string {
+  try {
+    return STRICT_UTF8.decode(raw);
+  } catch {
+    const fault = invalidUtf8At(raw) ?? { byte: 0, line: 1, column: 1 };
+    throw new HttpError(
+      400,
+      `Request body is not valid UTF-8: byte 0x${fault.byte.toString(16).padStart(2, '0')} at line ${fault.line}, column ${fault.column}; send UTF-8.`,
+    );
+  }
+}
+
+export interface Utf8Fault {
+  /** Byte offset of the sequence that is invalid. */
+  offset: number;
+  byte: number;
+  /** 1-based line, and 1-based column in characters. */
+  line: number;
+  column: number;
+}
+
+/** Where the first invalid UTF-8 sequence starts (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF); null when all is valid. */
+export function invalidUtf8At(bytes: Uint8Array): Utf8Fault | null {
+  let line = 1;
+  let column = 1;
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i] ?? 0;
+    let length = 0;
+    let min = 0;
+    let max = 0xbf;
+    if (b < 0x80) length = 1;
+    else if (b >= 0xc2 && b <= 0xdf) length = 2;
+    else if (b >= 0xe0 && b <= 0xef) {
+      length = 3;
+      if (b === 0xe0) min = 0xa0;
+      if (b === 0xed) max = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      length = 4;
+      if (b === 0xf0) min = 0x90;
+      if (b === 0xf4) max = 0x8f;
+    }
+    let valid = length > 0 && i + length <= bytes.length;
+    for (let k = 1; valid && k < length; k++) {
+      const c = bytes[i + k] ?? 0;
+      valid = k === 1 ? c >= Math.max(min, 0x80) && c <= max : c >= 0x80 && c <= 0xbf;
+    }
+    if (!valid) return { offset: i, byte: b, line, column };
+    if (b === 0x0a) {
+      line++;
+      column = 1;
+    } else column++;
+    i += length;
+  }
+  return null;
+}
+
 /** Parses a JSON object body; 400 with a clear message for anything else. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
-  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+  const text = utf8Body(raw);
   if (text.trim() === '') throw new HttpError(400, 'Request body is empty; a JSON object is required.');
   let value: unknown;
   try {

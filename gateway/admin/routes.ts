@@ -2,13 +2,14 @@ import type { Backends, Provider } from '../../shared/backends/types.js';
 import type { PlainReply } from '../../shared/http-reply.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { notFound, type JsonValue } from './http.js';
+import { notFound } from './http.js';
 import { commandRoutes } from './routes/commands.js';
 import { eventRoutes } from './routes/events.js';
 import { importRoutes } from './routes/import.js';
 import { operationRoutes } from './routes/operations.js';
 import { providerRoutes } from './routes/providers.js';
 import { tripRoutes } from './routes/trips.js';
+import type { StreamHub, StreamTicket } from './stream-hub.js';
 
 /** What the admin routes work with. */
 export interface AdminDeps {
@@ -16,6 +17,8 @@ export interface AdminDeps {
   backends: Backends;
   logger: Logger;
   clock: () => number;
+  /** The live event streams (one feed subscription for all). */
+  streams: StreamHub;
   metrics?: () => Promise<string>;
   /** 'embedded' or 'distributed' as the overview reports it. */
   mode: 'embedded' | 'distributed';
@@ -29,16 +32,8 @@ export interface RouteRequest {
   body(): Promise<Record<string, unknown>>;
 }
 
-/**
- * A Server-Sent Events answer: the server writes the headers, then calls `start` with the function
- * that writes one event; `stop` runs once the client is gone or the server closes.
- */
-export interface EventStream {
-  start(send: (event: string, id: string, data: JsonValue) => void): void;
-  stop(): Promise<void>;
-}
-
-export type Reply = PlainReply | { status: 200; stream: EventStream };
+/** A Server-Sent Events answer: a place among the live streams, attached to the response by the server. */
+export type Reply = PlainReply | { status: 200; stream: StreamTicket };
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (req: RouteRequest) => Promise<Reply>;

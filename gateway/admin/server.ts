@@ -7,13 +7,16 @@ import type { Logger } from '../../shared/logger.js';
 import { bearerChecker } from './auth.js';
 import { loadConsoleAssets } from './console-assets.js';
 import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
-import { adminRoutes, matchRoute, type EventStream, type Method, type Route } from './routes.js';
+import { adminRoutes, matchRoute, type Method, type Route } from './routes.js';
+import { StreamHub } from './stream-hub.js';
 
 export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
 
 export interface AdminServer {
   readonly port: number;
   readonly url: string;
+  /** Live event streams open now. */
+  readonly liveStreams: number;
   close(): Promise<void>;
 }
 
@@ -34,12 +37,28 @@ export interface AdminServerOptions {
   streamKeepAliveMs?: number;
   /** Unsent output past which a stream's reader is cut as too slow (default 1 MiB). */
   streamBacklogBytes?: number;
+  /** How often live streams are written (default 500 ms; tests shorten it). */
+  streamFlushMs?: number;
 }
 
 /** SSE comment lines keep proxies and clients from timing an idle stream out. */
 const KEEP_ALIVE_MS = 15_000;
 /** A stream whose client reads slower than events arrive is cut past this much unsent output. */
 const STREAM_BACKLOG_BYTES = 1024 * 1024;
+
+/**
+ * On every answer (API, probes, errors, console): no MIME sniffing of a JSON error that echoes a
+ * path, no framing, no referrer, nothing loaded by another origin. The console's page sets its own
+ * Content-Security-Policy over the default here, which allows nothing (an API answer is never a page).
+ */
+const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Cross-Origin-Resource-Policy', 'same-origin'],
+  ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+];
 
 const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
@@ -65,58 +84,24 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   const logger = opts.logger.child({ component: 'admin' });
   const authorized = bearerChecker(token);
   const consoleAssets = loadConsoleAssets(logger);
+  const streams = new StreamHub({
+    feed: backends.feed,
+    logger,
+    maxStreams: config.adminStreamsMax,
+    eventsPerSecond: config.adminStreamEventsPerSecond,
+    keepAliveMs: opts.streamKeepAliveMs ?? KEEP_ALIVE_MS,
+    backlogBytes: opts.streamBacklogBytes ?? STREAM_BACKLOG_BYTES,
+    ...(opts.streamFlushMs === undefined ? {} : { flushMs: opts.streamFlushMs }),
+  });
   const routes: Route[] = adminRoutes({
     config,
     backends,
     logger,
     clock,
+    streams,
     mode: opts.mode ?? 'embedded',
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
   });
-  /** Open event streams, ended when the server closes (server.close waits for every connection). */
-  const streams = new Set<ServerResponse>();
-
-  function startStream(res: ServerResponse, stream: EventStream): void {
-    const keepAliveMs = opts.streamKeepAliveMs ?? KEEP_ALIVE_MS;
-    const backlogLimit = opts.streamBacklogBytes ?? STREAM_BACKLOG_BYTES;
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      // Proxies (nginx) must pass each event on at once.
-      'X-Accel-Buffering': 'no',
-    });
-    res.write(': stream open\n\n');
-    streams.add(res);
-    let stopped = false;
-    /** Every exit (client gone, reader too slow, server closing) comes here once. */
-    const finish = (): void => {
-      clearInterval(keepAlive);
-      streams.delete(res);
-      if (stopped) return;
-      stopped = true;
-      stream.stop().catch((err: unknown) => logger.warn({ err }, 'admin: closing an event stream failed'));
-    };
-    // A write after the end must never reach the process as an uncaught error: one stalled browser
-    // tab would stop every provider's ingest.
-    const writable = (): boolean => !stopped && !res.writableEnded && !res.destroyed;
-    const keepAlive = setInterval(() => {
-      if (writable()) res.write(': keep-alive\n\n');
-    }, keepAliveMs);
-    res.on('close', finish);
-    res.on('error', (err) => logger.debug({ err }, 'admin: event stream connection error'));
-    stream.start((event, id, data) => {
-      if (!writable()) return;
-      if (res.writableLength > backlogLimit) {
-        // The reader is not reading: ending politely would wait for a flush that never comes, so
-        // the connection is cut and everything held for it freed.
-        logger.warn({ backlog: res.writableLength }, 'admin: event stream client reads too slowly; cutting the stream');
-        finish();
-        res.destroy();
-        return;
-      }
-      res.write(`event: ${event}\nid: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
-    });
-  }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawUrl = req.url ?? '/';
@@ -162,9 +147,13 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       },
     });
     if ('stream' in reply) {
-      // The client may have left while the stream was being set up.
-      if (res.destroyed || res.socket?.destroyed === true) await reply.stream.stop();
-      else startStream(res, reply.stream);
+      // The client may have left while the stream was being set up; HEAD gets the head alone.
+      if (res.destroyed || res.socket?.destroyed === true) reply.stream.release();
+      else if (req.method === 'HEAD') {
+        reply.stream.release();
+        res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' });
+        res.end();
+      } else reply.stream.attach(res);
       return;
     }
     sendReply(res, reply);
@@ -175,6 +164,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     // Every answer carries an id that is also in the log line about it.
     const requestId = randomUUID();
     res.setHeader('X-Request-Id', requestId);
+    for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const path = (req.url ?? '').split('?')[0];
@@ -228,11 +218,14 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   return {
     port,
     url,
+    get liveStreams() {
+      return streams.size;
+    },
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeIdleConnections();
-        for (const res of streams) res.end();
+        streams.close();
       });
       return closing;
     },

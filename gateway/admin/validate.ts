@@ -55,6 +55,9 @@ export function systemUserOf(value: string, field = 'systemUser'): string {
     throw invalid(field, `${field} must be at most ${SYSTEM_USER_MAX_LENGTH} characters.`);
   }
   if (value !== value.trim()) throw invalid(field, `${field} must not start or end with whitespace.`);
+  // A path segment of "." or ".." is resolved away by browsers and HTTP clients before it is sent, so
+  // such a provider could be created but never shown, changed or deleted through its URL.
+  if (value === '.' || value === '..') throw invalid(field, `${field} cannot be "." or ".." (no URL can name it).`);
   return plainText(value, field);
 }
 
@@ -123,6 +126,8 @@ export function onlyQueryParams(query: URLSearchParams, allowed: readonly string
 export function dominioOf(value: string, field = 'dominio'): string {
   if (value.trim() === '') throw invalid(field, `${field} must not be empty.`);
   if (value.length > MAX_LENGTH.dominio) throw invalid(field, `${field} must be at most ${MAX_LENGTH.dominio} characters.`);
+  // As for SystemUsers: a vehicle registered as "." or ".." could never be removed through its URL.
+  if (value === '.' || value === '..') throw invalid(field, `${field} cannot be "." or ".." (no URL can name it).`);
   return plainText(value, field);
 }
 

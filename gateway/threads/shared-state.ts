@@ -26,7 +26,7 @@ const METHODS = {
   lockouts: ['lockedUntil', 'recordFailure', 'clear', 'list'],
   sessions: ['create', 'touch', 'destroy', 'endAll'],
   commands: ['enqueue', 'deliverNext', 'appendStatus', 'finish', 'list', 'get', 'cancel', 'cancelAll', 'page'],
-  trips: ['addVehicle', 'removeVehicle', 'listVehicles', 'isRegistered', 'clear'],
+  trips: ['addVehicle', 'removeVehicle', 'listVehicles', 'isRegistered', 'clear', 'pageVehicles', 'getVehicle'],
   eventLog: ['append'],
   rateLimiter: ['take'],
 } as const satisfies { [K in keyof SharedState]: readonly MethodsOf<SharedState[K]>[] };

@@ -178,12 +178,24 @@ export interface TripVehicle {
   lastReport: EventInstant | null;
 }
 
+export interface VehiclePageQuery {
+  afterDominio?: string;
+  limit: number;
+}
+
 export interface TripStore {
   /** Registers (or re-registers, updating NroSerie) a vehicle on the provider's active trip. */
   addVehicle(systemUser: string, dominio: string, nroSerie: string, now: number): Promise<void>;
   removeVehicle(systemUser: string, dominio: string): Promise<boolean>;
-  /** Sorted by Dominio. */
+  /** Sorted by Dominio (ordinal, UTF-16 code units): the whole trip, for ConsultarVehiculosEnViaje. */
   listVehicles(systemUser: string): Promise<TripVehicle[]>;
+  /**
+   * One page of the trip for the operators, in code point order of Dominio (UTF-8 bytes, which the
+   * stores index): the vehicles after `afterDominio` (exclusive), at most `limit`.
+   */
+  pageVehicles(systemUser: string, page: VehiclePageQuery): Promise<TripVehicle[]>;
+  /** One vehicle of the trip, or null. */
+  getVehicle(systemUser: string, dominio: string): Promise<TripVehicle | null>;
   isRegistered(systemUser: string, dominio: string): Promise<boolean>;
   /** Removes every vehicle from the provider's trip (a deleted provider); how many. */
   clear(systemUser: string): Promise<number>;

@@ -334,6 +334,36 @@ export function storeContract(stores: StoreFactory): void {
       expect((await b.trips.listVehicles('acme')).map((v) => v.dominio)).toEqual(['Z3', 'é4', '\u{1F69A}2', '\uFFFF1']);
     });
 
+    it('pages the trip in code point order, honouring the limit, and reads one vehicle', async () => {
+      const b = await open();
+      const names = ['\uFFFF1', '\u{1F69A}2', 'Z3', 'é4', 'A0', 'a5'];
+      for (const d of names) await b.trips.addVehicle('acme', d, `S-${d}`, T0);
+      await b.trips.addVehicle('other', 'B1', 'S', T0);
+      // Code point order (UTF-8 bytes): U+1F69A after U+FFFF.
+      const all = ['A0', 'Z3', 'a5', 'é4', '\uFFFF1', '\u{1F69A}2'];
+      const first = await b.trips.pageVehicles('acme', { limit: 2 });
+      expect(first.map((v) => v.dominio)).toEqual(all.slice(0, 2));
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await b.trips.pageVehicles('acme', { limit: 4, ...(after === undefined ? {} : { afterDominio: after }) });
+        expect(page.length).toBeLessThanOrEqual(4);
+        seen.push(...page.map((v) => v.dominio));
+        if (page.length < 4) break;
+        after = page[page.length - 1]?.dominio;
+      }
+      expect(seen).toEqual(all);
+      expect(await b.trips.pageVehicles('acme', { limit: 10, afterDominio: '\u{1F69A}2' })).toEqual([]);
+      expect(await b.trips.pageVehicles('nobody', { limit: 10 })).toEqual([]);
+
+      expect(await b.trips.getVehicle('acme', 'Z3')).toEqual({ dominio: 'Z3', nroSerie: 'S-Z3', registeredAt: T0, lastReport: null });
+      expect(await b.trips.getVehicle('acme', 'B1')).toBeNull();
+      expect(await b.trips.removeVehicle('acme', 'Z3')).toBe(true);
+      expect((await b.trips.pageVehicles('acme', { limit: 10 })).map((v) => v.dominio)).toEqual(all.filter((d) => d !== 'Z3'));
+      expect(await b.trips.clear('acme')).toBe(5);
+      expect(await b.trips.pageVehicles('acme', { limit: 10 })).toEqual([]);
+    });
+
   });
 
   operatorContract(stores);

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiPath, withQuery } from '../api.js';
 import { describeError, useConsole } from '../context.js';
-import { mergeEvents } from '../events-list.js';
+import { addFresh, mergeEvents } from '../events-list.js';
 import { followStream, type StreamState } from '../stream.js';
 import type { EventView } from '../types.js';
 import { ErrorLine, ProviderSelect, Section, Table, Time } from '../ui.js';
@@ -9,6 +9,8 @@ import { ErrorLine, ProviderSelect, Section, Table, Time } from '../ui.js';
 const PAGE = 100;
 /** Rows kept on screen while following; older ones are a click away. */
 const MAX_ROWS = 1000;
+/** Rows highlighted as just arrived. */
+const FRESH_MAX = 50;
 
 interface Page {
   events: EventView[];
@@ -55,7 +57,7 @@ export function EventsView({ onUnauthorized }: { onUnauthorized: () => void }) {
       onMessage(data) {
         const event = JSON.parse(data) as EventView;
         setEvents((current) => mergeEvents(current ?? [], [event], MAX_ROWS));
-        setFresh((ids) => new Set(ids).add(event.id));
+        setFresh((ids) => addFresh(ids, event.id, FRESH_MAX));
       },
       onState(next) {
         if (!live) return;

@@ -5,6 +5,8 @@ import type { VehicleView } from '../types.js';
 import { ErrorLine, ProviderSelect, Section, Table, Time } from '../ui.js';
 
 const POLL_MS = 10_000;
+/** Vehicles per page: a trip can hold 100,000 of them, and the page is polled. */
+const PAGE = 100;
 
 export function VehiclesView() {
   const { api, t } = useConsole();
@@ -13,11 +15,20 @@ export function VehiclesView() {
   const [version, setVersion] = useState(0);
   const [dominio, setDominio] = useState('');
   const [nroSerie, setNroSerie] = useState('');
+  /** The Dominio the shown page starts after (null: the first page). */
+  const [after, setAfter] = useState<string | null>(null);
   const vehicles = useLoad(
-    () => (provider === '' ? Promise.resolve(null) : api.get<{ vehicles: VehicleView[] }>(apiPath('admin', 'providers', provider, 'trip', 'vehicles'))),
-    [provider, version],
+    () =>
+      provider === ''
+        ? Promise.resolve(null)
+        : api.get<{ vehicles: VehicleView[]; nextAfter: string | null }>(apiPath('admin', 'providers', provider, 'trip', 'vehicles'), {
+            limit: PAGE,
+            ...(after === null ? {} : { after }),
+          }),
+    [provider, version, after],
     POLL_MS,
   );
+  const nextAfter = vehicles.data?.nextAfter ?? null;
   const refresh = (): void => setVersion((v) => v + 1);
   const list = vehicles.data?.vehicles ?? [];
 
@@ -32,7 +43,14 @@ export function VehiclesView() {
     <div class="view" data-view="vehicles">
       <Section title={t('nav.vehicles')}>
         <form class="filters" onSubmit={(e) => e.preventDefault()}>
-          <ProviderSelect name="provider" value={provider} onChange={setProvider} />
+          <ProviderSelect
+            name="provider"
+            value={provider}
+            onChange={(p) => {
+              setProvider(p);
+              setAfter(null);
+            }}
+          />
         </form>
         <ErrorLine error={vehicles.error} />
         {provider === '' ? (
@@ -53,6 +71,10 @@ export function VehiclesView() {
                 </tr>
               ))}
             />
+            <div class="pager">
+              {after === null ? null : <button type="button" onClick={() => setAfter(null)}>{t('common.firstPage')}</button>}
+              {nextAfter === null ? null : <button type="button" data-next-page onClick={() => setAfter(nextAfter)}>{t('common.nextPage')}</button>}
+            </div>
             <h3>{t('vehicles.register')}</h3>
             <form
               class="inline-form"

@@ -31,11 +31,18 @@ export function commandRoutes(deps: AdminDeps): Route[] {
     return { status: 201, json: commandView(command) };
   };
 
+  /** The provider's commands newest first, a page at a time (`nextBeforeNumero` continues). */
   const listCommands: Handler = async (req) => {
     const systemUser = param(req, 'systemUser');
+    onlyQueryParams(req.query, ['limit', 'beforeNumero']);
+    const limit = limitOf(req.query.get('limit'));
+    const before = req.query.get('beforeNumero');
     await providerOr404(backends, systemUser);
-    const commands = await backends.commands.list(systemUser, clock());
-    return { status: 200, json: { commands: commands.map(commandView) } };
+    const page = await backends.commands.page(
+      { systemUser, limit, ...(before === null || before === '' ? {} : { beforeNumero: positiveIntegerOf(before, 'beforeNumero') }) },
+      clock(),
+    );
+    return { status: 200, json: { commands: page.commands.map(commandView), nextBeforeNumero: page.nextBeforeNumero } };
   };
 
   const cancelCommand: Handler = async (req) => {

@@ -152,7 +152,9 @@ export function importRoutes(deps: AdminDeps): Route[] {
     const lines = linesOf(await req.body(), 'trips');
     const results = new Map<number, LineResult>();
     const providers = new Map<string, boolean>();
-    const trips = new Map<string, Map<string, TripVehicle>>();
+    // Vehicles this call has written (a later line of the same Dominio compares with it); the rest
+    // are read one by one, so a call costs its own lines, not the size of the trip.
+    const written = new Map<string, TripVehicle>();
     for (const [i, { line, entry }] of lines.entries()) {
       let parsed: { systemUser: string; dominio: string; nroSerie: string };
       try {
@@ -176,20 +178,16 @@ export function importRoutes(deps: AdminDeps): Route[] {
         results.set(i, { line, outcome: 'failed', reason: `Provider "${systemUser}" does not exist; import providers first.` });
         continue;
       }
-      let trip = trips.get(systemUser);
-      if (trip === undefined) {
-        trip = new Map((await backends.trips.listVehicles(systemUser)).map((v) => [v.dominio, v]));
-        trips.set(systemUser, trip);
-      }
-      const current = trip.get(dominio);
+      const key = `${systemUser.length}:${systemUser}${dominio}`;
+      const current = written.get(key) ?? (await backends.trips.getVehicle(systemUser, dominio));
       if (current?.nroSerie === nroSerie) {
         results.set(i, { line, outcome: 'unchanged' });
         continue;
       }
       const now = clock();
       await backends.trips.addVehicle(systemUser, dominio, nroSerie, now);
-      trip.set(dominio, { dominio, nroSerie, registeredAt: now, lastReport: current?.lastReport ?? null });
-      results.set(i, { line, outcome: current === undefined ? 'created' : 'updated' });
+      written.set(key, { dominio, nroSerie, registeredAt: now, lastReport: current?.lastReport ?? null });
+      results.set(i, { line, outcome: current === null ? 'created' : 'updated' });
     }
     return summarize('trips', lines.length, results);
   };

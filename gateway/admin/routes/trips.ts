@@ -1,17 +1,23 @@
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
 import { notFound } from '../http.js';
 import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
-import { dominioOf, onlyFields, requiredText } from '../validate.js';
+import { dominioOf, limitOf, onlyFields, onlyQueryParams, requiredText } from '../validate.js';
 import { vehicleView } from '../views.js';
 
 export function tripRoutes(deps: AdminDeps): Route[] {
   const { backends, clock, logger: log } = deps;
 
+  /** One page in code point order of Dominio; `nextAfter` continues it (null when the page was not full). */
   const listVehicles: Handler = async (req) => {
     const systemUser = param(req, 'systemUser');
+    onlyQueryParams(req.query, ['limit', 'after']);
+    const limit = limitOf(req.query.get('limit'));
+    const after = req.query.get('after');
     await providerOr404(backends, systemUser);
-    const vehicles = await backends.trips.listVehicles(systemUser);
-    return { status: 200, json: { vehicles: vehicles.map(vehicleView) } };
+    const vehicles = await backends.trips.pageVehicles(systemUser, { limit, ...(after === null || after === '' ? {} : { afterDominio: after }) });
+    const last = vehicles[vehicles.length - 1];
+    const nextAfter = vehicles.length === limit && last !== undefined ? last.dominio : null;
+    return { status: 200, json: { vehicles: vehicles.map(vehicleView), nextAfter } };
   };
 
   const putVehicle: Handler = async (req) => {
@@ -24,8 +30,8 @@ export function tripRoutes(deps: AdminDeps): Route[] {
     await providerOr404(backends, systemUser);
     const existed = await backends.trips.isRegistered(systemUser, dominio);
     await backends.trips.addVehicle(systemUser, dominio, nroSerie, clock());
-    const vehicle = (await backends.trips.listVehicles(systemUser)).find((v) => v.dominio === dominio);
-    if (vehicle === undefined) throw new Error(`Vehicle ${dominio} vanished right after being registered.`);
+    const vehicle = await backends.trips.getVehicle(systemUser, dominio);
+    if (vehicle === null) throw new Error(`Vehicle ${dominio} vanished right after being registered.`);
     log.info({ systemUser, dominio, nroSerie, reRegistered: existed }, 'admin: vehicle registered on trip');
     return { status: existed ? 200 : 201, json: vehicleView(vehicle) };
   };

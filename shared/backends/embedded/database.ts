@@ -143,6 +143,27 @@ export const MIGRATIONS: readonly string[] = [
 export const STORE_PROBE_SQL = `INSERT INTO store_probe (id, at, pad) VALUES (1, ?, zeroblob(?))
   ON CONFLICT (id) DO UPDATE SET at = excluded.at, pad = excluded.pad`;
 
+/**
+ * DATA_DIR holds events and password hashes: it is created 0700 and the database file 0600 before
+ * SQLite opens it (SQLite gives its -wal and -shm files the database file's mode). An existing
+ * directory or file is tightened the same way; the umask can only take bits away.
+ */
+export function privateDataFile(dataDir: string, name: string): string {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dataDir, 0o700);
+  const file = path.join(dataDir, name);
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  fs.chmodSync(file, 0o600);
+  for (const companion of [`${file}-wal`, `${file}-shm`]) {
+    try {
+      fs.chmodSync(companion, 0o600);
+    } catch {
+      // Not there yet: SQLite creates it with the database file's mode.
+    }
+  }
+  return file;
+}
+
 /** Opens (creating if needed) DATA_DIR/gateway.sqlite and brings its schema up to date. */
 export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): SqliteDatabase {
   // The value goes into a PRAGMA statement, which takes no bound parameters.
@@ -150,8 +171,8 @@ export function openDatabase(dataDir: string, synchronous: 'FULL' | 'NORMAL'): S
   if ((synchronous as string) !== 'FULL' && synchronous !== 'NORMAL') {
     throw new Error(`sqliteSynchronous must be FULL or NORMAL, got "${synchronous}".`);
   }
-  fs.mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, DATABASE_FILE));
+  const file = privateDataFile(dataDir, DATABASE_FILE);
+  const db = new Database(file);
   try {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);

@@ -4,6 +4,8 @@ import type { SqliteDatabase } from './database.js';
 import { EVENT_ROWS } from './event-row.js';
 import type { StoreAccess } from './store-access.js';
 
+const SQLITE_MAX_INTEGER = 2n ** 63n - 1n;
+
 export function createEventStore(db: SqliteDatabase, access: StoreAccess, arrivals: ArrivalCounter): EventStore {
   // One statement per filter combination, so each gets its own plan (events_by_provider when the
   // provider is given; the rowid, newest first, otherwise). Prepared on first use.
@@ -34,7 +36,10 @@ export function createEventStore(db: SqliteDatabase, access: StoreAccess, arriva
       // LIMIT -1 is SQLite for "no limit".
       const limit = query.limit === Infinity ? -1 : Math.floor(query.limit);
       if (!(limit > 0 || limit === -1)) return [];
-      const { provider, dominio, beforeId } = query;
+      const { provider, dominio } = query;
+      // SQLite integers are signed 64-bit: every id stored is below 2^63, so a larger bound (an id of
+      // the scale-out mode's unsigned range) filters nothing and must not reach the binding, which throws.
+      const beforeId = query.beforeId !== undefined && query.beforeId > SQLITE_MAX_INTEGER ? undefined : query.beforeId;
       const params: unknown[] = [];
       if (provider !== undefined) params.push(provider);
       if (dominio !== undefined) params.push(dominio);

@@ -15,6 +15,15 @@ function ordinal(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+function vehicleOf(row: VehicleRow): TripVehicle {
+  return {
+    dominio: row.dominio,
+    nroSerie: row.nro_serie,
+    registeredAt: row.registered_at,
+    lastReport: row.epoch_ms === null ? null : { epochMs: row.epoch_ms, subMsTicks: row.sub_ms_ticks ?? 0 },
+  };
+}
+
 export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripStore {
   // Re-registering restarts the registration: new NroSerie, FechaRegistracion = now.
   const upsert = db.prepare<[string, string, string, number]>(
@@ -27,6 +36,16 @@ export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripSt
     `SELECT v.dominio, v.nro_serie, v.registered_at, r.epoch_ms, r.sub_ms_ticks
      FROM trip_vehicles v LEFT JOIN last_reports r ON r.system_user = v.system_user AND r.dominio = v.dominio
      WHERE v.system_user = ?`,
+  );
+  const selectPage = db.prepare<[string, string, number], VehicleRow>(
+    `SELECT v.dominio, v.nro_serie, v.registered_at, r.epoch_ms, r.sub_ms_ticks
+     FROM trip_vehicles v LEFT JOIN last_reports r ON r.system_user = v.system_user AND r.dominio = v.dominio
+     WHERE v.system_user = ? AND v.dominio > ? ORDER BY v.dominio LIMIT ?`,
+  );
+  const selectVehicle = db.prepare<[string, string], VehicleRow>(
+    `SELECT v.dominio, v.nro_serie, v.registered_at, r.epoch_ms, r.sub_ms_ticks
+     FROM trip_vehicles v LEFT JOIN last_reports r ON r.system_user = v.system_user AND r.dominio = v.dominio
+     WHERE v.system_user = ? AND v.dominio = ?`,
   );
   const selectOne = db.prepare<[string, string], { one: number }>(
     'SELECT 1 AS one FROM trip_vehicles WHERE system_user = ? AND dominio = ?',
@@ -44,16 +63,16 @@ export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripSt
       // ordinal order for characters beyond the BMP.
       return access
         .read(() => selectVehicles.all(systemUser))
-        .map(
-          (row): TripVehicle => ({
-            dominio: row.dominio,
-            nroSerie: row.nro_serie,
-            registeredAt: row.registered_at,
-            lastReport:
-              row.epoch_ms === null ? null : { epochMs: row.epoch_ms, subMsTicks: row.sub_ms_ticks ?? 0 },
-          }),
-        )
+        .map(vehicleOf)
         .sort((a, b) => ordinal(a.dominio, b.dominio));
+    },
+    async pageVehicles(systemUser, { afterDominio, limit }) {
+      // SQLite's BINARY collation compares UTF-8 bytes: code point order, along the primary key.
+      return access.read(() => selectPage.all(systemUser, afterDominio ?? '', limit)).map(vehicleOf);
+    },
+    async getVehicle(systemUser, dominio) {
+      const row = access.read(() => selectVehicle.get(systemUser, dominio));
+      return row === undefined ? null : vehicleOf(row);
     },
     async isRegistered(systemUser, dominio) {
       return access.read(() => selectOne.get(systemUser, dominio)) !== undefined;

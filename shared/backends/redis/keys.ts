@@ -81,6 +81,10 @@ export class RedisKeys {
   trip(systemUser: string): string {
     return `${this.prefix}trip:${systemUser}`;
   }
+  /** Sorted set of the trip's Dominios, all score 0: lexical order (UTF-8 bytes) for paging. */
+  tripIndex(systemUser: string): string {
+    return `${this.prefix}tripidx:${systemUser}`;
+  }
   /** Hash dominio → "epochMs:subMsTicks" of the provider's latest events. */
   lastReports(systemUser: string): string {
     return `${this.prefix}lastreport:${systemUser}`;

@@ -24,6 +24,40 @@ return out`,
 );
 
 /**
+ * KEYS: trip hash, last-report hash, trip index. ARGV: after ("" = from the start), limit →
+ * flat [dominio, trip JSON, last report or nil, ...] in lexical order. The index is rebuilt from the
+ * hash when their sizes differ (trips written before it existed), once, in Redis.
+ */
+export const TRIP_PAGE = new LuaScript(
+  'trip-page',
+  `if redis.call('ZCARD', KEYS[3]) ~= redis.call('HLEN', KEYS[1]) then
+  redis.call('DEL', KEYS[3])
+  local names = redis.call('HKEYS', KEYS[1])
+  for i = 1, #names, 500 do
+    local args = {}
+    for j = i, math.min(i + 499, #names) do
+      args[#args + 1] = 0
+      args[#args + 1] = names[j]
+    end
+    redis.call('ZADD', KEYS[3], unpack(args))
+  end
+end
+local from = '-'
+if ARGV[1] ~= '' then from = '(' .. ARGV[1] end
+local page = redis.call('ZRANGEBYLEX', KEYS[3], from, '+', 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for i = 1, #page do
+  local v = redis.call('HGET', KEYS[1], page[i])
+  if v then
+    out[#out + 1] = page[i]
+    out[#out + 1] = v
+    out[#out + 1] = redis.call('HGET', KEYS[2], page[i])
+  end
+end
+return out`,
+);
+
+/**
  * KEYS: one last-report hash per update. ARGV: dominio, epochMs, subMsTicks per update.
  * Writes each instant only when later than the stored one (a corrupt stored value is replaced).
  */
@@ -85,29 +119,60 @@ function decodeVehicle(dominio: string, json: string, lastReport: unknown, what:
   };
 }
 
+/** [dominio, trip JSON, last report or nil, ...] as vehicles. */
+function triplets(flat: unknown[], systemUser: string): TripVehicle[] {
+  if (flat.length % 3 !== 0) throw new RedisDataError('A trip script returned a partial triplet.');
+  const out: TripVehicle[] = [];
+  for (let i = 0; i < flat.length; i += 3) {
+    const dominio = asString(flat[i], 'trip dominio');
+    out.push(decodeVehicle(dominio, asString(flat[i + 1], 'trip vehicle'), flat[i + 2] ?? null, `trip of ${systemUser}`));
+  }
+  return out;
+}
+
 export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard): TripStore {
   return {
     addVehicle(systemUser, dominio, nroSerie, now) {
       return guard('trips.addVehicle', async () => {
         // Re-registering restarts the registration: new NroSerie, FechaRegistracion = now. One HSET: atomic.
-        await redis.hset(keys.trip(systemUser), dominio, JSON.stringify({ nroSerie, registeredAt: now }));
+        await redis
+          .multi()
+          .hset(keys.trip(systemUser), dominio, JSON.stringify({ nroSerie, registeredAt: now }))
+          .zadd(keys.tripIndex(systemUser), 0, dominio)
+          .exec()
+          .then(pipelineReplies);
       });
     },
 
     removeVehicle(systemUser, dominio) {
-      return guard('trips.removeVehicle', async () => (await redis.hdel(keys.trip(systemUser), dominio)) > 0);
+      return guard('trips.removeVehicle', async () => {
+        const replies = pipelineReplies(await redis.multi().hdel(keys.trip(systemUser), dominio).zrem(keys.tripIndex(systemUser), dominio).exec());
+        return Number(replies[0]) > 0;
+      });
     },
 
     listVehicles(systemUser) {
       return guard('trips.listVehicles', async () => {
         const flat = asArray(await TRIP_LIST.run(redis, [keys.trip(systemUser), keys.lastReports(systemUser)], []), 'trip list');
-        if (flat.length % 3 !== 0) throw new RedisDataError('trip-list returned a partial triplet.');
-        const out: TripVehicle[] = [];
-        for (let i = 0; i < flat.length; i += 3) {
-          const dominio = asString(flat[i], 'trip dominio');
-          out.push(decodeVehicle(dominio, asString(flat[i + 1], 'trip vehicle'), flat[i + 2] ?? null, `trip of ${systemUser}`));
-        }
-        return out.sort((a, b) => ordinal(a.dominio, b.dominio));
+        return triplets(flat, systemUser).sort((a, b) => ordinal(a.dominio, b.dominio));
+      });
+    },
+
+    pageVehicles(systemUser, { afterDominio, limit }) {
+      return guard('trips.pageVehicles', async () => {
+        const flat = asArray(
+          await TRIP_PAGE.run(redis, [keys.trip(systemUser), keys.lastReports(systemUser), keys.tripIndex(systemUser)], [afterDominio ?? '', decimal(limit)]),
+          'trip page',
+        );
+        return triplets(flat, systemUser);
+      });
+    },
+
+    getVehicle(systemUser, dominio) {
+      return guard('trips.getVehicle', async () => {
+        const [json, last] = pipelineReplies(await redis.multi().hget(keys.trip(systemUser), dominio).hget(keys.lastReports(systemUser), dominio).exec());
+        if (json === null || json === undefined) return null;
+        return decodeVehicle(dominio, asString(json, 'trip vehicle'), last ?? null, `trip of ${systemUser}`);
       });
     },
 
@@ -117,7 +182,7 @@ export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard
 
     clear(systemUser) {
       return guard('trips.clear', async () => {
-        const replies = pipelineReplies(await redis.multi().hlen(keys.trip(systemUser)).del(keys.trip(systemUser)).exec());
+        const replies = pipelineReplies(await redis.multi().hlen(keys.trip(systemUser)).del(keys.trip(systemUser), keys.tripIndex(systemUser)).exec());
         return parseNumber(String(replies[0]), 'trip size');
       });
     },

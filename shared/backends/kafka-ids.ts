@@ -211,6 +211,7 @@ export class KafkaIdAllocator implements IdAllocator {
           `Record ${r.offset} of ${this.options.blocks.topic} was taken with blocks of ${r.blockSize} ids, this gateway uses ${this.blockSize}: their ids would overlap, so this gateway issues none.`,
         );
         this.blocks = [];
+        this.options.metrics?.unavailable(true);
         this.options.logger.error({ topic: this.options.blocks.topic, offset: r.offset.toString(), theirs: r.blockSize, ours: this.blockSize }, this.conflict.message);
         throw this.conflict;
       }

@@ -35,6 +35,19 @@ describe('ID_FLOOR configuration', () => {
   });
 });
 
+describe('ID_BLOCK_SIZE and KAFKA_ID_TOPIC configuration', () => {
+  it('blocks of 1 to a million ids, 1000 by default; the id topic follows KAFKA_TOPIC unless set', () => {
+    expect(loadConfig({}).idBlockSize).toBe(1000);
+    expect(loadConfig({ ID_BLOCK_SIZE: '1' }).idBlockSize).toBe(1);
+    expect(loadConfig({ ID_BLOCK_SIZE: '1000000' }).idBlockSize).toBe(1_000_000);
+    for (const bad of ['0', '-5', '1.5', 'abc', '1000001']) expect(() => loadConfig({ ID_BLOCK_SIZE: bad }), bad).toThrow(ConfigError);
+    expect(() => loadConfig({ ID_BLOCK_SIZE: '1000001' })).toThrow('ID_BLOCK_SIZE must be at most 1000000, got 1000001.');
+    expect(loadConfig({}).kafkaIdTopic).toBe('gateway.events.id-blocks');
+    expect(loadConfig({ KAFKA_TOPIC: 'fleet' }).kafkaIdTopic).toBe('fleet.id-blocks');
+    expect(loadConfig({ KAFKA_TOPIC: 'fleet', KAFKA_ID_TOPIC: 'ids' }).kafkaIdTopic).toBe('ids');
+  });
+});
+
 describe('ID_FLOOR, embedded', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gw-idfloor-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

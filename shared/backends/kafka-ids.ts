@@ -10,6 +10,8 @@ const START_WINDOW = 2000n;
 export interface BlockLog {
   readonly topic: string;
   append(floor: bigint, blockSize: number): Promise<bigint>;
+  /** Creates the topic when missing; true when this call created it. */
+  ensure(): Promise<boolean>;
   position(): Promise<TopicPosition>;
   topicId(): Promise<string>;
   read(from: bigint, to: bigint): Promise<BlockRecord[]>;
@@ -175,7 +177,11 @@ export class KafkaIdAllocator implements IdAllocator {
       if (refusal !== null) throw refusal;
       const floor = this.floor;
       const topicId = this.topicId;
-      const offset = await blocks.append(floor, this.blockSize);
+      const offset = await blocks.append(floor, this.blockSize).catch(async (err: unknown) => {
+        // Deleted while we run? Then create it anew (offsets restart at 0) and check it as such.
+        if (await blocks.ensure().catch(() => false)) this.lost(`the id-blocks topic ${blocks.topic} was deleted; created it again`);
+        throw err;
+      });
       // Every record since the previous one we know of: another B, or a higher floor?
       const between = offset > this.checked + 1n ? await blocks.read(this.checked + 1n, offset) : [];
       const idNow = await blocks.topicId();
@@ -205,6 +211,7 @@ export class KafkaIdAllocator implements IdAllocator {
           `Record ${r.offset} of ${this.options.blocks.topic} was taken with blocks of ${r.blockSize} ids, this gateway uses ${this.blockSize}: their ids would overlap, so this gateway issues none.`,
         );
         this.blocks = [];
+        this.options.metrics?.unavailable(true);
         this.options.logger.error({ topic: this.options.blocks.topic, offset: r.offset.toString(), theirs: r.blockSize, ours: this.blockSize }, this.conflict.message);
         throw this.conflict;
       }
@@ -231,6 +238,7 @@ export class KafkaIdAllocator implements IdAllocator {
       this.options.metrics?.unavailable(true);
       for (let attempt = 0; ; attempt++) {
         try {
+          if (attempt > 0) await this.options.blocks.ensure();
           const position = await this.options.blocks.position();
           const from = position.end - START_WINDOW > position.start ? position.end - START_WINDOW : position.start;
           const recent = position.end > from ? await this.options.blocks.read(from, position.end) : [];

@@ -5,12 +5,15 @@
  * (kill -9) and restarted empty, and while Kafka is killed and restarted in the middle of refills
  * (blocks of 20 ids: a refill every two requests). Each time: no id acknowledged for two events,
  * every acknowledged event in ClickHouse exactly once, and the -5 answers are counted and timed.
+ * Last, the id-blocks topic is deleted under the running gateways: it is created anew and checked
+ * against the stored ids before any of its blocks is used.
  * Runs alone (the "faults" project): it kills the test Redis and Kafka.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/distributed.js';
 import { credentials, event, type TestApp, xmlParams } from '../helpers/harness.js';
@@ -162,5 +165,31 @@ describe('ids and Redis or Kafka failures mid-ingest (two gateways, the worker)'
     );
     await check('Kafka kill -9 and restart', answers);
     expect(answers.filter((a) => a.sentAt >= 0 && a.code === -5).length).toBeGreaterThan(0);
+  });
+
+  it('the id-blocks topic deleted under running gateways: created anew, checked against the stored ids, no id issued twice', { timeout: 180_000 }, async () => {
+    const kafka = new Kafka({ brokers: services().kafkaBrokers, clientId: 'id-blocks-faults', logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    const idTopic = `${c.env.KAFKA_TOPIC}.id-blocks`;
+    const earlier = [...acked.keys()];
+    const answers = await ingestAround(
+      'recreate',
+      async () => {
+        // Everything acknowledged so far is stored (the check reads ClickHouse and the worker's lag).
+        await c.waitForRows([...acked.keys()], 60_000);
+        await admin.deleteTopics({ topics: [idTopic] });
+      },
+      async () => {},
+    );
+    await admin.disconnect();
+    await check('id-blocks topic deleted', answers);
+    const highestBefore = Math.max(...earlier, ...answers.filter((a) => a.code > 0 && a.answeredAt < 0).map((a) => a.code));
+    expect(highestBefore).toBeGreaterThan(0);
+    // The new topic's blocks are taken above everything stored before (by ID_RECOVERY_MARGIN: the
+    // floor was raised), never from its first offsets again.
+    const metric = async (t: TestApp) => Number(/^gateway_id_floor (\d+)/m.exec(await t.app.metricsText())?.[1] ?? 0);
+    expect(await metric(c.gw1)).toBeGreaterThan(highestBefore);
+    expect(await metric(c.gw2)).toBeGreaterThan(highestBefore);
   });
 });

@@ -70,20 +70,7 @@ export class IdBlocksTopic {
 
   /** Creates the topic when missing (one partition, TOPIC_CONFIG) and connects. */
   static async open(options: IdBlocksTopicOptions): Promise<IdBlocksTopic> {
-    const kafka = createKafkaClient({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, requestTimeoutMs: options.timeoutMs });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const created = await ensureTopic(admin, {
-        topic: options.topic,
-        partitions: 1,
-        ...(options.replicationFactor === undefined ? {} : { replicationFactor: options.replicationFactor }),
-        configEntries: TOPIC_CONFIG,
-      });
-      if (created) options.logger.info({ topic: options.topic }, 'created the kafka topic of event-id blocks');
-    } finally {
-      await admin.disconnect();
-    }
+    await IdBlocksTopic.ensure(options);
     const { Producer, Consumer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
     const common = {
       clientId: `${options.clientId}-ids`,
@@ -101,6 +88,29 @@ export class IdBlocksTopic {
 
   get topic(): string {
     return this.options.topic;
+  }
+
+  /** Creates the topic when it is missing (deleted while gateways ran); true when this call created it. */
+  ensure(): Promise<boolean> {
+    return IdBlocksTopic.ensure(this.options);
+  }
+
+  private static async ensure(options: IdBlocksTopicOptions): Promise<boolean> {
+    const kafka = createKafkaClient({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, requestTimeoutMs: options.timeoutMs });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const created = await ensureTopic(admin, {
+        topic: options.topic,
+        partitions: 1,
+        ...(options.replicationFactor === undefined ? {} : { replicationFactor: options.replicationFactor }),
+        configEntries: TOPIC_CONFIG,
+      });
+      if (created) options.logger.info({ topic: options.topic }, 'created the kafka topic of event-id blocks');
+      return created;
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /** Appends one block record (acks=all) and returns its offset. */
@@ -144,8 +154,9 @@ export class IdBlocksTopic {
     const out: BlockRecord[] = [];
     const topic = this.options.topic;
     let next = from;
-    while (next < to) {
-      const metadata = await this.consumer.metadata({ topics: [topic] });
+    for (let first = true; next < to; first = false) {
+      // Fresh on the first request: a topic created anew has another id, and a cached one would fail.
+      const metadata = await this.consumer.metadata({ topics: [topic], forceUpdate: first });
       const info = metadata.topics.get(topic);
       const leader = info?.partitions[0]?.leader;
       if (info === undefined || leader === undefined || leader < 0) throw new Error(`Kafka topic ${topic} has no leader`);

@@ -6,7 +6,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { BindingCore, INTERNAL_ERROR, type BindingCodec } from '../gateway/bindings/core.js';
-import type { Exchange } from '../gateway/http/exchange.js';
+import type { Exchange } from '../gateway/transport/exchange.js';
 import { ServiceFault, type CallContext } from '../gateway/service/context.js';
 import type { OperationService } from '../gateway/service/service.js';
 import { findOperation, type ArgumentBag, type OperationDef } from '../shared/catalogue/index.js';
@@ -83,7 +83,7 @@ function setup(invoke: (op: OperationDef, args: ArgumentBag, ctx: CallContext) =
   const logger = pino({ level: 'error' }, { write: (line: string) => void logs.push(line) });
   const service = { invoke } as unknown as OperationService;
   const config = loadConfig({ SESSION_COOKIE_NAME: 'SID' });
-  const core = new BindingCore(codec, { service, config, logger, clock: () => NOW, cookieHeader: (id) => `SID=${id}; path=/` });
+  const core = new BindingCore(codec, { service, config, logger, clock: () => NOW, cookieHeader: (id) => `SID=${id}; path=/`, rejected: () => undefined });
   return { core, codec, logs };
 }
 

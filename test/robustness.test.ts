@@ -1,7 +1,7 @@
 /** Bad input gets a defined answer and the server keeps serving (docs/protocol.md §Reading requests, §Errors). */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nativeBinaryPath } from '../gateway/http/uws.js';
+import { nativeBinaryPath } from '../gateway/transport/uws.js';
 import { RawConnection } from './helpers/raw-connection.js';
 import { credentials, NS, SOAP11, TestApp, xmlParams } from './helpers/harness.js';
 

@@ -1,13 +1,13 @@
 /**
- * The envelope scanner (gateway/soap/scanner) against the saxes-based EnvelopeReader it replaced:
+ * The envelope scanner (gateway/bindings/soap/scanner) against the saxes-based EnvelopeReader it replaced:
  * a fixed-seed differential campaign (the long one is `npm run diff:scanner -- --count 1000000`),
  * then each XML feature and each error class on its own, chunking, reuse and charsets.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidEncodingError } from '../gateway/http/body-decoder.js';
-import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/soap/envelope-reader.js';
-import { ScannerPool, SoapBodyReader } from '../gateway/soap/scanner/body-reader.js';
-import { EnvelopeScanner } from '../gateway/soap/scanner/scanner.js';
+import { InvalidEncodingError } from '../gateway/transport/body-decoder.js';
+import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/bindings/soap/envelope.js';
+import { ScannerPool, SoapBodyReader } from '../gateway/bindings/soap/scanner/body-reader.js';
+import { EnvelopeScanner } from '../gateway/bindings/soap/scanner/scanner.js';
 import { explain, runCampaign } from './differential/campaign.js';
 import { fuzzSoapBodies } from './differential/fuzz-corpus.js';
 import { runReference } from './differential/oracle.js';

@@ -2,7 +2,7 @@ import proxyaddr from 'proxy-addr';
 import type { OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { readCookie, Status, TEXT_PLAIN, type Exchange, type ProxyTrust } from '../http/exchange.js';
+import { readCookie, Status, TEXT_PLAIN, type Exchange, type ProxyTrust, type RejectReason } from '../transport/exchange.js';
 import { ServiceFault, type CallContext } from '../service/context.js';
 import type { OperationService } from '../service/service.js';
 import { todayIn, type DecodedCall, type Today } from './arguments.js';
@@ -42,6 +42,8 @@ export interface BindingDeps {
   readonly clock: () => number;
   /** The Set-Cookie value that carries a new session id. */
   readonly cookieHeader: (sessionId: string) => string;
+  /** Counts a request refused while reading it (gateway_rejected_requests_total). */
+  readonly rejected: (reason: RejectReason) => void;
 }
 
 /**

@@ -7,7 +7,7 @@ export interface CallContext {
   readonly now: number;
   /** Value of the session cookie, if the request carried one. */
   readonly sessionId: string | null;
-  /** Fields sent that the operation does not declare (see bindings/arguments.ts). */
+  /** Fields sent that the operation does not declare (see gateway/bindings/arguments.ts). */
   readonly extras: ReadonlyMap<string, string>;
   /** The caller's address (the socket's, or X-Forwarded-For from a trusted proxy); read lazily. */
   readonly clientAddress: () => string;

@@ -67,7 +67,7 @@ export class OperationService {
     return findOperation(name);
   }
 
-  /** `args` must have been decoded for `op` (bindings/arguments.ts), which makes the casts sound. */
+  /** `args` must have been decoded for `op` (gateway/bindings/soap/soap-arguments.ts, form/form-arguments.ts), which makes the casts sound. */
   async invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
     const plan = this.plans.get(op.name);
     if (plan === undefined) throw new Error(`No handler for ${op.name}.`);

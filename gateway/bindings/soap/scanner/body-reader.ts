@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
-import { BodyDecoder } from '../../http/body-decoder.js';
+import { BodyDecoder } from '../../../transport/body-decoder.js';
 import { EnvelopeScanner, isUtf8Label } from './scanner.js';
-import type { SoapEnvelope } from './soap-envelope.js';
+import type { SoapEnvelope } from '../envelope.js';
 
 /** Scanners are reused across requests (reset clears them, even after an error). */
 export class ScannerPool {

@@ -1,6 +1,6 @@
 /**
  * What a SOAP request body reader produces, and how it fails: shared by the byte scanner (the
- * production reader) and the saxes-based reference reader (envelope-reader.ts), so that both
+ * production reader) and the saxes-based reference reader (test/differential/saxes-envelope-reader.ts), so that both
  * build the same values and raise the same errors.
  */
 export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';

@@ -9,7 +9,7 @@ import {
   type SoapEnvelope,
   type SoapVersion,
   type XmlNode,
-} from './soap-envelope.js';
+} from '../envelope.js';
 import type { StartTag } from './tags.js';
 
 type Container = { children: XmlNode[] };

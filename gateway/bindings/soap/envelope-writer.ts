@@ -1,6 +1,6 @@
-import { escapeXmlText, stripInvalidXmlChars } from '../metadata/xml-escape.js';
-import { XML_DECL, XSD_NS, XSI_NS } from '../bindings/result-xml.js';
-import { SOAP11_NS, SOAP12_NS, type SoapVersion } from './envelope-reader.js';
+import { escapeXmlText, stripInvalidXmlChars } from '../../metadata/xml-escape.js';
+import { XML_DECL, XSD_NS, XSI_NS } from '../result-xml.js';
+import { SOAP11_NS, SOAP12_NS, type SoapVersion } from './envelope.js';
 
 /** Envelope framing and faults, byte-exact with ASMX: one line, prefix always `soap`. */
 const head = (ns: string): string =>

@@ -1,11 +1,12 @@
-import { findOperation, httpBindable, operationList, type OperationDef } from '../../shared/catalogue/index.js';
-import { asmxConversionFault, quotedClientText } from '../../shared/xsd/dotnet-convert.js';
-import { decodeFormArguments, InvalidValueError, MissingParameterError } from '../bindings/arguments.js';
-import { BindingCore, type BindingCodec, type BindingDeps } from '../bindings/core.js';
-import { BareResultWriter } from '../bindings/result-xml.js';
-import { aspNetHtmlEncode } from '../metadata/xml-escape.js';
-import type { ServiceFault } from '../service/context.js';
-import { parseMediaType, readBody, Status, TEXT_PLAIN, TEXT_XML, type Exchange } from './exchange.js';
+import { findOperation, httpBindable, operationList, type OperationDef } from '../../../shared/catalogue/index.js';
+import { asmxConversionFault, quotedClientText } from '../../../shared/xsd/dotnet-convert.js';
+import { InvalidValueError, MissingParameterError } from '../arguments.js';
+import { decodeFormArguments } from './form-arguments.js';
+import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
+import { BareResultWriter } from '../result-xml.js';
+import { aspNetHtmlEncode } from '../../metadata/xml-escape.js';
+import type { ServiceFault } from '../../service/context.js';
+import { parseMediaType, readBody, Status, TEXT_PLAIN, TEXT_XML, type Exchange } from '../../transport/exchange.js';
 import { FormDecoder, type FormFields } from './form-decoder.js';
 
 /** HTTP-bindable operations by lower-cased name, to tell a name in the wrong case from an unknown one. */
@@ -55,7 +56,7 @@ class FormCodec implements BindingCodec<null, FormFields, BareResultWriter> {
  * `text/plain` with one line ending in CRLF (docs/protocol.md §Errors), except a parameter that
  * does not convert: that gets ASMX's exact two-line text (see asmxConversionFault).
  */
-export class HttpBinding {
+export class FormBinding {
   private readonly core: BindingCore<null, FormFields, BareResultWriter>;
   private readonly bodyLimitBytes: number;
 
@@ -64,6 +65,7 @@ export class HttpBinding {
     this.bodyLimitBytes = deps.config.bodyLimitBytes;
   }
 
+  /** `pathName`: what follows `{path}/`, %-decoded (the operation's name if the client spelt it right). */
   handle(ex: Exchange, pathName: string): void {
     const op = findOperation(pathName);
     const operationName = quotedClientText(pathName);

@@ -1,11 +1,12 @@
-import { findOperation, type OperationDef } from '../../shared/catalogue/index.js';
-import type { Config } from '../../shared/config.js';
-import { decodeSoapArguments, InvalidValueError } from '../bindings/arguments.js';
-import { BindingCore, type BindingCodec, type BindingDeps } from '../bindings/core.js';
-import { SoapResultWriter } from '../bindings/result-xml.js';
-import { InvalidEncodingError, UnsupportedCharsetError } from '../http/body-decoder.js';
-import { parseMediaType, readBody, Status, type Exchange, type RejectReason } from '../http/exchange.js';
-import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion, type XmlNode } from './envelope-reader.js';
+import { findOperation, type OperationDef } from '../../../shared/catalogue/index.js';
+import type { Config } from '../../../shared/config.js';
+import { InvalidValueError } from '../arguments.js';
+import { decodeSoapArguments } from './soap-arguments.js';
+import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
+import { SoapResultWriter } from '../result-xml.js';
+import { InvalidEncodingError, UnsupportedCharsetError } from '../../transport/body-decoder.js';
+import { parseMediaType, readBody, Status, type Exchange, type RejectReason } from '../../transport/exchange.js';
+import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion, type XmlNode } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE, type FaultCode } from './envelope-writer.js';
 
@@ -52,13 +53,12 @@ export class SoapBinding {
   private readonly core: BindingCore<SoapVersion, readonly XmlNode[], SoapResultWriter>;
 
   private readonly config: Config;
+  /** Counts a request refused while reading it (docs/protocol.md §Encodings). */
+  private readonly rejected: (reason: RejectReason) => void;
 
-  constructor(
-    deps: BindingDeps,
-    /** Counts a request refused while reading it (docs/protocol.md §Encodings). */
-    private readonly rejected: (reason: RejectReason) => void = () => undefined,
-  ) {
+  constructor(deps: BindingDeps) {
     this.config = deps.config;
+    this.rejected = deps.rejected;
     this.core = new BindingCore(new SoapCodec(deps.config.namespace), deps);
   }
 

@@ -12,23 +12,15 @@ import {
   type SoapEnvelope,
   type SoapVersion,
   type XmlNode,
-} from './scanner/soap-envelope.js';
-
-export {
-  EnvelopeError,
-  SOAP11_NS,
-  SOAP12_NS,
-  XmlSyntaxError,
-  type SoapEnvelope,
-  type SoapVersion,
-  type XmlNode,
-} from './scanner/soap-envelope.js';
+} from '../../gateway/bindings/soap/envelope.js';
 
 /**
  * Streaming reader of one SOAP envelope on saxes: `write` each decoded chunk as it arrives, then
  * `end`. It keeps only the operation element's subtree (headers are skipped), matching elements
- * by local name with any prefix. The gateway reads bodies with the byte scanner (scanner/); this
- * reader is the reference it is proven equal to (test/differential, npm run diff:scanner).
+ * by local name with any prefix. The gateway reads bodies with the byte scanner
+ * (gateway/bindings/soap/scanner/); this reader, kept with the tests, is the oracle the scanner is
+ * proven equal to (test/scanner-differential.test.ts, npm run diff:scanner). Production code never
+ * imports it.
  *
  * saxes runs without its namespace processing, which cost a third of the parse (bench/parse.ts):
  * the only namespaces that matter are the Envelope's, declared on the Envelope itself (it is the

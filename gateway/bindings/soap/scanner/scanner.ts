@@ -5,7 +5,7 @@ import { EnvelopeBuilder } from './envelope-builder.js';
 import { HeldBytes } from './held-bytes.js';
 import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
 import { scanName } from './lexical.js';
-import { DTD_PROHIBITED, type SoapEnvelope } from './soap-envelope.js';
+import { DTD_PROHIBITED, type SoapEnvelope } from '../envelope.js';
 import { scanEndTag, scanStartTag, StartTag } from './tags.js';
 
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a

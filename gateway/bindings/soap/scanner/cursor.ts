@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
-import { InvalidEncodingError } from '../../http/body-decoder.js';
+import { InvalidEncodingError } from '../../../transport/body-decoder.js';
 import { decodeUtf8, INVALID, TRUNCATED } from './chars.js';
-import { XmlSyntaxError } from './soap-envelope.js';
+import { XmlSyntaxError } from '../envelope.js';
 import { SHARED_STRINGS } from './string-cache.js';
 
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a

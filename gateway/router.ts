@@ -1,10 +1,11 @@
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
-import type { BindingDeps } from './bindings/core.js';
+import { sendErrorLine, type BindingDeps } from './bindings/core.js';
 import { BINDING_TABLE, type BindingPlace, type RequestBinding } from './bindings/table.js';
 import type { ServiceDescription } from './metadata/description.js';
 import { renderHelpPage, renderOperationPage } from './metadata/help-page.js';
-import { Status, TEXT_PLAIN, TEXT_XML, type Exchange } from './transport/exchange.js';
+import { clientText, CLIENT_ERRORS } from './errors/registry.js';
+import { Status, statusLine, TEXT_PLAIN, TEXT_XML, type Exchange } from './transport/exchange.js';
 
 export interface RouterOptions {
   readonly deps: BindingDeps;
@@ -56,16 +57,16 @@ export class Router {
     try {
       if (ex.ambiguousLength) {
         this.rejected('bad_content_length');
-        ex.refuse(Status.badRequest, 'Bad Request: conflicting or invalid Content-Length headers.');
+        ex.refuse(statusLine(CLIENT_ERRORS.badContentLength.status), clientText('badContentLength'));
         return;
       }
       const lower = ex.path.toLowerCase();
       if (lower === this.base || lower === `${this.base}/`) this.atService(ex);
       else if (lower.startsWith(`${this.base}/`)) this.atOperation(ex);
-      else ex.send(Status.notFound, TEXT_PLAIN, 'Not found.\r\n');
+      else sendErrorLine(ex, 'notFound');
     } catch (err) {
       this.logger.error({ err }, 'request failed');
-      ex.send(Status.serverError, TEXT_PLAIN, 'Server was unable to process request. ---> An internal error occurred.\r\n');
+      sendErrorLine(ex, 'internalError');
     }
   }
 
@@ -73,7 +74,7 @@ export class Router {
     const binding = this.bindings.service.get(ex.method);
     if (binding !== undefined) binding.handle(ex, '');
     else if (ex.method === 'GET' || ex.method === 'HEAD') this.metadata(ex);
-    else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', this.allow.service);
+    else this.methodNotAllowed(ex, 'service');
   }
 
   private atOperation(ex: Exchange): void {
@@ -86,14 +87,19 @@ export class Router {
     if (binding !== undefined) binding.handle(ex, pathInfo.slice(1));
     else if (ex.method === 'HEAD') {
       // ASMX has no HEAD handler for {path}/Op: it fails the request before any operation runs.
-      ex.send(Status.serverError, TEXT_PLAIN, `Request format is unrecognized for URL unexpectedly ending in '${pathInfo}'.\r\n`);
-    } else ex.send(Status.methodNotAllowed, TEXT_PLAIN, 'Method not allowed.\r\n', this.allow.operation);
+      sendErrorLine(ex, 'headOnOperation', { path: pathInfo });
+    } else this.methodNotAllowed(ex, 'operation');
+  }
+
+  private methodNotAllowed(ex: Exchange, place: BindingPlace): void {
+    const { status } = CLIENT_ERRORS.methodNotAllowed;
+    ex.send(statusLine(status), TEXT_PLAIN, `${clientText('methodNotAllowed')}\r\n`, this.allow[place]);
   }
 
   /** A %-escape that is not UTF-8 (`%zz`, `%C0%BC`) is the client's error: 400, counted, no stack trace. */
   private badEscape(ex: Exchange): void {
     this.rejected('bad_escape');
-    ex.send(Status.badRequest, TEXT_PLAIN, 'Bad request: the URL holds an invalid %-escape.\r\n');
+    sendErrorLine(ex, 'badEscape');
   }
 
   private serviceUrl(ex: Exchange): string {
@@ -116,7 +122,7 @@ export class Router {
         return;
       }
       const page = renderOperationPage({ ...opts, operation });
-      if (page === null) ex.send(Status.notFound, TEXT_PLAIN, 'Unknown operation.\r\n');
+      if (page === null) sendErrorLine(ex, 'unknownOperationPage');
       else ex.send(Status.ok, HTML, page);
     } else {
       ex.send(Status.ok, HTML, renderHelpPage(opts));

@@ -1,6 +1,7 @@
 import type { ArgumentBag, ScalarType } from '../../shared/catalogue/index.js';
 import { type CivilDate, civilDateIn } from '../../shared/xsd/calendar.js';
 import type { ConversionFailure } from '../../shared/xsd/dotnet-convert.js';
+import { ClientError, clientText } from '../errors/registry.js';
 
 /**
  * What every binding's argument decoder produces (soap/soap-arguments.ts, form/form-arguments.ts):
@@ -16,7 +17,8 @@ export interface DecodedCall {
   extras: ReadonlyMap<string, string>;
 }
 
-export class InvalidValueError extends Error {
+/** An int or boolean that does not read. SOAP answers it as is; HTTP GET/POST with ASMX's conversion text. */
+export class InvalidValueError extends ClientError {
   constructor(
     readonly param: string,
     readonly text: string,
@@ -24,13 +26,14 @@ export class InvalidValueError extends Error {
     /** HTTP GET/POST: how Convert.ChangeType failed, for ASMX's error text. */
     readonly failure: ConversionFailure | null = null,
   ) {
-    super(`Input string '${text}' for ${param} was not in a correct format.`);
+    super('unreadableValue', clientText('unreadableValue', { text, name: param }));
   }
 }
 
-export class MissingParameterError extends Error {
+/** HTTP GET/POST: a parameter that is not a string is missing. */
+export class MissingParameterError extends ClientError {
   constructor(readonly param: string) {
-    super(`Missing parameter: ${param}.`);
+    super('missingParameter', clientText('missingParameter', { name: param }));
   }
 }
 

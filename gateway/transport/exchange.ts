@@ -170,6 +170,15 @@ export const Status = {
   unavailable: '503 Service Unavailable',
 } as const;
 
+const STATUS_LINES: ReadonlyMap<number, string> = new Map(Object.values(Status).map((line) => [Number(line.slice(0, 3)), line]));
+
+/** `413` → `413 Payload Too Large`: the status line of a code in `Status`. */
+export function statusLine(code: number): string {
+  const line = STATUS_LINES.get(code);
+  if (line === undefined) throw new Error(`No status line for ${code}.`);
+  return line;
+}
+
 export const TEXT_PLAIN = 'text/plain; charset=utf-8';
 export const TEXT_XML = 'text/xml; charset=utf-8';
 

@@ -1,5 +1,6 @@
 import { escapeXmlText, stripInvalidXmlChars } from '../../metadata/xml-escape.js';
 import { XML_DECL, XSD_NS, XSI_NS } from '../result-xml.js';
+import type { FaultCode } from '../../errors/registry.js';
 import { SOAP11_NS, SOAP12_NS, type SoapVersion } from './envelope.js';
 
 /** Envelope framing and faults, byte-exact with ASMX: one line, prefix always `soap`. */
@@ -16,9 +17,6 @@ export const SOAP_CONTENT_TYPE = {
 export function envelope(version: SoapVersion, body: string): string {
   return HEAD[version] + body + TAIL;
 }
-
-/** SOAP 1.1 names; SOAP 1.2 translates Client→Sender and Server→Receiver. */
-export type FaultCode = 'Client' | 'Server' | 'VersionMismatch';
 
 const SOAP12_CODE: Record<FaultCode, string> = { Client: 'Sender', Server: 'Receiver', VersionMismatch: 'VersionMismatch' };
 

@@ -1,3 +1,5 @@
+import { CLIENT_ERRORS, ClientError, clientText } from '../../errors/registry.js';
+
 /**
  * What a SOAP request body reader produces, and how it fails: shared by the byte scanner (the
  * production reader) and the saxes-based reference reader (test/differential/saxes-envelope-reader.ts), so that both
@@ -32,13 +34,15 @@ export class XmlSyntaxError extends Error {
   }
 }
 
-/** Well-formed but not a SOAP envelope this service understands. */
-export class EnvelopeError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'VersionMismatch' | 'Client',
-  ) {
-    super(message);
+type EnvelopeErrorKey = 'versionMismatch' | 'rootNotEnvelope' | 'noEnvelope' | 'noBody';
+
+/** Well-formed but not a SOAP envelope this service understands; `kind` is its fault code. */
+export class EnvelopeError extends ClientError {
+  readonly kind: (typeof CLIENT_ERRORS)[EnvelopeErrorKey]['fault'];
+
+  constructor(key: EnvelopeErrorKey, message: string) {
+    super(key, message);
+    this.kind = CLIENT_ERRORS[key].fault;
   }
 }
 
@@ -56,22 +60,19 @@ export function splitName(name: string): { prefix: string; local: string } {
 /** The SOAP version of the root element, or the VersionMismatch fault ASMX gives. */
 export function envelopeVersion(name: string, local: string, uri: string): SoapVersion {
   if (local !== 'Envelope') {
-    throw new EnvelopeError(`The root element ${name} is not a SOAP Envelope.`, 'VersionMismatch');
+    throw new EnvelopeError('rootNotEnvelope', clientText('rootNotEnvelope', { name }));
   }
   if (uri === SOAP11_NS) return '1.1';
   if (uri === SOAP12_NS) return '1.2';
-  throw new EnvelopeError(
-    `Possible SOAP version mismatch: Envelope namespace ${uri} was unexpected. Expecting ${SOAP11_NS}.`,
-    'VersionMismatch',
-  );
+  throw new EnvelopeError('versionMismatch', clientText('versionMismatch', { namespace: uri }));
 }
 
 export function noBodyError(): EnvelopeError {
-  return new EnvelopeError('The SOAP message has no Body element.', 'Client');
+  return new EnvelopeError('noBody', clientText('noBody'));
 }
 
 export function notAnEnvelopeError(): EnvelopeError {
-  return new EnvelopeError('The root element is not a SOAP Envelope.', 'VersionMismatch');
+  return new EnvelopeError('noEnvelope', clientText('noEnvelope'));
 }
 
 /** `xsi:nil` value test: only XML Schema instance defines a `nil` attribute, under any prefix. */

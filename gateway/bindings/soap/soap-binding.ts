@@ -5,10 +5,11 @@ import { decodeSoapArguments } from './soap-arguments.js';
 import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
 import { SoapResultWriter } from '../result-xml.js';
 import { InvalidEncodingError, UnsupportedCharsetError } from '../../transport/body-decoder.js';
-import { parseMediaType, readBody, Status, type Exchange, type RejectReason } from '../../transport/exchange.js';
+import { CLIENT_ERRORS, ClientError } from '../../errors/registry.js';
+import { parseMediaType, readBody, statusLine, type Exchange, type RejectReason } from '../../transport/exchange.js';
 import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion, type XmlNode } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
-import { envelope, faultEnvelope, SOAP_CONTENT_TYPE, type FaultCode } from './envelope-writer.js';
+import { envelope, faultEnvelope, SOAP_CONTENT_TYPE } from './envelope-writer.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
 
@@ -21,7 +22,7 @@ class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapRes
 
   refuse(ex: Exchange, version: SoapVersion, err: unknown): boolean {
     if (!(err instanceof InvalidValueError)) return false;
-    fault(ex, version, 'Client', `Server was unable to read request. ---> ${err.message}`);
+    fault(ex, version, err);
     return true;
   }
 
@@ -37,8 +38,8 @@ class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapRes
     return envelope(version, writer.body(result));
   }
 
-  fault(ex: Exchange, version: SoapVersion, code: FaultCode, message: string): void {
-    fault(ex, version, code, message);
+  fault(ex: Exchange, version: SoapVersion, error: ClientError): void {
+    fault(ex, version, error);
   }
 }
 
@@ -93,26 +94,24 @@ export class SoapBinding {
   }
 
   /**
-   * The operation a call names, or the fault text when it names none. A SOAPAction header must name
+   * The operation a call names, or the fault when it names none. A SOAPAction header must name
    * the Body's operation; a Content-Type action is tried first and then the Body element (ASMX's
-   * SOAP 1.2 routing); without either, the Body element decides. Texts are ASMX's.
+   * SOAP 1.2 routing); without either, the Body element decides.
    */
-  private route(action: Action, bodyName: string | null): OperationDef | string {
+  private route(action: Action, bodyName: string | null): OperationDef | ClientError {
     if (action.header !== null) {
       const op = findOperation(this.operationNameOf(action.header));
-      if (op === undefined || (bodyName !== null && bodyName !== op.name)) {
-        return `Server did not recognize the value of HTTP Header SOAPAction: ${action.header}.`;
-      }
+      if (op === undefined || (bodyName !== null && bodyName !== op.name)) return ClientError.of('soapActionNotRecognized', { action: action.header });
       return op;
     }
     const byBody = bodyName === null ? undefined : findOperation(bodyName);
     if (action.contentType !== null) {
       const op = findOperation(this.operationNameOf(action.contentType));
       if (op !== undefined && (bodyName === null || bodyName === op.name)) return op;
-      if (op !== undefined) return `Server did not recognize the value of HTTP Header SOAPAction: ${action.contentType}.`;
-      return byBody ?? `Unable to handle request. The action '${action.contentType}' was not recognized.`;
+      if (op !== undefined) return ClientError.of('soapActionNotRecognized', { action: action.contentType });
+      return byBody ?? ClientError.of('actionNotRecognized', { action: action.contentType });
     }
-    return byBody ?? 'Unable to handle request without a valid action parameter. Please supply a valid soap action.';
+    return byBody ?? ClientError.of('noAction');
   }
 
   /** From here on errors are answered in the envelope's version, the guessed one no longer. */
@@ -120,7 +119,7 @@ export class SoapBinding {
     ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
     try {
       const op = this.route(action, env.operation?.name ?? null);
-      if (typeof op === 'string') fault(ex, env.version, 'Client', op);
+      if (op instanceof ClientError) fault(ex, env.version, op);
       else this.core.call(ex, env.version, op, env.operation?.children ?? []);
     } catch (err) {
       this.core.internalError(ex, env.version, err);
@@ -138,19 +137,18 @@ export class SoapBinding {
       // Named in the XML declaration: found only once the body arrived.
       this.rejected('unknown_charset');
       unsupportedMediaType(ex, parseMediaType(ex.header('content-type')).type);
-    } else if (err instanceof InvalidEncodingError) {
-      this.rejected('invalid_encoding');
-      fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
-    } else if (err instanceof XmlSyntaxError) {
-      fault(ex, version, 'Client', `Server was unable to read request. ---> There is an error in the XML document: ${err.message}`, Status.badRequest);
+    } else if (err instanceof InvalidEncodingError || err instanceof XmlSyntaxError) {
+      if (err instanceof InvalidEncodingError) this.rejected('invalid_encoding');
+      fault(ex, version, ClientError.of('notWellFormed', { detail: err.message }));
     } else if (err instanceof EnvelopeError) {
-      fault(ex, version, err.kind, err.message);
+      fault(ex, version, err);
     } else this.core.internalError(ex, version, err);
   }
 }
 
-function fault(ex: Exchange, version: SoapVersion, code: FaultCode, message: string, status: string = Status.serverError): void {
-  ex.send(status, SOAP_CONTENT_TYPE[version], faultEnvelope(version, code, message));
+/** A registry error as a fault in `version`; an entry without a fault code is a Server fault. */
+function fault(ex: Exchange, version: SoapVersion, error: ClientError): void {
+  ex.send(statusLine(error.status), SOAP_CONTENT_TYPE[version], faultEnvelope(version, error.fault ?? 'Server', error.message));
 }
 
 /** Where a call names its operation: the SOAPAction header, and the `action` of a SOAP 1.2 Content-Type. */
@@ -166,7 +164,8 @@ interface Action {
  */
 function unsupportedMediaType(ex: Exchange, mediaType: string): void {
   const guessed: SoapVersion = ex.header('soapaction') === '' || mediaType === 'application/soap+xml' ? '1.2' : '1.1';
-  ex.send(Status.unsupportedMediaType, SOAP_CONTENT_TYPE[guessed], '');
+  const { status, text } = CLIENT_ERRORS.unsupportedMediaType;
+  ex.send(statusLine(status), SOAP_CONTENT_TYPE[guessed], text);
 }
 
 /** SOAPAction value without quotes and URL-escapes; null when absent or empty. */

@@ -6,8 +6,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { BindingCore, INTERNAL_ERROR, type BindingCodec } from '../gateway/bindings/core.js';
-import type { Exchange } from '../gateway/http/exchange.js';
-import { ServiceFault, type CallContext } from '../gateway/service/context.js';
+import type { Exchange } from '../gateway/transport/exchange.js';
+import { ClientError, clientText } from '../gateway/errors/registry.js';
+import type { CallContext } from '../gateway/service/context.js';
 import type { OperationService } from '../gateway/service/service.js';
 import { findOperation, type ArgumentBag, type OperationDef } from '../shared/catalogue/index.js';
 import { loadConfig } from '../shared/config.js';
@@ -72,8 +73,8 @@ class TestCodec implements BindingCodec<string, Record<string, string>, { op: st
     return `${frame}:${writer.op}=${JSON.stringify(result)}`;
   }
 
-  fault(ex: Exchange, frame: string, code: 'Client' | 'Server', message: string): void {
-    ex.send('500 Fault', null, `${frame}:${code}:${message}`);
+  fault(ex: Exchange, frame: string, error: ClientError): void {
+    ex.send('500 Fault', null, `${frame}:${error.fault}:${error.message}`);
   }
 }
 
@@ -83,7 +84,7 @@ function setup(invoke: (op: OperationDef, args: ArgumentBag, ctx: CallContext) =
   const logger = pino({ level: 'error' }, { write: (line: string) => void logs.push(line) });
   const service = { invoke } as unknown as OperationService;
   const config = loadConfig({ SESSION_COOKIE_NAME: 'SID' });
-  const core = new BindingCore(codec, { service, config, logger, clock: () => NOW, cookieHeader: (id) => `SID=${id}; path=/` });
+  const core = new BindingCore(codec, { service, config, logger, clock: () => NOW, cookieHeader: (id) => `SID=${id}; path=/`, rejected: () => undefined });
   return { core, codec, logs };
 }
 
@@ -128,13 +129,13 @@ describe('BindingCore', () => {
     expect(codec.writersBuilt).toBe(1);
   });
 
-  it('a ServiceFault becomes the codec fault with its code and message', async () => {
+  it("a ClientError the service throws becomes the codec's fault with the registry's code and text", async () => {
     const { core, logs } = setup(async () => {
-      throw new ServiceFault('Client', 'There is no valid session: call Login first.');
+      throw ClientError.of('noSession');
     });
     const { ex, answered } = exchange();
     core.call(ex, 'v2', LOGIN, {});
-    expect((await answered).body).toBe('v2:Client:There is no valid session: call Login first.');
+    expect((await answered).body).toBe(`v2:Client:${clientText('noSession')}`);
     expect(logs).toEqual([]);
   });
 
@@ -144,7 +145,7 @@ describe('BindingCore', () => {
     });
     const { ex, answered } = exchange();
     core.call(ex, 'v1', LOGIN, {});
-    expect((await answered).body).toBe(`v1:Server:${INTERNAL_ERROR}`);
+    expect((await answered).body).toBe(`v1:Server:${INTERNAL_ERROR.message}`);
     expect(logs.join('')).toContain('TEST request failed');
     expect(logs.join('')).toContain('secret internals');
   });
@@ -154,7 +155,7 @@ describe('BindingCore', () => {
     codec.encodeFails = true;
     const { ex, answered } = exchange();
     core.call(ex, 'v1', LOGIN, {});
-    expect((await answered).body).toBe(`v1:Server:${INTERNAL_ERROR}`);
+    expect((await answered).body).toBe(`v1:Server:${INTERNAL_ERROR.message}`);
     expect(logs.join('')).toContain('writer bug');
   });
 
@@ -174,7 +175,7 @@ describe('BindingCore', () => {
     const { core, logs } = setup(async () => 1);
     const { ex, sent } = exchange();
     core.call(ex, 'v1', LOGIN, { boom: '1' });
-    expect(sent.map((s) => s.body)).toEqual([`v1:Server:${INTERNAL_ERROR}`]);
+    expect(sent.map((s) => s.body)).toEqual([`v1:Server:${INTERNAL_ERROR.message}`]);
     expect(logs.join('')).toContain('decoder bug');
   });
 

@@ -1,8 +1,8 @@
 /** Unit tests of the value codecs, time zones and streaming decoders. */
 import { describe, expect, it } from 'vitest';
-import { BodyDecoder } from '../gateway/http/body-decoder.js';
-import { FormDecoder } from '../gateway/http/form-decoder.js';
-import { parseMediaType } from '../gateway/http/exchange.js';
+import { BodyDecoder } from '../gateway/transport/body-decoder.js';
+import { FormDecoder } from '../gateway/bindings/form/form-decoder.js';
+import { parseMediaType } from '../gateway/transport/exchange.js';
 import { newSessionId } from '../gateway/service/sessions.js';
 import { formatInstant, resolveInstant } from '../shared/xsd/timezone.js';
 import { parseBoolean, parseDouble, parseInt32 } from '../shared/xsd/values.js';

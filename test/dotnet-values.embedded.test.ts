@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedDateTime } from '../shared/catalogue/types.js';
 import type { CivilDate } from '../shared/xsd/calendar.js';
-import { asmxConversionFault, quotedClientText, type ClrScalarType, toBoolean, toDateTime, toDouble, toInt32 } from '../shared/xsd/dotnet-convert.js';
+import { conversionFailureText } from '../gateway/bindings/form/form-binding.js';
+import { quotedClientText, type ClrScalarType, toBoolean, toDateTime, toDouble, toInt32 } from '../shared/xsd/dotnet-convert.js';
 import { resolveInstant } from '../shared/xsd/timezone.js';
 import { parseXmlDateTime } from '../shared/xsd/xml-convert.js';
 import { credentials, event, NS, TestApp, xmlParams } from './helpers/harness.js';
@@ -104,7 +105,7 @@ describe('HTTP GET/POST values: Convert.ChangeType(text, type, InvariantCulture)
       const r = toInt32(c.text);
       if (c.ok) return r.ok && r.value === Number(c.value) ? [] : [[c.text, r]];
       if (r.ok) return [[c.text, r]];
-      const body = asmxConversionFault(c.text, 'System.Int32', r.failure);
+      const body = conversionFailureText(c.text, 'System.Int32', r.failure);
       return r.failure.exception === c.exception && r.failure.message === c.message && body === quoted(c.asmxBody) ? [] : [[c.text, r, body]];
     });
     expect(wrong).toEqual([]);
@@ -126,7 +127,7 @@ describe('HTTP GET/POST values: Convert.ChangeType(text, type, InvariantCulture)
       const r = toBoolean(c.text);
       if (c.ok) return r.ok && String(r.value) === c.value ? [] : [[c.text, r]];
       if (r.ok) return [[c.text, r]];
-      const body = asmxConversionFault(c.text, 'System.Boolean', r.failure);
+      const body = conversionFailureText(c.text, 'System.Boolean', r.failure);
       return r.failure.message === c.message && body === quoted(c.asmxBody) ? [] : [[c.text, body]];
     });
     expect(wrong).toEqual([]);
@@ -159,7 +160,7 @@ describe('HTTP GET/POST values: Convert.ChangeType(text, type, InvariantCulture)
     const r = toInt32('2q');
     expect(r.ok).toBe(false);
     if (!r.ok) {
-      expect(asmxConversionFault('2q', 'System.Int32', r.failure)).toBe(
+      expect(conversionFailureText('2q', 'System.Int32', r.failure)).toBe(
         'Cannot convert 2q to System.Int32.\r\nParameter name: type ---> Input string was not in a correct format.\r\n',
       );
     }

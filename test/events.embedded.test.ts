@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import { foldId } from '../gateway/service/events.js';
 import { credentials, event, TestApp, xmlParams } from './helpers/harness.js';
+import { faultstring } from './helpers/client-errors.js';
 
 const codeOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
 
@@ -109,7 +110,7 @@ describe('event codes', () => {
   it('an unparseable boolean is a Client fault (not a code)', async () => {
     const r = await t.soap11('LoginYInsertarEvento2', xmlParams({ ...credentials(), ...event(), Valido: 'maybe' }));
     expect(r.status).toBe(500);
-    expect(r.text).toContain("<faultstring>Server was unable to read request. ---&gt; Input string 'maybe' for Valido was not in a correct format.</faultstring>");
+    expect(r.text).toContain(faultstring('unreadableValue', { text: 'maybe', name: 'Valido' }));
   });
 });
 

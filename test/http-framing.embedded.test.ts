@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, event, NS, soap11Envelope, TestApp, xmlParams } from './helpers/harness.js';
 import { RawConnection } from './helpers/raw-connection.js';
+import { errorLine } from './helpers/client-errors.js';
 
 /**
  * Requests whose framing is in doubt, sent byte by byte to the real gateway (no proxy in front):
@@ -38,7 +39,7 @@ describe('request framing at the gateway', () => {
     const r = await c.read(false, 10_000);
     expect(r.status).toBe(400);
     expect(r.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    expect(r.body.toString()).toBe('Bad Request: conflicting or invalid Content-Length headers.\r\n');
+    expect(r.body.toString()).toBe(errorLine('badContentLength'));
     // Nothing after a request of unknown length can be trusted: the gateway hangs up.
     expect(await c.closesWithin(2_000)).toBe(true);
     expect(await stored(codigo)).toBe(0);

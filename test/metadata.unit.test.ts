@@ -572,13 +572,14 @@ describe('renderDisco', () => {
 describe('help pages', () => {
   const home = renderHelpPage(opts);
 
-  function forms(html: string): { action: string; inputs: string[]; labels: string[] }[] {
-    const out: { action: string; inputs: string[]; labels: string[] }[] = [];
+  function forms(html: string): { action: string; inputs: string[]; masked: string[]; labels: string[] }[] {
+    const out: { action: string; inputs: string[]; masked: string[]; labels: string[] }[] = [];
     for (const m of html.matchAll(/<form method="POST" action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)) {
       const inner = m[2] ?? '';
       out.push({
         action: m[1] ?? '',
-        inputs: [...inner.matchAll(/<input [^>]*type="text"[^>]*name="([^"]*)"/g)].map((x) => x[1] ?? ''),
+        inputs: [...inner.matchAll(/<input [^>]*type="(?:text|password)"[^>]*name="([^"]*)"/g)].map((x) => x[1] ?? ''),
+        masked: [...inner.matchAll(/<input [^>]*type="password"[^>]*name="([^"]*)"/g)].map((x) => x[1] ?? ''),
         labels: [...inner.matchAll(/<label for="[^"]*">([^<]*)<\/label>/g)].map((x) => x[1] ?? ''),
       });
     }
@@ -610,7 +611,7 @@ describe('help pages', () => {
     }
   });
 
-  it('has one test form per HTTP-bindable operation, posting to serviceUrl/Op with one labelled input per parameter', () => {
+  it('has one test form per HTTP-bindable operation, posting to serviceUrl/Op with one labelled input per parameter, passwords masked', () => {
     for (const op of httpOps) {
       const html = renderOperationPage({ ...opts, operation: op.name });
       expect(html).not.toBeNull();
@@ -619,6 +620,8 @@ describe('help pages', () => {
       expect(f[0]?.action).toBe(`${URL}/${op.name}`);
       expect(f[0]?.inputs).toEqual(op.params.map((p) => p.name));
       expect(f[0]?.labels).toEqual(op.params.map((p) => p.name));
+      // The catalogue's secrets (passwords) are masked fields; nothing else is.
+      expect(f[0]?.masked).toEqual(op.params.filter((p) => 'secret' in p && p.secret === true).map((p) => p.name));
       expect(html).toContain('value="Invoke"');
       expect(html).toContain(escapeHtml(op.documentation));
     }

@@ -1,13 +1,13 @@
 /**
- * The envelope scanner (gateway/soap/scanner) against the saxes-based EnvelopeReader it replaced:
- * each XML feature and each error class on its own, chunking, reuse and charsets. The fixed-seed
- * differential campaigns are in scanner-campaign.embedded.test.ts.
+ * The envelope scanner (gateway/bindings/soap/scanner) against the saxes-based EnvelopeReader it
+ * replaced: each XML feature and each error class on its own, chunking, reuse and charsets. The
+ * fixed-seed differential campaigns are in scanner-campaign.embedded.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidEncodingError } from '../gateway/http/body-decoder.js';
-import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/soap/envelope-reader.js';
-import { ScannerPool, SoapBodyReader } from '../gateway/soap/scanner/body-reader.js';
-import { EnvelopeScanner } from '../gateway/soap/scanner/scanner.js';
+import { InvalidEncodingError } from '../gateway/transport/body-decoder.js';
+import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/bindings/soap/envelope.js';
+import { ScannerPool, SoapBodyReader } from '../gateway/bindings/soap/scanner/body-reader.js';
+import { EnvelopeScanner } from '../gateway/bindings/soap/scanner/scanner.js';
 import { runReference } from './differential/oracle.js';
 
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';

@@ -1,6 +1,7 @@
 /** Sessions, lockout and password changes (docs/protocol.md §Sessions, §Lockout, §Authentication and passwords), over the real server. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
+import { faultstring } from './helpers/client-errors.js';
 
 const minute = 60_000;
 
@@ -38,7 +39,7 @@ describe('sessions', () => {
     expect((await t.soap11('CambiarClave', '<AntiguaClave>secret-1</AntiguaClave><NuevaClave>secret-2</NuevaClave>')).text).toContain('>false<');
     const fault = await t.soap11('ObtenerComando', '');
     expect(fault.status).toBe(500);
-    expect(fault.text).toContain('<faultstring>There is no valid session: call Login first.</faultstring>');
+    expect(fault.text).toContain(faultstring('noSession'));
   });
 
   it('sliding expiry: each use extends the session; idle past the timeout ends it', async () => {

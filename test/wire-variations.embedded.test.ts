@@ -1,6 +1,7 @@
 /** How real clients actually call (docs/protocol.md §Routing, §Reading requests): all of these must be understood. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, event, NS, SOAP11, SOAP12, TestApp, xmlParams } from './helpers/harness.js';
+import { faultstring } from './helpers/client-errors.js';
 
 const loginParams = xmlParams(credentials());
 const ok11 = `<LoginResponse xmlns="${NS}"><LoginResult>true</LoginResult></LoginResponse>`;
@@ -33,7 +34,7 @@ describe('wire variations', () => {
   it('SOAPAction that disagrees with the Body element is a Client fault', async () => {
     const r = await t.soap11('Login', loginParams, { SOAPAction: `"${NS}Logout"` });
     expect(r.status).toBe(500);
-    expect(r.text).toContain(`<faultcode>soap:Client</faultcode><faultstring>Server did not recognize the value of HTTP Header SOAPAction: ${NS}Logout.</faultstring>`);
+    expect(r.text).toContain(`<faultcode>soap:Client</faultcode>${faultstring('soapActionNotRecognized', { action: `${NS}Logout` })}`);
   });
 
   it('SOAP 1.2 action= parameter of the Content-Type', async () => {
@@ -162,7 +163,7 @@ describe('wire variations', () => {
   it('an unknown Body element without SOAPAction is a Client fault', async () => {
     const r = await t.soap11('Frobnicate', '', {});
     expect(r.status).toBe(500);
-    expect(r.text).toContain('<faultstring>Unable to handle request without a valid action parameter. Please supply a valid soap action.</faultstring>');
+    expect(r.text).toContain(faultstring('noAction'));
   });
 
   it('an Envelope in an unknown namespace is a VersionMismatch fault', async () => {

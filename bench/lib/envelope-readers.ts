@@ -8,9 +8,10 @@
  * each body, twice in a row (a reused reader starts clean).
  */
 import { deepStrictEqual } from 'node:assert/strict';
-import { BodyDecoder } from '../../gateway/http/body-decoder.js';
-import { EnvelopeReader, type SoapEnvelope } from '../../gateway/soap/envelope-reader.js';
-import { ScannerPool, SoapBodyReader } from '../../gateway/soap/scanner/body-reader.js';
+import { BodyDecoder } from '../../gateway/transport/body-decoder.js';
+import type { SoapEnvelope } from '../../gateway/bindings/soap/envelope.js';
+import { EnvelopeReader } from '../../test/differential/saxes-envelope-reader.js';
+import { ScannerPool, SoapBodyReader } from '../../gateway/bindings/soap/scanner/body-reader.js';
 
 type Read = (chunks: readonly Uint8Array[]) => SoapEnvelope;
 

@@ -2,13 +2,20 @@ import proxyaddr from 'proxy-addr';
 import type { OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { readCookie, Status, TEXT_PLAIN, type Exchange, type ProxyTrust } from '../http/exchange.js';
-import { ServiceFault, type CallContext } from '../service/context.js';
+import { ClientError, type ClientErrorKey, type ClientErrorParams } from '../errors/registry.js';
+import type { CallContext } from '../service/context.js';
+import { readCookie, Status, statusLine, TEXT_PLAIN, type Exchange, type ProxyTrust, type RejectReason } from '../transport/exchange.js';
 import type { OperationService } from '../service/service.js';
 import { todayIn, type DecodedCall, type Today } from './arguments.js';
 
-/** The text of every failure that is ours, never the client's (docs/protocol.md §Errors). */
-export const INTERNAL_ERROR = 'Server was unable to process request. ---> An internal error occurred.';
+/** The answer to every failure that is ours, never the client's (docs/protocol.md §Errors). */
+export const INTERNAL_ERROR = ClientError.of('internalError');
+
+/** A registry error as one `text/plain` line: the answer wherever there is no fault to write. */
+export function sendErrorLine<K extends ClientErrorKey>(ex: Exchange, key: K, ...params: ClientErrorParams<K>): void {
+  const error = ClientError.of(key, ...params);
+  ex.send(statusLine(error.status), TEXT_PLAIN, `${error.message}\r\n`);
+}
 
 /**
  * What one binding family contributes to a call: how it reads arguments and writes answers. The
@@ -30,8 +37,8 @@ export interface BindingCodec<Frame, Input, Writer> {
   contentType(frame: Frame): string;
   /** The body of a successful call's answer. */
   encode(writer: Writer, frame: Frame, result: unknown): string;
-  /** Answers a fault: a ServiceFault's, or ('Server', INTERNAL_ERROR) for an error of ours. */
-  fault(ex: Exchange, frame: Frame, code: ServiceFault['code'], message: string): void;
+  /** Answers a registry error the operation layer threw, or INTERNAL_ERROR for an error of ours. */
+  fault(ex: Exchange, frame: Frame, error: ClientError): void;
 }
 
 /** What every binding needs of the gateway. */
@@ -42,12 +49,14 @@ export interface BindingDeps {
   readonly clock: () => number;
   /** The Set-Cookie value that carries a new session id. */
   readonly cookieHeader: (sessionId: string) => string;
+  /** Counts a request refused while reading it (gateway_rejected_requests_total). */
+  readonly rejected: (reason: RejectReason) => void;
 }
 
 /**
  * Decode → invoke → encode, the part of a call every binding shares: the call context (clock,
  * session cookie, client address through TRUSTED_PROXIES, the extra fields), the session cookie a
- * Login sets, one result writer per operation, and the mapping of a ServiceFault and of an error of
+ * Login sets, one result writer per operation, and the mapping of a ClientError and of an error of
  * ours to the binding's fault. A binding finds the operation and reads the request; then `call`.
  */
 export class BindingCore<Frame, Input, Writer> {
@@ -84,19 +93,19 @@ export class BindingCore<Frame, Input, Writer> {
     };
     this.deps.service.invoke(op, decoded.args, ctx).then(
       (result) => this.answer(ex, frame, op, ctx, result),
-      (err: unknown) => (err instanceof ServiceFault ? this.codec.fault(ex, frame, err.code, err.message) : this.internalError(ex, frame, err)),
+      (err: unknown) => (err instanceof ClientError ? this.codec.fault(ex, frame, err) : this.internalError(ex, frame, err)),
     );
   }
 
   /** 413 while the body streams in (BODY_LIMIT_BYTES), the same text in every binding. */
   tooLarge(ex: Exchange): void {
-    ex.send(Status.tooLarge, TEXT_PLAIN, `Request body exceeds the limit of ${this.deps.config.bodyLimitBytes} bytes.\r\n`);
+    sendErrorLine(ex, 'bodyTooLarge', { limit: this.deps.config.bodyLimitBytes });
   }
 
   /** Logs an error of ours and answers the binding's Server fault; never a stack trace. */
   internalError(ex: Exchange, frame: Frame, err: unknown): void {
     this.deps.logger.error({ err }, this.failed);
-    this.codec.fault(ex, frame, 'Server', INTERNAL_ERROR);
+    this.codec.fault(ex, frame, INTERNAL_ERROR);
   }
 
   private answer(ex: Exchange, frame: Frame, op: OperationDef, ctx: CallContext, result: unknown): void {

@@ -255,10 +255,12 @@ function testSection(op: OperationDef, serviceUrl: string): string {
     .map((p) => {
       const id = `param-${p.name}`;
       const type = isArrayParam(p) ? p.type.name : p.type;
+      // A secret (a password) is typed into a masked field, so the page never shows it.
+      const inputType = !isArrayParam(p) && p.secret === true ? 'password' : 'text';
       return (
         '<tr>' +
         `<td><label for="${escapeHtml(id)}">${escapeHtml(p.name)}</label></td>` +
-        `<td><input class="frmInput" type="text" size="50" id="${escapeHtml(id)}" name="${escapeHtml(p.name)}"></td>` +
+        `<td><input class="frmInput" type="${inputType}" size="50" id="${escapeHtml(id)}" name="${escapeHtml(p.name)}"></td>` +
         `<td class="type">${escapeHtml(type)}</td>` +
         '</tr>\n'
       );

@@ -7,7 +7,7 @@ export interface CallContext {
   readonly now: number;
   /** Value of the session cookie, if the request carried one. */
   readonly sessionId: string | null;
-  /** Fields sent that the operation does not declare (see bindings/arguments.ts). */
+  /** Fields sent that the operation does not declare (see gateway/bindings/arguments.ts). */
   readonly extras: ReadonlyMap<string, string>;
   /** The caller's address (the socket's, or X-Forwarded-For from a trusted proxy); read lazily. */
   readonly clientAddress: () => string;
@@ -20,22 +20,3 @@ export interface AuthenticatedCall extends CallContext {
   readonly provider: Provider;
 }
 
-/**
- * A call that must be answered with a fault (SOAP) or an HTTP 500 text (GET/POST).
- * `Client`: the caller's mistake; `Server`: ours or a backend's. Messages are one clear sentence.
- */
-export class ServiceFault extends Error {
-  constructor(
-    readonly code: 'Client' | 'Server',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export const Faults = {
-  invalidCredentials: () =>
-    new ServiceFault('Client', 'Invalid credentials: the SystemUser or Password is wrong, or the provider is disabled or locked out.'),
-  noSession: () => new ServiceFault('Client', 'There is no valid session: call Login first.'),
-  unavailable: () => new ServiceFault('Server', 'Server was unable to process request. ---> The service is temporarily unavailable; retry later.'),
-};

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
-import { MAX_LENGTH } from '../../shared/catalogue/index.js';
+import { MAX_LENGTH, ResultCode, type EventInput } from '../../shared/catalogue/index.js';
 import { withTimeout } from '../../shared/async.js';
 import type { AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
 import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
@@ -8,32 +8,6 @@ import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
 import { TokenBucketLimiter, type RateLimiter } from './rate-limit.js';
 
-/** Result codes of the InsertarEvento family (docs/protocol.md §Result codes); clients retry on negative. */
-export const ResultCode = {
-  InvalidCredentials: -1,
-  NoSession: -2,
-  InvalidEvent: -3,
-  VehicleNotRegistered: -4,
-  Unavailable: -5,
-  RateLimited: -6,
-} as const;
-
-/** The event fields as the catalogue decodes them; Rumbo, Crudo, Valido, Sensores are optional. */
-export interface EventInput {
-  Dominio: string | null;
-  NroSerie: string | null;
-  Codigo: string | null;
-  Latitud: number;
-  Longitud: number;
-  Altitud: number;
-  Velocidad: number;
-  FechaHoraEvento: DateTimeValue | null;
-  FechaHoraRecepcion: DateTimeValue | null;
-  Rumbo?: number;
-  Crudo?: string | null;
-  Valido?: boolean;
-  Sensores?: { Clave: string | null; Valor: string | null }[] | null;
-}
 
 /** Ids are 64-bit; clients get them folded into xs:int 1..2147483647. Never 0. */
 export function foldId(id: bigint): number {

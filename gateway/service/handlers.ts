@@ -1,10 +1,10 @@
-import type { Args, OperationName, Operations, Result } from '../../shared/catalogue/index.js';
+import { ResultCode, type Args, type EventInput, type OperationName, type Operations, type Result } from '../../shared/catalogue/index.js';
 import type { Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
 import type { Authenticator } from './auth.js';
 import type { AuthenticatedCall, CallContext } from './context.js';
-import { ResultCode, withExtras, type EventInput, type EventIngest } from './events.js';
+import { withExtras, type EventIngest } from './events.js';
 import type { Sessions } from './sessions.js';
 
 /**

@@ -1,10 +1,11 @@
-import { findOperation, type Answer, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
+import { credentialParam, findOperation, retryLater, type Answer, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
 import { BackendUnavailableError, type Provider } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { Authenticator } from './auth.js';
-import { Faults, type AuthenticatedCall, type CallContext } from './context.js';
-import { EventIngest, ResultCode } from './events.js';
+import { ClientError } from '../errors/registry.js';
+import type { AuthenticatedCall, CallContext } from './context.js';
+import { EventIngest } from './events.js';
 import { createHandlers, type Handlers, type ServiceBackends } from './handlers.js';
 import type { RateLimiter } from './rate-limit.js';
 import { OperationLimits } from './limits.js';
@@ -12,14 +13,14 @@ import { Sessions } from './sessions.js';
 
 type AnyHandler = (args: ArgumentBag, ctx: CallContext) => Promise<unknown>;
 
-/** The parameters `authentication: 'credentials'` means; their limits are part of authenticating. */
-const CREDENTIAL_PARAMS: ReadonlySet<string> = new Set(['SystemUser', 'Password']);
-
 /** What the pipeline needs of one operation, derived once from its catalogue entry. */
 interface Plan {
   readonly op: OperationDef;
   readonly limits: OperationLimits;
   readonly handler: AnyHandler;
+  /** The parameters carrying SystemUser and Password (`credential` in the catalogue), if any. */
+  readonly systemUserParam: string | undefined;
+  readonly passwordParam: string | undefined;
 }
 
 /**
@@ -59,7 +60,14 @@ export class OperationService {
       const op = findOperation(name);
       if (op === undefined) throw new Error(`Handler ${name} has no catalogue entry.`);
       if (op.authentication !== 'none' && op.refusals === undefined) throw new Error(`${name} declares no refusals.`);
-      this.plans.set(name, { op, limits: new OperationLimits(op, CREDENTIAL_PARAMS), handler: handlers[name] as AnyHandler });
+      const systemUserParam = credentialParam(op, 'systemUser');
+      const passwordParam = credentialParam(op, 'password');
+      if (op.authentication === 'credentials' && (systemUserParam === undefined || passwordParam === undefined)) {
+        throw new Error(`${name} authenticates by credentials but declares no credential parameters.`);
+      }
+      // Credentials' limits are part of authenticating: over-long ones are "not authenticated".
+      const credentials = new Set([systemUserParam, passwordParam].filter((p) => p !== undefined));
+      this.plans.set(name, { op, limits: new OperationLimits(op, credentials), handler: handlers[name] as AnyHandler, systemUserParam, passwordParam });
     }
   }
 
@@ -67,7 +75,7 @@ export class OperationService {
     return findOperation(name);
   }
 
-  /** `args` must have been decoded for `op` (bindings/arguments.ts), which makes the casts sound. */
+  /** `args` must have been decoded for `op` (gateway/bindings/soap/soap-arguments.ts, form/form-arguments.ts), which makes the casts sound. */
   async invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
     const plan = this.plans.get(op.name);
     if (plan === undefined) throw new Error(`No handler for ${op.name}.`);
@@ -75,9 +83,7 @@ export class OperationService {
       return await this.run(plan, args, ctx);
     } catch (err) {
       if (!(err instanceof BackendUnavailableError)) throw err;
-      if (op.result.name === 'int') return ResultCode.Unavailable;
-      if (op.result.name === 'ArrayOfInt') return (Array.isArray(args.Eventos) ? args.Eventos : []).map(() => ResultCode.Unavailable);
-      throw Faults.unavailable();
+      return answer(retryLater(op), args);
     }
   }
 
@@ -86,7 +92,7 @@ export class OperationService {
     const refusals = op.refusals;
     if (op.authentication === 'none' || refusals === undefined) return handler(args, ctx);
 
-    const provider = await this.authenticate(op, args, ctx);
+    const provider = await this.authenticate(plan, args, ctx);
     if (provider === null) return answer(refusals.notAuthenticated, args);
     const call: AuthenticatedCall = Object.assign(ctx, { provider });
 
@@ -104,10 +110,10 @@ export class OperationService {
     return items.map((_, i) => (check.invalidItems.has(i) ? refused : results[next++]));
   }
 
-  private authenticate(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {
-    if (op.authentication === 'session') return this.sessionProvider(ctx);
-    const systemUser = typeof args.SystemUser === 'string' ? args.SystemUser : null;
-    const password = typeof args.Password === 'string' ? args.Password : null;
+  private authenticate(plan: Plan, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {
+    if (plan.op.authentication === 'session') return this.sessionProvider(ctx);
+    const systemUser = stringArg(args, plan.systemUserParam);
+    const password = stringArg(args, plan.passwordParam);
     return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress);
   }
 
@@ -122,10 +128,15 @@ export class OperationService {
 
 /** The value (or fault) a refusal answers with; `eachOf` repeats it for every item of a batch. */
 function answer(a: Answer, args: ArgumentBag): unknown {
-  if ('fault' in a) throw a.fault === 'noSession' ? Faults.noSession() : Faults.invalidCredentials();
+  if ('fault' in a) throw ClientError.of(a.fault);
   if ('eachOf' in a) {
     const items = args[a.eachOf];
     return (Array.isArray(items) ? items : []).map(() => a.value);
   }
   return a.value;
+}
+
+function stringArg(args: ArgumentBag, name: string | undefined): string | null {
+  const value = name === undefined ? undefined : args[name];
+  return typeof value === 'string' ? value : null;
 }

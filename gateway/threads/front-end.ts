@@ -9,7 +9,7 @@ import { openDistributedBackends } from '../../shared/backends/distributed.js';
 import type { EventRecord } from '../../shared/backends/types.js';
 import { createLogger } from '../../shared/logger.js';
 import { Metrics } from '../../shared/metrics.js';
-import { nativeBinaryPath } from '../http/uws.js';
+import { nativeBinaryPath } from '../transport/uws.js';
 import { startGateway, type GatewayServer } from '../server.js';
 import { OperationService } from '../service/service.js';
 import { SharedClock } from './clock.js';

@@ -4,7 +4,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Metrics } from '../../shared/metrics.js';
-import { nativeBinaryPath } from '../http/uws.js';
+import { nativeBinaryPath } from '../transport/uws.js';
 import type { ServiceDescription } from '../metadata/description.js';
 import { startGateway, type GatewayServer } from '../server.js';
 import type { OperationService } from '../service/service.js';

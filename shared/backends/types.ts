@@ -1,3 +1,4 @@
+import type { EventInstant } from '../events/instant.js';
 import type { EventRecord } from '../events/schema.js';
 
 /**
@@ -201,15 +202,8 @@ export interface TripStore {
   clear(systemUser: string): Promise<number>;
 }
 
-/** An instant with .NET's 100 ns resolution: epoch milliseconds plus the ticks below them. */
-export interface EventInstant {
-  epochMs: number;
-  /** 0..9999 */
-  subMsTicks: number;
-}
-
 /** An accepted, validated event, ready to be stored: declared field by field in shared/events/schema.ts. */
-export type { EventRecord };
+export type { EventInstant, EventRecord };
 
 export type AppendOutcome =
   | { ok: true; id: bigint; duplicate: boolean }

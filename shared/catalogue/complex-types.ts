@@ -39,8 +39,8 @@ export const EVENT_TIMES = [
 ] as const satisfies readonly ScalarField[];
 
 export const CREDENTIALS = [
-  { name: 'SystemUser', type: 'string', maxLength: MAX_LENGTH.systemUser },
-  { name: 'Password', type: 'string', maxLength: MAX_LENGTH.password },
+  { name: 'SystemUser', type: 'string', maxLength: MAX_LENGTH.systemUser, credential: 'systemUser' },
+  { name: 'Password', type: 'string', maxLength: MAX_LENGTH.password, credential: 'password', secret: true },
 ] as const satisfies readonly ScalarField[];
 
 export const Comando = {

@@ -14,6 +14,16 @@ export interface ScalarField {
   readonly maxLength?: number;
   /** The element may carry xsi:nil="true" (used for Vehiculo dates never set). */
   readonly nillable?: boolean;
+  /**
+   * A password: its value never reaches a log line (shared/logger.ts redacts every secret name) and
+   * the help page's test form masks it.
+   */
+  readonly secret?: boolean;
+  /**
+   * What `authentication: 'credentials'` reads: the provider's name and its password. Their limits
+   * are part of authenticating (over-long credentials are "not authenticated", not "invalid").
+   */
+  readonly credential?: 'systemUser' | 'password';
 }
 
 /** A named complex type (`pEvento`, `Comando`, ...): a sequence of scalar fields. */
@@ -51,9 +61,8 @@ export type ResultType =
   | { readonly kind: 'array'; readonly name: string; readonly type: ArrayType };
 
 /**
- * How an operation identifies the provider. The call pipeline (OperationService in
- * gateway/service/service.ts) resolves it before the handler runs, and answers
- * `refusals.notAuthenticated` when it cannot.
+ * How an operation identifies the provider. The call pipeline (gateway/service/service.ts)
+ * resolves it before the handler runs, and answers `refusals.notAuthenticated` when it cannot.
  */
 export type Authentication =
   /** Carries SystemUser and Password (Login, the Login-prefixed family, ConsultarVehiculosEnViaje). */
@@ -70,7 +79,8 @@ export type Authentication =
 export type Answer =
   | { readonly value: boolean | number }
   | { readonly value: number; readonly eachOf: string }
-  | { readonly fault: 'invalidCredentials' | 'noSession' };
+  /** A fault of the error registry (gateway/errors/registry.ts), by key. */
+  | { readonly fault: 'invalidCredentials' | 'noSession' | 'unavailable' };
 
 export interface Refusals {
   /** Wrong or over-long credentials, a disabled or locked-out provider, no live session. */
@@ -141,7 +151,8 @@ export interface ScalarValues {
   dateTime: DateTimeValue | null;
 }
 
-type FieldsValue<F extends readonly ScalarField[]> = {
+/** The value of a complex type's fields, as the bindings decode them. */
+export type FieldsValue<F extends readonly ScalarField[]> = {
   [P in F[number] as P['name']]: ScalarValues[P['type']];
 };
 

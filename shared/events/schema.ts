@@ -1,4 +1,4 @@
-import type { EventInstant } from '../backends/types.js';
+import type { EventInstant } from './instant.js';
 import { MAX_LENGTH, MAX_SENSORS } from '../catalogue/complex-types.js';
 
 /**

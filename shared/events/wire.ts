@@ -1,4 +1,4 @@
-import type { EventRecord } from '../backends/types.js';
+import type { EventRecord } from './schema.js';
 import { EVENT_FIELD_LIST, invalidField, isFieldValue, recordCheck, type EventField } from './schema.js';
 
 /**

@@ -76,17 +76,6 @@ export function htmlEncode(s: string): string {
   });
 }
 
-/**
- * The HTTP 500 text/plain body ASMX writes when a parameter does not convert. ScalarFormatter wraps
- * the failure in ArgumentException("Cannot convert {text} to {type}.", "type", inner), whose message
- * gains "\r\nParameter name: type"; with customErrors on (remote clients, the production default)
- * the messages of the chain are HTML-encoded, joined by " ---> " and written with WriteLine (CRLF).
- */
-export function asmxConversionFault(text: string, type: ClrScalarType, failure: ConversionFailure): string {
-  const outer = `Cannot convert ${quotedClientText(text)} to ${type}.\r\nParameter name: type`;
-  return `${htmlEncode(outer)} ---> ${htmlEncode(failure.message)}\r\n`;
-}
-
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_G = /[\u0000-\u001f\u007f]/g;
 

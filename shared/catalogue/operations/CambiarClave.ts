@@ -8,8 +8,8 @@ export const CambiarClave = defineOperation({
   authentication: 'session',
   refusals: refusals.boolean,
   params: [
-    { name: 'AntiguaClave', type: 'string', maxLength: MAX_LENGTH.password },
-    { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password },
+    { name: 'AntiguaClave', type: 'string', maxLength: MAX_LENGTH.password, secret: true },
+    { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password, secret: true },
   ],
   result: results.boolean,
 });

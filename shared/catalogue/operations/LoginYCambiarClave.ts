@@ -9,7 +9,7 @@ export const LoginYCambiarClave = defineOperation({
   refusals: refusals.boolean,
   params: [
     ...CREDENTIALS,
-    { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password },
+    { name: 'NuevaClave', type: 'string', maxLength: MAX_LENGTH.password, secret: true },
   ],
   result: results.boolean,
 });

@@ -1,3 +1,5 @@
+import { Readable, pipeline } from 'node:stream';
+import { parse, type CsvError, type Info, type Parser } from 'csv-parse';
 import type { TextLine } from './import-text.js';
 
 /**
@@ -99,24 +101,16 @@ export async function* importRecords(kind: ImportKind, lines: AsyncIterable<Text
     }
     return;
   }
-  const csv = new CsvRecords();
   let columns: string[] | null = null;
-  for await (const l of lines) {
-    const record = csv.push(l);
-    if (record === null) continue;
+  for await (const record of csvRecords(lines)) {
     if (columns === null) {
-      if (record.invalid !== undefined) throw new ImportFileError(`The header: ${record.invalid}`);
+      if ('reason' in record) throw new ImportFileError(`The header (line ${record.line}): ${record.reason}`);
       columns = headerColumns(kind, record.fields);
       continue;
     }
     yield recordOf(kind, columns, record);
   }
-  const open = csv.end();
-  if (open !== null) {
-    yield { failure: { line: open.line, reason: 'a quoted value starting on this line is never closed (the rest of the file is part of it).' } };
-  } else if (columns === null) {
-    throw new ImportFileError('The file is empty; it needs a header row.');
-  }
+  if (columns === null) throw new ImportFileError('The file is empty; it needs a header row.');
 }
 
 function headerColumns(kind: ImportKind, names: string[]): string[] {
@@ -132,8 +126,7 @@ function headerColumns(kind: ImportKind, names: string[]): string[] {
 
 function recordOf(kind: ImportKind, columns: string[], record: CsvRecord): ImportRecord {
   const line = record.line;
-  if (record.invalid !== undefined) return { failure: { line, reason: record.invalid } };
-  if (record.error !== undefined) return { failure: { line, reason: record.error } };
+  if ('reason' in record) return { failure: { line, reason: record.reason } };
   try {
     if (record.fields.length !== columns.length) throw new Error(`expected ${columns.length} fields (${columns.join(', ')}), got ${record.fields.length}.`);
     return { line: toLine(kind, line, Object.fromEntries(columns.map((c, i) => [c, record.fields[i] ?? '']))) };
@@ -142,86 +135,121 @@ function recordOf(kind: ImportKind, columns: string[], record: CsvRecord): Impor
   }
 }
 
-interface CsvRecord {
-  /** Where the record starts. */
-  line: number;
-  fields: string[];
-  /** A line of it could not be read in the file's encoding. */
-  invalid?: string;
-  /** Its quoting is broken. */
-  error?: string;
-}
+/** A CSV record and the line it starts on, or why it cannot be read. */
+type CsvRecord = { line: number; fields: string[] } | { line: number; reason: string };
 
 /** A record longer than this is a quote never closed, not data: the import stops rather than hold the file. */
-const MAX_RECORD_CHARS = 64 * 1024;
+const MAX_RECORD_BYTES = 64 * 1024;
+/** Lines are handed to csv-parse in pieces of about this many characters (one per line costs a stream write each). */
+const PIECE_CHARS = 64 * 1024;
+
+/** What the parser gives: a record (`info: true, raw: true`), or one it skipped, pushed by `on_skip` in its place. */
+type ParserOutput = { record: string[]; info: Info; raw: string } | { skipped: CsvError; raw: string };
 
 /**
- * RFC 4180 CSV fed one line at a time: comma-separated, values in double quotes may hold commas,
- * doubled quotes and line ends. Blank lines between records are skipped.
+ * The decoded lines as one text for csv-parse, each ended by "\n", so that its line numbers are the
+ * file's. A line that failed decoding goes in too (its Latin-1 reading keeps the commas and quotes
+ * where they are, so the records after it are cut where they should be), and is noted in `invalid`:
+ * the record holding it fails with that reason, and its text is never sent.
  */
-class CsvRecords {
-  private fields: string[] = [];
-  private field = '';
-  private quoted = false;
-  private afterQuote = false;
-  private start = 0;
-  private size = 0;
-  private invalid: string | undefined;
-  private error: string | undefined;
-
-  /** The record this line completes, or null (blank line, or a quoted value goes on). */
-  push({ line, text, invalid }: TextLine): CsvRecord | null {
-    const continuing = this.quoted;
-    if (!continuing) {
-      if (text === '' && invalid === undefined) return null;
-      this.start = line;
+async function* csvText(lines: AsyncIterable<TextLine>, invalid: Map<number, string>): AsyncGenerator<string> {
+  let piece = '';
+  for await (const l of lines) {
+    if (l.invalid !== undefined) invalid.set(l.line, l.invalid);
+    piece += `${l.text}\n`;
+    if (piece.length >= PIECE_CHARS) {
+      yield piece;
+      piece = '';
     }
-    this.invalid ??= invalid;
-    this.size += text.length;
-    if (this.size > MAX_RECORD_CHARS) {
-      throw new ImportFileError(`The record starting on line ${this.start} runs past ${MAX_RECORD_CHARS} characters: a quote is probably never closed. The lines before it were imported.`);
-    }
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charAt(i);
-      if (this.quoted) {
-        if (c !== '"') this.field += c;
-        else if (text[i + 1] === '"') {
-          this.field += '"';
-          i++;
-        } else {
-          this.quoted = false;
-          this.afterQuote = true;
-        }
-      } else if (c === ',') {
-        this.fields.push(this.field);
-        this.field = '';
-        this.afterQuote = false;
-      } else if (c === '"' && this.field === '' && !this.afterQuote) {
-        this.quoted = true;
-      } else {
-        if (this.afterQuote || c === '"') this.error ??= `column ${i + 1}: a quote inside a value must be doubled, and the value quoted.`;
-        this.field += c;
-      }
-    }
-    if (this.quoted) {
-      this.field += '\n';
-      return null;
-    }
-    this.fields.push(this.field);
-    const record: CsvRecord = { line: this.start, fields: this.fields };
-    if (this.invalid !== undefined) record.invalid = this.invalid;
-    if (this.error !== undefined) record.error = this.error;
-    this.fields = [];
-    this.field = '';
-    this.afterQuote = false;
-    this.size = 0;
-    this.invalid = undefined;
-    this.error = undefined;
-    return record;
   }
+  if (piece !== '') yield piece;
+}
 
-  /** The start of a record left open at the end of the file, or null. */
-  end(): { line: number } | null {
-    return this.quoted ? { line: this.start } : null;
+/**
+ * The line a record starts on. csv-parse tells the line it ends on, and its raw text, which begins
+ * with the blank lines skipped before it and ends with its "\n".
+ */
+function startLine(endLine: number, raw: string): number {
+  const text = raw.replace(/^\n+/, '');
+  let breaks = 0;
+  for (let at = text.indexOf('\n'); at >= 0 && at < text.length - 1; at = text.indexOf('\n', at + 1)) breaks++;
+  return endLine - breaks;
+}
+
+/** The first decoding fault in lines first..last; faults up to `last` are then forgotten. */
+function takeInvalid(invalid: Map<number, string>, first: number, last: number): string | undefined {
+  let reason: string | undefined;
+  for (const [line, why] of invalid) {
+    if (line > last) break;
+    if (line >= first) reason ??= why;
+    invalid.delete(line);
   }
+  return reason;
+}
+
+/** Decoding faults on lines before `line` that no record held (a UTF-16 file cut short ends on a blank line): each fails alone. */
+function* strayInvalid(invalid: Map<number, string>, line: number): Generator<CsvRecord> {
+  for (const [at, reason] of invalid) {
+    if (at >= line) return;
+    invalid.delete(at);
+    yield { line: at, reason };
+  }
+}
+
+/** Why csv-parse skipped a record, in an operator's words; a fault after which the file cannot be followed stops the import. */
+function skipReason(err: CsvError, start: number): string {
+  const field = typeof err.column === 'number' ? err.column + 1 : 1;
+  const at = typeof err.lines === 'number' ? err.lines : start;
+  switch (err.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return 'a quoted value starting on this line is never closed (the rest of the file is part of it).';
+    case 'INVALID_OPENING_QUOTE':
+      return `line ${at}, field ${field}: a quote inside a value that does not start with one; quote the whole value and double the quotes inside it.`;
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      // csv-parse stays inside the value, so where the following records start is unknown: skipping them silently would lose lines.
+      throw new ImportFileError(
+        `Line ${at}, field ${field}: a quoted value goes on after its closing quote (a quote inside a quoted value must be doubled). The import stops at the record starting on line ${start}; the lines before it were imported. Fix the quote and run again.`,
+      );
+    case 'CSV_MAX_RECORD_SIZE':
+      throw new ImportFileError(`The record starting on line ${start} runs past ${MAX_RECORD_BYTES} bytes: a quote is probably never closed. The lines before it were imported.`);
+    default:
+      return err.message;
+  }
+}
+
+/**
+ * The CSV records of the decoded lines, streamed through csv-parse (RFC 4180: values in double
+ * quotes may hold commas, doubled quotes and line ends; blank lines between records are skipped).
+ * A record csv-parse cannot read fails alone, in its place among the others.
+ */
+async function* csvRecords(lines: AsyncIterable<TextLine>): AsyncGenerator<CsvRecord> {
+  const invalid = new Map<number, string>();
+  const parser: Parser = parse({
+    info: true,
+    raw: true,
+    record_delimiter: '\n',
+    skip_empty_lines: true,
+    relax_column_count: true,
+    skip_records_with_error: true,
+    max_record_size: MAX_RECORD_BYTES,
+    on_skip: (err, raw) => {
+      if (err !== undefined) parser.push({ skipped: err, raw: raw ?? '' });
+      return undefined;
+    },
+  });
+  pipeline(Readable.from(csvText(lines, invalid)), parser, () => undefined);
+  for await (const out of parser as AsyncIterable<ParserOutput>) {
+    const reported = 'skipped' in out ? out.skipped.lines : out.info.lines;
+    const line = startLine(typeof reported === 'number' ? reported : 0, out.raw);
+    const end = Math.max(line, typeof reported === 'number' ? reported : 0);
+    yield* strayInvalid(invalid, line);
+    if ('skipped' in out) {
+      const reason = skipReason(out.skipped, line); // throws when the file cannot be followed past it
+      yield { line, reason: takeInvalid(invalid, line, end) ?? reason };
+    } else {
+      const badBytes = takeInvalid(invalid, line, end);
+      yield badBytes === undefined ? { line, fields: out.record } : { line, reason: badBytes };
+    }
+  }
+  yield* strayInvalid(invalid, Infinity);
 }

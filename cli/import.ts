@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AdminClient, ImportResult } from '../gateway/admin/client.js';
-import { detectFormat, importRecords, type ImportKind, type ImportLine } from './import-file.js';
+import { detectFormat, ImportFileError, importRecords, type ImportKind, type ImportLine } from './import-file.js';
 import { openTextLines, type ImportEncoding, type TextLine } from './import-text.js';
 
 /** Lines per API call: each provider costs a password hash (tens of ms), trips cost nothing. */
@@ -92,18 +92,29 @@ export async function importFile(client: AdminClient, kind: ImportKind, file: st
     }
     options.progress?.(sent);
   };
+  let unreadable: ImportFileError | undefined;
   try {
-    for await (const record of importRecords(kind, all(), format)) {
-      summary.lines++;
-      if ('failure' in record) await fail(record.failure);
-      else {
-        chunk.push(record.line);
-        if (chunk.length >= CHUNK[kind]) await send();
+    try {
+      for await (const record of importRecords(kind, all(), format)) {
+        summary.lines++;
+        if ('failure' in record) await fail(record.failure);
+        else {
+          chunk.push(record.line);
+          if (chunk.length >= CHUNK[kind]) await send();
+        }
       }
+    } catch (err) {
+      if (!(err instanceof ImportFileError)) throw err;
+      unreadable = err; // the file cannot be followed past a point: the records read before it are still sent
     }
     await send();
   } finally {
     await report.close();
+  }
+  if (unreadable !== undefined) {
+    // Before any record, nothing was imported (the caller says so); past some, the lines before it were.
+    if (summary.lines === 0) throw unreadable;
+    throw new Error(`${file}: ${unreadable.message} Lines sent: ${sent}; every line's outcome is in ${reportFile}.`, { cause: unreadable });
   }
   summary.failures.sort((a, b) => a.line - b.line);
   return summary;

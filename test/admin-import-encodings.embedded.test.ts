@@ -111,4 +111,16 @@ describe('import encodings and reports', () => {
     expect(report.find((e) => e.outcome === 'created')?.line).toBe(152);
     expect(fs.statSync(reportFile).mode & 0o777).toBe(0o600);
   });
+
+  it('a quoted value going on after its closing quote stops the import there: the records before it are sent and reported, none after', async () => {
+    const csv = file('stop.csv', 'systemUser,dominio,nroSerie\nlegacy1,STOP1,S\n"legacy1"x,STOP2,S\nlegacy1,STOP3,S\n');
+    const reportFile = path.join(dir, 'stop-report.jsonl');
+    const r = await cli('import', 'trips', csv, '--report', reportFile);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toMatch(/Line 3, field 1: a quoted value goes on after its closing quote.*Lines sent: 1/);
+    const vehicles = ((await t.admin('GET', '/admin/providers/legacy1/trip/vehicles')).json as { vehicles: Json[] }).vehicles.map((v) => v.dominio);
+    expect(vehicles).toContain('STOP1');
+    expect(vehicles).not.toContain('STOP3');
+    expect(fs.readFileSync(reportFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json)).toEqual([{ line: 2, outcome: 'created' }]);
+  });
 });

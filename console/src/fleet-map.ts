@@ -111,6 +111,6 @@ export class FleetMap {
   }
 
   private frame(bounds: L.LatLngBounds): void {
-    if (bounds.isValid()) this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 15 });
+    if (bounds.isValid()) this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 15, animate: false });
   }
 }

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiPath, withQuery } from '../api.js';
 import { describeError, useConsole } from '../context.js';
 import { FleetMap } from '../fleet-map.js';
-import { keepLatest, type Age } from '../fleet.js';
+import { keepLatest, placeable, type Age } from '../fleet.js';
 import { followStream, type StreamState } from '../stream.js';
 import type { EventView, Overview } from '../types.js';
 import { ErrorLine, Section, Time, useProviders } from '../ui.js';
@@ -103,7 +103,10 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
         const event = JSON.parse(data) as EventView;
         if (!keepLatest(latest, event)) return;
         fleet.current?.place(event, Date.now());
-        if (trackOf.current === event.dominio) fleet.current?.extendTrack(event);
+        if (trackOf.current === event.dominio && placeable(event)) {
+          fleet.current?.extendTrack(event);
+          setTrackInfo((info) => (info === null ? null : { ...info, points: info.points + 1 }));
+        }
         setCount(latest.size);
         setSelected((s) => (s !== null && s.dominio === event.dominio ? event : s));
       },

@@ -34,12 +34,20 @@ function timeOf(raw: string | null, field: string): number | null {
   return ms;
 }
 
-/** Newest first, page by page, at most `max` events; stops early when `visit` returns false. */
+/**
+ * Received later (the id breaks a tie). Not the id alone: in the scale-out mode each gateway
+ * allocates from its own block of ids, so a higher id can have arrived earlier.
+ */
+function laterThan(a: StoredEvent, b: StoredEvent): boolean {
+  return a.receivedAt !== b.receivedAt ? a.receivedAt > b.receivedAt : a.id > b.id;
+}
+
+/** Newest first by id, page by page, at most `max` events. */
 async function scanNewest(
   deps: AdminDeps,
   filter: { provider: string; dominio?: string },
   max: number,
-  visit: (event: StoredEvent) => boolean,
+  visit: (event: StoredEvent) => void,
 ): Promise<{ read: number; exhausted: boolean }> {
   let read = 0;
   let beforeId: bigint | undefined;
@@ -48,7 +56,7 @@ async function scanNewest(
     if (want <= 0) return { read, exhausted: false };
     const page = await deps.backends.events.recent({ ...filter, limit: want, ...(beforeId === undefined ? {} : { beforeId }) });
     read += page.length;
-    for (const event of page) if (!visit(event)) return { read, exhausted: false };
+    for (const event of page) visit(event);
     const last = page[page.length - 1];
     if (page.length < want || last === undefined) return { read, exhausted: true };
     beforeId = last.id;
@@ -58,9 +66,10 @@ async function scanNewest(
 
 export function mapRoutes(deps: AdminDeps): Route[] {
   /**
-   * The latest event of each vehicle seen among the provider's newest POSITIONS_SCAN_MAX events,
-   * newest first. `complete` is false when the scan stopped at its bound (or at `limit` vehicles)
-   * before the provider's oldest event: a vehicle silent since then is not listed.
+   * The latest event (by reception) of each vehicle seen among the provider's newest
+   * POSITIONS_SCAN_MAX events, latest first, the first `limit` vehicles met. `complete` is false
+   * when the scan stopped at its bound before the provider's oldest event (a vehicle silent since
+   * then is not listed) or vehicles past `limit` were left out.
    */
   const positions: Handler = async (req) => {
     const systemUser = param(req, 'systemUser');
@@ -68,17 +77,20 @@ export function mapRoutes(deps: AdminDeps): Route[] {
     const limit = boundedInt(req.query.get('limit'), 'limit', POSITIONS_DEFAULT_LIMIT, POSITIONS_MAX_LIMIT);
     await providerOr404(deps.backends, systemUser);
     const latest = new Map<string, StoredEvent>();
+    let dropped = false;
     const scan = await scanNewest(deps, { provider: systemUser }, POSITIONS_SCAN_MAX, (event) => {
-      if (!latest.has(event.dominio)) latest.set(event.dominio, event);
-      return latest.size < limit;
+      const kept = latest.get(event.dominio);
+      if (kept === undefined && latest.size >= limit) dropped = true;
+      else if (kept === undefined || laterThan(event, kept)) latest.set(event.dominio, event);
     });
-    return { status: 200, json: { positions: [...latest.values()].map(eventView), eventsRead: scan.read, complete: scan.exhausted } };
+    const positions = [...latest.values()].sort((a, b) => (laterThan(a, b) ? -1 : 1));
+    return { status: 200, json: { positions: positions.map(eventView), eventsRead: scan.read, complete: scan.exhausted && !dropped } };
   };
 
   /**
-   * One vehicle's events received in [from, to], oldest first, at most `limit` (the newest ones
-   * when there are more: `complete` is then false). Received time, not the provider's event time,
-   * because it follows the id order the stores read in, so the scan stops at `from`.
+   * One vehicle's events received in [from, to], oldest first, taken from its newest 2 × `limit`
+   * events (`complete` is false when it has more, or more than `limit` fall in the range: the
+   * newest are kept). Received time, not the provider's event time, which a device may get wrong.
    */
   const track: Handler = async (req) => {
     const systemUser = param(req, 'systemUser');
@@ -89,19 +101,16 @@ export function mapRoutes(deps: AdminDeps): Route[] {
     const limit = boundedInt(req.query.get('limit'), 'limit', TRACK_DEFAULT_LIMIT, TRACK_MAX_LIMIT);
     if (from !== null && to !== null && from > to) throw invalid('from', 'from must not be later than to.');
     await providerOr404(deps.backends, systemUser);
-    const events: StoredEvent[] = [];
-    let reachedFrom = false;
-    // Events newer than `to` are read too (and skipped), so the bound covers them: twice the limit.
+    let inRange: StoredEvent[] = [];
+    // Read to the bound rather than stopping at the first event before `from`: the scale-out mode's
+    // ids come in blocks per gateway, so id order is not quite reception order.
     const scan = await scanNewest(deps, { provider: systemUser, dominio }, limit * 2, (event) => {
-      if (from !== null && event.receivedAt < from) {
-        reachedFrom = true;
-        return false;
-      }
-      if (to === null || event.receivedAt <= to) events.push(event);
-      return events.length < limit;
+      if ((from === null || event.receivedAt >= from) && (to === null || event.receivedAt <= to)) inRange.push(event);
     });
-    events.reverse();
-    return { status: 200, json: { events: events.map(eventView), complete: scan.exhausted || reachedFrom } };
+    inRange.sort((a, b) => (laterThan(a, b) ? 1 : -1));
+    const complete = scan.exhausted && inRange.length <= limit;
+    if (inRange.length > limit) inRange = inRange.slice(-limit);
+    return { status: 200, json: { events: inRange.map(eventView), complete } };
   };
 
   return [

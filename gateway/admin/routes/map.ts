@@ -11,7 +11,7 @@ import { eventView } from '../views.js';
  * ClickHouse) in pages of READ_PAGE, giving the event loop a turn between pages, and stop at a
  * fixed number of events read: no request reads without bound or holds the main thread long.
  */
-export const READ_PAGE = 250;
+export const READ_PAGE = 100;
 /** Events read at most to find the latest position of each vehicle. */
 export const POSITIONS_SCAN_MAX = 5_000;
 export const POSITIONS_DEFAULT_LIMIT = 500;

@@ -25,7 +25,6 @@ export class FleetMap {
   private readonly markers = new Map<string, L.CircleMarker>();
   private readonly events = new Map<string, EventView>();
   private track: L.FeatureGroup | null = null;
-  private fitted = false;
 
   constructor(
     container: HTMLElement,
@@ -36,16 +35,15 @@ export class FleetMap {
     L.tileLayer(options.tileUrl, { maxZoom: 19, attribution: escapeHtml(options.attribution) }).addTo(this.map);
   }
 
-  /** Replaces every marker; the first non-empty call frames them all. */
-  setPositions(events: readonly EventView[], now: number): void {
+  /** Replaces every marker; with `frame`, zooms to show them all. True when there was something to frame. */
+  setPositions(events: readonly EventView[], now: number, frame: boolean): boolean {
     for (const marker of this.markers.values()) marker.remove();
     this.markers.clear();
     this.events.clear();
     for (const event of events) this.place(event, now);
-    if (!this.fitted && this.markers.size > 0) {
-      this.fitted = true;
-      this.frame(L.featureGroup([...this.markers.values()]).getBounds());
-    }
+    if (!frame || this.markers.size === 0) return false;
+    this.frame(L.featureGroup([...this.markers.values()]).getBounds());
+    return true;
   }
 
   /** A vehicle's newer event (live): its marker moves there, or appears. */

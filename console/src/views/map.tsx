@@ -81,6 +81,8 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
     if (tiles === null || chosen === '') return;
     let live = true;
     const latest = new Map<string, EventView>();
+    // Each provider's fleet is framed once, when it first has positions; later reloads keep the operator's view.
+    let framed = false;
     setSelected(null);
     setCount(null);
     const load = (): void => {
@@ -88,7 +90,7 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
         (page) => {
           if (!live) return;
           for (const e of page.positions) keepLatest(latest, e);
-          fleet.current?.setPositions([...latest.values()], Date.now());
+          framed = (fleet.current?.setPositions([...latest.values()], Date.now(), !framed) ?? false) || framed;
           setCount(latest.size);
           setComplete(page.complete);
           setError(null);

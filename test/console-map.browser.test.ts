@@ -75,6 +75,7 @@ beforeAll(async () => {
   // The markers' colour is by age against the browser's clock.
   t.now = Date.now();
   await t.provider('acme', 'secret-1');
+  await t.provider('empty', 'secret-1');
 
   userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'console-map-chromium-'));
   context = await chromium.launchPersistentContext(userDataDir, {
@@ -169,6 +170,16 @@ describe('console map in Chromium', () => {
     await page.waitForSelector('path.track[data-points="3"]');
     await page.waitForSelector('[data-track-points="3"]');
     await shot('map-track');
+  });
+
+  it('another provider shows its own fleet: none here', async () => {
+    await page.selectOption('[data-view="map"] select[name="provider"]', 'empty');
+    await page.waitForSelector('[data-vehicles="0"]');
+    expect(await page.locator('path.vehicle').count()).toBe(0);
+    expect(await page.locator('path.track').count()).toBe(0);
+    await page.selectOption('[data-view="map"] select[name="provider"]', 'acme');
+    await page.waitForSelector('[data-vehicles="2"]');
+    expect(await page.locator('path.vehicle').count()).toBe(2);
   });
 
   it('asked nothing of anyone but the admin API and the tile server, and ran without errors', () => {

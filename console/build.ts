@@ -51,6 +51,8 @@ export async function buildConsole(outDir = CONSOLE_OUT_DIR): Promise<ConsoleBui
     entryNames: '[name]-[hash]',
     charset: 'utf8',
     metafile: true,
+    // Leaflet's style sheet names a few small icons: inlined, so nothing is fetched from elsewhere.
+    loader: { '.png': 'dataurl', '.svg': 'dataurl' },
     logLevel: 'warning',
   });
   const outputs = Object.keys(result.metafile.outputs).map((p) => path.basename(p));

@@ -37,6 +37,10 @@ export interface Config {
   adminStreamsMax: number;
   /** Events per second each live stream carries at most; the rest are counted in a `skipped` message. */
   adminStreamEventsPerSecond: number;
+  /** The console map's tile template ({z}/{x}/{y}); its origin is added to the console's img-src. */
+  consoleMapTileUrl: string;
+  /** Shown in the map's corner, as text. */
+  consoleMapAttribution: string;
   /** IANA zone for dateTimes sent without offset and for dates we send (default for providers). */
   timeZone: string;
   sessionTimeoutMs: number;
@@ -187,6 +191,24 @@ function bigWhole(env: Env, name: string, fallback: bigint, max: bigint): bigint
   return n;
 }
 
+export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+
+/** An http(s) template with {z}, {x} and {y}, and a plain host (no {s}): its origin goes into a CSP. */
+function mapTileUrl(env: Env): string {
+  const raw = str(env, 'CONSOLE_MAP_TILE_URL', DEFAULT_MAP_TILE_URL);
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Reported below.
+  }
+  const placeholders = ['{z}', '{x}', '{y}'].every((p) => raw.includes(p));
+  if (url === null || !/^https?:$/.test(url.protocol) || /[{}%]/.test(url.host) || !placeholders) {
+    throw new ConfigError(`CONSOLE_MAP_TILE_URL must be an http(s) URL with {z}, {x} and {y} and a plain host, got "${raw}".`);
+  }
+  return raw;
+}
+
 function str(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? fallback : raw;
@@ -260,6 +282,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: env.ADMIN_TOKEN ? env.ADMIN_TOKEN : null,
     adminStreamsMax: int(env, 'ADMIN_STREAMS_MAX', 100, 1),
     adminStreamEventsPerSecond: int(env, 'ADMIN_STREAM_EVENTS_PER_SECOND', 100, 1),
+    consoleMapTileUrl: mapTileUrl(env),
+    consoleMapAttribution: str(env, 'CONSOLE_MAP_ATTRIBUTION', '© OpenStreetMap contributors'),
     timeZone,
     sessionTimeoutMs: int(env, 'SESSION_TIMEOUT_MINUTES', 20, 1) * minute,
     sessionCookieName: str(env, 'SESSION_COOKIE_NAME', 'ASP.NET_SessionId'),

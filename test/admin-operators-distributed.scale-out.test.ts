@@ -82,6 +82,24 @@ describe('operators: scale-out mode', () => {
     expect(seen).toEqual([...ids].sort((a, b) => b - a).map(String));
   });
 
+  it('map: the latest position per vehicle and a vehicle\'s track, read from ClickHouse', async () => {
+    await c.gw1.provider('mapper', 'secret-1');
+    const at = async (gw: 'gw1' | 'gw2', dominio: string, codigo: string, lat: number) =>
+      idOf((await c[gw].soap11('LoginYInsertarEvento', xmlParams({ ...credentials('mapper'), ...event({ Codigo: codigo, Dominio: dominio, Latitud: String(lat) }) }))).text);
+    const ids = [await at('gw1', 'MAP1', 'm-1', -34.1), await at('gw2', 'MAP2', 'm-2', -34.2), await at('gw1', 'MAP1', 'm-3', -34.3)];
+    await c.waitForRows(ids);
+    const positions = (await api('gw2', 'GET', '/admin/providers/mapper/positions')).json;
+    // Sorted by Dominio here: across gateways, ids come from per-gateway blocks.
+    expect((positions.positions as Json[]).map((p) => [p.dominio, p.id, p.latitud]).sort()).toEqual([
+      ['MAP1', String(ids[2]), -34.3],
+      ['MAP2', String(ids[1]), -34.2],
+    ]);
+    expect(positions).toMatchObject({ eventsRead: 3, complete: true });
+    const track = (await api('gw1', 'GET', '/admin/providers/mapper/track/MAP1?from=2000-01-01T00:00:00Z')).json;
+    expect((track.events as Json[]).map((e) => e.id)).toEqual([String(ids[0]), String(ids[2])]);
+    expect((await api('gw1', 'GET', '/admin/providers/mapper/track/MAP1?limit=0')).status).toBe(400);
+  });
+
   it('a command cancelled through one gateway is never handed out by the other, even while it polls', async () => {
     const numero = (await api('gw1', 'POST', '/admin/providers/acme/commands', { cmd: 'CC', unidad: 'U', equipo: 'E' })).json.numero as number;
     const polls = Array.from({ length: 20 }, () => c.gw2.post('LoginYObtenerComando', credentials()));

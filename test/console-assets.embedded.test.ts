@@ -7,7 +7,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_LOAD_BUDGET_BYTES } from '../console/build.js';
-import { CONSOLE_CSP, defaultConsoleDir, loadConsoleAssets, pickEncoding } from '../gateway/admin/console-assets.js';
+import { CONSOLE_CSP, consoleCsp, defaultConsoleDir, loadConsoleAssets, pickEncoding } from '../gateway/admin/console-assets.js';
 import { TestApp } from './helpers/harness.js';
 
 /**
@@ -61,7 +61,9 @@ describe('console page and assets', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('cache-control')).toBe('no-cache');
-    expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    // Images also from the map's tile server (OpenStreetMap's unless CONSOLE_MAP_TILE_URL says otherwise).
+    expect(res.headers.get('content-security-policy')).toBe(consoleCsp('https://tile.openstreetmap.org'));
+    expect(res.headers.get('content-security-policy')).toContain("img-src 'self' data: https://tile.openstreetmap.org;");
     expect(CONSOLE_CSP).toContain("script-src 'self'");
     expect(CONSOLE_CSP).toContain("connect-src 'self'");
     expect(CONSOLE_CSP).not.toContain('unsafe-inline');

@@ -5,6 +5,7 @@ import { LANGUAGES, pickLanguage, translate, type Lang, type MessageKey, type Tr
 import { CommandsView } from './views/commands.js';
 import { EventsView } from './views/events.js';
 import { LockoutsView } from './views/lockouts.js';
+import { MapView } from './views/map.js';
 import { OverviewView } from './views/overview.js';
 import { ProvidersView } from './views/providers.js';
 import { VehiclesView } from './views/vehicles.js';
@@ -16,7 +17,7 @@ const LANG_KEY = 'gateway-console.lang';
 const NOTICE_MS = 5_000;
 const NOTICES_SHOWN = 3;
 
-const ROUTES = ['overview', 'events', 'providers', 'commands', 'vehicles', 'lockouts'] as const;
+const ROUTES = ['overview', 'events', 'map', 'providers', 'commands', 'vehicles', 'lockouts'] as const;
 type Route = (typeof ROUTES)[number];
 
 function routeOf(hash: string): Route {
@@ -177,6 +178,7 @@ export function App() {
       <main>
         {route === 'overview' ? <OverviewView /> : null}
         {route === 'events' ? <EventsView onUnauthorized={onUnauthorized} /> : null}
+        {route === 'map' ? <MapView onUnauthorized={onUnauthorized} /> : null}
         {route === 'providers' ? <ProvidersView /> : null}
         {route === 'commands' ? <CommandsView /> : null}
         {route === 'vehicles' ? <VehiclesView /> : null}

@@ -72,4 +72,6 @@ export interface Overview {
   workerLag: number | null;
   poisonMessages: number | null;
   lockouts: number;
+  /** The map's tiles (CONSOLE_MAP_TILE_URL, CONSOLE_MAP_ATTRIBUTION). */
+  map: { tileUrl: string; attribution: string };
 }

@@ -12,17 +12,25 @@ import type { Logger } from '../../shared/logger.js';
  */
 export const CONSOLE_PATH_PREFIX = '/console/';
 
-/** No inline script or style, nothing from elsewhere; the API is the page's own origin. */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * No inline script or style, nothing from elsewhere but the map's tiles (images from the origin of
+ * CONSOLE_MAP_TILE_URL); the API is the page's own origin.
+ */
+export function consoleCsp(tileOrigin: string | null = null): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data:${tileOrigin === null ? '' : ` ${tileOrigin}`}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Without a map tile origin (what the tests of the page's headers compare with). */
+export const CONSOLE_CSP = consoleCsp();
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -52,7 +60,7 @@ export function defaultConsoleDir(from = import.meta.dirname): string {
   }
 }
 
-function load(file: string, name: string): Asset {
+function load(file: string, name: string, csp: string): Asset {
   const identity = fs.readFileSync(file);
   const isPage = name === 'index.html';
   return {
@@ -63,7 +71,7 @@ function load(file: string, name: string): Asset {
     gzip: gzipSync(identity, { level: 9 }),
     br: brotliCompressSync(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
     headers: isPage
-      ? { 'Content-Security-Policy': CONSOLE_CSP, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' }
+      ? { 'Content-Security-Policy': csp, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' }
       : {},
   };
 }
@@ -82,7 +90,9 @@ export function pickEncoding(acceptEncoding: string | undefined): 'br' | 'gzip' 
   return null;
 }
 
-export function loadConsoleAssets(logger: Logger, dir = defaultConsoleDir()): ConsoleAssets {
+/** `tileUrl`: the map's tile template, whose origin the page may load images from. */
+export function loadConsoleAssets(logger: Logger, dir = defaultConsoleDir(), tileUrl: string | null = null): ConsoleAssets {
+  const csp = consoleCsp(tileUrl === null ? null : new URL(tileUrl).origin);
   const assets = new Map<string, Asset>();
   let names: string[] = [];
   try {
@@ -90,7 +100,7 @@ export function loadConsoleAssets(logger: Logger, dir = defaultConsoleDir()): Co
   } catch {
     // Not built: the API works without it; `/` says how to get it.
   }
-  for (const name of names) assets.set(name, load(path.join(dir, name), name));
+  for (const name of names) assets.set(name, load(path.join(dir, name), name, csp));
   if (!assets.has('index.html')) logger.warn({ dir }, 'admin: the console is not built (npm run build); / answers 404');
 
   return {

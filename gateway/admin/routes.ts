@@ -6,6 +6,7 @@ import { notFound } from './http.js';
 import { commandRoutes } from './routes/commands.js';
 import { eventRoutes } from './routes/events.js';
 import { importRoutes } from './routes/import.js';
+import { mapRoutes } from './routes/map.js';
 import { operationRoutes } from './routes/operations.js';
 import { providerRoutes } from './routes/providers.js';
 import { tripRoutes } from './routes/trips.js';
@@ -61,7 +62,7 @@ export async function providerOr404(backends: Backends, systemUser: string): Pro
 export const PROVIDER = ['admin', 'providers', ':systemUser'] as const;
 
 export function adminRoutes(deps: AdminDeps): Route[] {
-  return [...operationRoutes(deps), ...providerRoutes(deps), ...commandRoutes(deps), ...tripRoutes(deps), ...eventRoutes(deps), ...importRoutes(deps)];
+  return [...operationRoutes(deps), ...providerRoutes(deps), ...commandRoutes(deps), ...tripRoutes(deps), ...eventRoutes(deps), ...importRoutes(deps), ...mapRoutes(deps)];
 }
 
 /** Matches decoded path segments against a route pattern; the parameters, or null. */

@@ -83,7 +83,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   const clock = opts.clock ?? Date.now;
   const logger = opts.logger.child({ component: 'admin' });
   const authorized = bearerChecker(token);
-  const consoleAssets = loadConsoleAssets(logger);
+  const consoleAssets = loadConsoleAssets(logger, undefined, config.consoleMapTileUrl);
   const streams = new StreamHub({
     feed: backends.feed,
     logger,

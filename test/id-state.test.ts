@@ -8,7 +8,7 @@
 import { Redis } from 'ioredis';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClickHouseClient, migrate, quoteIdentifier, toRow } from '../shared/backends/clickhouse/index.js';
+import { createClickHouseClient, migrate, partitionMonth, quoteIdentifier, toRow } from '../shared/backends/clickhouse/index.js';
 import { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { highestStoredId } from '../shared/backends/distributed-ids.js';
 import { IdEpochChangedError, IdStateLostError } from '../shared/backends/id-state.js';
@@ -252,7 +252,7 @@ describe('the highest stored id (Kafka and ClickHouse)', () => {
     await migrate(ch, database);
     const rows = [5000n, 101n, 102n, 5001n, 103n, 104n, 105n].map((id) => {
       const e = makeEvent();
-      return { row: toRow(id, e, Date.now()), eventTimeMs: e.eventTime.epochMs };
+      return { row: toRow(id, e, Date.now()), partition: partitionMonth(e.eventTime.epochMs) };
     });
     await new ClickHouseEventWriter(ch, database).insert(rows);
     const ends = await a.fetchTopicOffsets(topic);

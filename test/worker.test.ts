@@ -20,6 +20,7 @@ import {
   sqlFloat,
   sqlUInt,
   toRow,
+  partitionMonth,
   wellFormed,
   type ClickHouseClient,
 } from '../shared/backends/clickhouse/index.js';
@@ -156,7 +157,7 @@ describe('worker pieces', () => {
   it('splits an insert spanning more months than one block may hold', () => {
     const rows = Array.from({ length: 250 }, (_, i) => {
       const ms = Date.UTC(2000, i, 15);
-      return { row: toRow(BigInt(i + 1), makeEvent({ eventTime: { epochMs: ms, subMsTicks: 0 } }), 0), eventTimeMs: ms };
+      return { row: toRow(BigInt(i + 1), makeEvent({ eventTime: { epochMs: ms, subMsTicks: 0 } }), 0), partition: partitionMonth(ms) };
     });
     const groups = splitByPartition(rows);
     expect(groups.map((g) => g.length)).toEqual([100, 100, 50]);
@@ -208,7 +209,7 @@ describe('ClickHouse schema and event store', () => {
 
   const stored = (id: bigint, over: Partial<EventRecord>) => ({ id, event: makeEvent(over) });
   const rowsOf = (list: { id: bigint; event: EventRecord }[]) =>
-    list.map(({ id, event }) => ({ row: toRow(id, event, Date.now()), eventTimeMs: event.eventTime.epochMs }));
+    list.map(({ id, event }) => ({ row: toRow(id, event, Date.now()), partition: partitionMonth(event.eventTime.epochMs) }));
 
   it('returns the latest events by id, filtered, once per id', async () => {
     const list = [
@@ -286,7 +287,7 @@ describe('docs/analytics.md example queries', () => {
     const at = (h: number, m: number) => Date.UTC(2025, 0, 1, h, m);
     const ev = (id: bigint, over: Partial<EventRecord>) => {
       const event = makeEvent({ systemUser: 'acme', dominio: 'AB123CD', ...over });
-      return { row: toRow(id, event, Date.now()), eventTimeMs: event.eventTime.epochMs };
+      return { row: toRow(id, event, Date.now()), partition: partitionMonth(event.eventTime.epochMs) };
     };
     const t = (ms: number, ticks = 0): Partial<EventRecord> => ({ eventTime: { epochMs: ms, subMsTicks: ticks }, receivedAt: ms + 2_500 });
     const sensors = (temp: string) => [

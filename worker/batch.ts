@@ -28,6 +28,28 @@ export function offsetsToCommit(messages: readonly BufferedMessage[]): Map<numbe
   return out;
 }
 
+/**
+ * Where a batch of one partition that starts at offset `first` must end (exclusive): the next
+ * multiple of `batchRows`. Batches are cut on this fixed grid of offsets (or earlier, by time), so
+ * a batch re-read after a crash or a rebalance, which starts at the committed offset (always a
+ * batch boundary), holds the same messages as the first time whenever that one was full: same
+ * offsets, same insert token, and ClickHouse drops it as a repeat.
+ */
+export function gridEnd(first: bigint, batchRows: number): bigint {
+  const size = BigInt(batchRows);
+  return (first / size + 1n) * size;
+}
+
+/**
+ * The insert deduplication token of a batch: topic, partition, first and last offset. The same
+ * messages always give the same token, whether the insert is retried or the batch read again.
+ */
+export function batchToken(topic: string, partition: number, messages: readonly BufferedMessage[]): string {
+  const first = messages[0]?.offset ?? 0n;
+  const last = messages[messages.length - 1]?.offset ?? first;
+  return `${topic}:${partition}:${first}-${last}`;
+}
+
 export function compareInstants(a: EventInstant, b: EventInstant): number {
   return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : a.subMsTicks - b.subMsTicks;
 }

@@ -27,8 +27,10 @@ const CODEC = {
   text: 'CODEC(ZSTD(1))',
   real: 'CODEC(ZSTD(1))',
   int: 'CODEC(ZSTD(1))',
-  time: 'CODEC(Delta, ZSTD(1))',
-  id: 'CODEC(Delta, ZSTD(1))',
+  /** 64-bit times (DateTime64) and ids: rows of one vehicle follow each other in time. */
+  time64: 'CODEC(Delta(8), ZSTD(1))',
+  /** DateTime (32-bit). */
+  time32: 'CODEC(Delta(4), ZSTD(1))',
 } as const;
 
 const DT7 = "DateTime64(7, 'UTC')";
@@ -48,9 +50,9 @@ function fieldColumns(f: EventField): ClickHouseColumn[] {
     case 'bool':
       return [{ name: c, type: n('Bool') }];
     case 'epochMs':
-      return [{ name: c, type: `${n(DT3)} ${CODEC.time}` }];
+      return [{ name: c, type: `${n(DT3)} ${CODEC.time64}` }];
     case 'instant':
-      return [{ name: c, type: `${n(DT7)} ${CODEC.time}` }];
+      return [{ name: c, type: `${n(DT7)} ${CODEC.time64}` }];
     case 'pairs':
       return [
         { name: `${c}_keys`, type: 'Array(LowCardinality(String))' },
@@ -61,7 +63,7 @@ function fieldColumns(f: EventField): ClickHouseColumn[] {
 
 /** Every column of the current `events`: `id`, the fields', `stored_at`. */
 export function currentEventColumns(fields: readonly EventField[] = EVENT_FIELD_LIST): ClickHouseColumn[] {
-  return [{ name: 'id', type: `UInt64 ${CODEC.id}` }, ...fields.flatMap(fieldColumns), { name: 'stored_at', type: `DateTime('UTC') ${CODEC.time}` }];
+  return [{ name: 'id', type: `UInt64 ${CODEC.time64}` }, ...fields.flatMap(fieldColumns), { name: 'stored_at', type: `DateTime('UTC') ${CODEC.time32}` }];
 }
 
 /** ALTER statements adding a field `addedLater` to the current `events` (see addColumnSql in rows.ts). */

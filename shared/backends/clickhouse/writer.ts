@@ -44,14 +44,16 @@ export interface WriterOptions {
 
 /**
  * The settings of one insert on a current release: synchronous (since 26.2 `async_insert`
- * defaults to 1, which would buffer the rows server-side and answer before they are stored), and
- * deduplicated by `token`, in the table and in the materialized views' tables it feeds.
+ * defaults to 1, which would buffer the rows server-side and answer before they are stored),
+ * deduplicated by `token`, in the table and in the materialized views' tables it feeds, and
+ * decimal texts parsed to the nearest double.
  */
-export function exactlyOnceSettings(token: string | null): ClickHouseSettings {
+export function currentInsertSettings(token: string | null): ClickHouseSettings {
   return {
     async_insert: 0,
     insert_deduplicate: 1,
     deduplicate_blocks_in_dependent_materialized_views: 1,
+    precise_float_parsing: 1,
     // An empty token means none (a session-keeping transport, like chdb's, would otherwise reuse the last one).
     insert_deduplication_token: token ?? '',
   };
@@ -94,7 +96,7 @@ export class ClickHouseEventWriter {
         table: this.table,
         values: groups[i]!,
         format: 'JSONEachRow',
-        ...(this.exactlyOnce ? { clickhouse_settings: exactlyOnceSettings(groupToken) } : {}),
+        ...(this.exactlyOnce ? { clickhouse_settings: currentInsertSettings(groupToken) } : {}),
       });
     }
   }

@@ -9,7 +9,8 @@
  * current schema (its CPU is then in this process's figure: worker + engine). Last reports go to a
  * sink that drops them (Redis is measured by the pipeline bench).
  *
- * Run: npm run bench:worker   (env EVENTS=n (300000), BATCHES=1000,5000,20000, ENGINE=1816|chdb;
+ * Run: npm run bench:worker   (env EVENTS=n (300000), BATCHES=1000,5000,20000,
+ *      FORMATS=TabSeparated,JSONEachRow, ENGINE=1816|chdb;
  *      services from .services.env)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,9 +22,11 @@ import { createClickHouseClient, quoteIdentifier, type ClickHouseOptions } from 
 import { exampleEventRecord } from '../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { startWorker } from '../worker/run.js';
+import type { InsertFormat } from '../shared/backends/clickhouse/writer.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 300_000);
 const BATCHES = (process.env.BATCHES ?? '1000,5000,20000').split(',').map(Number);
+const FORMATS = (process.env.FORMATS ?? 'TabSeparated,JSONEachRow').split(',') as InsertFormat[];
 const ENGINE = process.env.ENGINE ?? '1816';
 if (ENGINE !== '1816' && ENGINE !== 'chdb') throw new Error(`ENGINE must be 1816 or chdb, got ${ENGINE}`);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -68,9 +71,10 @@ async function main(): Promise<void> {
   const connection = (): Pick<ClickHouseOptions, 'connection'> =>
     chdbDir === null ? {} : { connection: createChdbConnection({ path: chdbDir }) as unknown as NonNullable<ClickHouseOptions['connection']> };
   const rows: string[] = [];
+  for (const format of FORMATS)
   for (const batchRows of BATCHES) {
-    const database = `bench_drain_${run}_${batchRows}`;
-    const groupId = `bench-drain-${run}-${batchRows}`;
+    const database = `bench_drain_${run}_${format}_${batchRows}`;
+    const groupId = `bench-drain-${run}-${format}-${batchRows}`;
     const cpu0 = process.cpuUsage();
     const started = performance.now();
     const worker = await startWorker({
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
       clickhouse: { url: services.CLICKHOUSE_URL!, database, username: 'default', password: '', ...connection() },
       batchRows,
       batchMs: 500,
+      insertFormat: format,
       lastReports: { record: async () => undefined },
       logger: quiet,
     });
@@ -91,7 +96,7 @@ async function main(): Promise<void> {
     await worker.stop();
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
     rows.push(
-      `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% |`,
+      `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% |`,
     );
     if (chdbDir === null) {
       const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '' });
@@ -103,8 +108,8 @@ async function main(): Promise<void> {
   await admin.disconnect();
   if (chdbDir !== null) rmSync(chdbDir, { recursive: true, force: true });
   console.log(`\nWorker draining a ${EVENTS.toLocaleString('en')}-event backlog from 4 partitions, ${new Date().toISOString()}, ${os.cpus()[0]?.model ?? ''} x${os.cpus().length} (shared)\n`);
-  console.log('| ClickHouse | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) |');
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log('| ClickHouse | format | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
 }
 

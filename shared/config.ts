@@ -247,7 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseUser: str(env, 'CLICKHOUSE_USER', 'default'),
     clickhousePassword: env.CLICKHOUSE_PASSWORD ?? '',
     clickhouseRetentionDays: int(env, 'CLICKHOUSE_RETENTION_DAYS', 0, 0),
-    workerBatchRows: int(env, 'WORKER_BATCH_ROWS', 5_000, 1),
+    workerBatchRows: int(env, 'WORKER_BATCH_ROWS', 20_000, 1),
     workerBatchMs: int(env, 'WORKER_BATCH_MS', 500, 1),
   };
 }

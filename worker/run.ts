@@ -2,7 +2,7 @@ import type { Config } from '../shared/config.js';
 import type { LastReportSink } from '../shared/backends/types.js';
 import { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
-import { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
+import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { describeKafkaError } from '../shared/backends/kafka/errors.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './backoff.js';
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
@@ -29,6 +29,8 @@ export interface WorkerOptions {
   groupId: string;
   clientId: string;
   clickhouse: ClickHouseOptions;
+  /** How rows are sent (default TabSeparated; bench:worker compares). */
+  insertFormat?: InsertFormat;
   /** Days `events` and `arrivals` keep rows in the current schema (ClickHouse 24.8+); 0 keeps all. Default 0. */
   retentionDays?: number;
   /** Insert when this many rows are buffered ... */
@@ -226,7 +228,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (schema.exactlyOnce && schema.family === 'legacy') {
       options.logger.warn({ database }, 'this database holds the 18.16 schema on a current ClickHouse: kept as is (docs/analytics.md tells how to move it to the current schema)');
     }
-    writer = new ClickHouseEventWriter(client, database, { family: schema.family, exactlyOnce: schema.exactlyOnce });
+    writer = new ClickHouseEventWriter(client, database, { family: schema.family, exactlyOnce: schema.exactlyOnce, ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }) });
   } catch (err) {
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;

@@ -1,9 +1,14 @@
+import { Readable } from 'node:stream';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { EventRecord } from '../types.js';
 import type { ClickHouseClient } from './client.js';
 import { FAMILY_ROWS, type SchemaFamily } from './family.js';
 import type { EventRow } from './rows.js';
 import { quoteIdentifier } from './sql.js';
+import { toTabSeparated } from './tsv.js';
+
+/** How rows travel to ClickHouse; both are text every release reads (bench:worker compares them). */
+export type InsertFormat = 'JSONEachRow' | 'TabSeparated';
 
 /**
  * Current releases refuse an INSERT block that touches more than `max_partitions_per_insert_block`
@@ -40,6 +45,8 @@ export interface WriterOptions {
   family?: SchemaFamily;
   /** The server deduplicates by insert token (24.8+): send async_insert=0 and each insert's token. */
   exactlyOnce?: boolean;
+  /** Default TabSeparated (measured faster: bench/RESULTS.md §Issue 18). */
+  format?: InsertFormat;
 }
 
 /**
@@ -59,11 +66,12 @@ export function currentInsertSettings(token: string | null): ClickHouseSettings 
   };
 }
 
-/** Inserts event rows into `db`.`events` with JSONEachRow (the one JSON input format 18.16 has). */
+/** Inserts event rows into `db`.`events`, as TabSeparated (or JSONEachRow, the one JSON input format 18.16 has). */
 export class ClickHouseEventWriter {
   private readonly table: string;
   readonly family: SchemaFamily;
   readonly exactlyOnce: boolean;
+  readonly format: InsertFormat;
 
   constructor(
     private readonly client: ClickHouseClient,
@@ -73,6 +81,7 @@ export class ClickHouseEventWriter {
     this.table = `${quoteIdentifier(database)}.events`;
     this.family = options.family ?? 'legacy';
     this.exactlyOnce = options.exactlyOnce ?? false;
+    this.format = options.format ?? 'TabSeparated';
   }
 
   /** The rows of `events` in this writer's schema. */
@@ -92,12 +101,16 @@ export class ClickHouseEventWriter {
     const groups = splitByPartition(rows);
     for (let i = 0; i < groups.length; i++) {
       const groupToken = token === null ? null : groups.length === 1 ? token : `${token}/${i}`;
-      await this.client.insert({
-        table: this.table,
-        values: groups[i]!,
-        format: 'JSONEachRow',
-        ...(this.exactlyOnce ? { clickhouse_settings: currentInsertSettings(groupToken) } : {}),
-      });
+      const group = groups[i]!;
+      const settings = this.exactlyOnce ? { clickhouse_settings: currentInsertSettings(groupToken) } : {};
+      if (this.format === 'JSONEachRow') {
+        await this.client.insert({ table: this.table, values: group, format: 'JSONEachRow', ...settings });
+      } else {
+        // Named columns: a field added later sits after stored_at in an older table.
+        const columns = Object.keys(group[0]!);
+        const values = Readable.from([Buffer.from(toTabSeparated(group, columns))], { objectMode: false });
+        await this.client.insert({ table: this.table, values, columns: columns as [string, ...string[]], format: 'TabSeparated', ...settings });
+      }
     }
   }
 }

@@ -71,37 +71,38 @@ async function main(): Promise<void> {
   const connection = (): Pick<ClickHouseOptions, 'connection'> =>
     chdbDir === null ? {} : { connection: createChdbConnection({ path: chdbDir }) as unknown as NonNullable<ClickHouseOptions['connection']> };
   const rows: string[] = [];
-  for (const format of FORMATS)
-  for (const batchRows of BATCHES) {
-    const database = `bench_drain_${run}_${format}_${batchRows}`;
-    const groupId = `bench-drain-${run}-${format}-${batchRows}`;
-    const cpu0 = process.cpuUsage();
-    const started = performance.now();
-    const worker = await startWorker({
-      brokers,
-      topic,
-      groupId,
-      clientId: groupId,
-      clickhouse: { url: services.CLICKHOUSE_URL!, database, username: 'default', password: '', ...connection() },
-      batchRows,
-      batchMs: 500,
-      insertFormat: format,
-      lastReports: { record: async () => undefined },
-      logger: quiet,
-    });
-    while (worker.stats.insertedRows < EVENTS) await new Promise((r) => setTimeout(r, 50));
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    const stats = { ...worker.stats };
-    await worker.stop();
-    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-    rows.push(
-      `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% |`,
-    );
-    if (chdbDir === null) {
-      const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '' });
-      await ch.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(database)}` });
-      await ch.close();
+  for (const format of FORMATS) {
+    for (const batchRows of BATCHES) {
+      const database = `bench_drain_${run}_${format}_${batchRows}`;
+      const groupId = `bench-drain-${run}-${format}-${batchRows}`;
+      const cpu0 = process.cpuUsage();
+      const started = performance.now();
+      const worker = await startWorker({
+        brokers,
+        topic,
+        groupId,
+        clientId: groupId,
+        clickhouse: { url: services.CLICKHOUSE_URL!, database, username: 'default', password: '', ...connection() },
+        batchRows,
+        batchMs: 500,
+        insertFormat: format,
+        lastReports: { record: async () => undefined },
+        logger: quiet,
+      });
+      while (worker.stats.insertedRows < EVENTS) await new Promise((r) => setTimeout(r, 50));
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const stats = { ...worker.stats };
+      await worker.stop();
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      rows.push(
+        `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% |`,
+      );
+      if (chdbDir === null) {
+        const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '' });
+        await ch.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(database)}` });
+        await ch.close();
+      }
     }
   }
   await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);

@@ -53,15 +53,17 @@ async function rawAndFinal(client: ClickHouseClient, db: string): Promise<{ raw:
 }
 
 describe('batch cuts and tokens', () => {
-  const msg = (offset: bigint): BufferedMessage => ({ partition: 2, offset, arrivedAt: 0, decoded: null });
+  const msg = (offset: bigint): BufferedMessage => ({ partition: 2, offset, arrivedAt: 0, timestamp: String(1_700_000_000_000n + offset), decoded: null });
 
   it('cuts batches on a fixed grid of offsets, so a re-read batch has the same token', () => {
     expect(gridEnd(0n, 100)).toBe(100n);
     expect(gridEnd(99n, 100)).toBe(100n);
     expect(gridEnd(100n, 100)).toBe(200n);
     expect(gridEnd(1234n, 5000)).toBe(5000n);
-    expect(batchToken('t', 2, [msg(100n), msg(101n), msg(199n)])).toBe('t:2:100-199');
-    expect(batchToken('t', 2, [msg(7n)])).toBe('t:2:7-7');
+    expect(batchToken('t', 2, [msg(100n), msg(101n), msg(199n)])).toBe('t:2:100-199@1700000000100');
+    expect(batchToken('t', 2, [msg(7n)])).toBe('t:2:7-7@1700000000007');
+    // A topic created again starts its offsets over: the timestamp keeps its tokens new.
+    expect(batchToken('t', 2, [{ ...msg(7n), timestamp: '1800000000000' }])).not.toBe(batchToken('t', 2, [msg(7n)]));
   });
 });
 

@@ -7,6 +7,11 @@ export interface BufferedMessage {
   offset: bigint;
   /** When the worker read it (epoch ms): the batch-time limit counts from the oldest. */
   arrivedAt: number;
+  /**
+   * The message's Kafka timestamp (epoch ms, as text): part of the insert token, so a topic deleted
+   * and created again, whose offsets start over, never repeats an earlier batch's token.
+   */
+  timestamp?: string;
   /** null for a poison message: nothing is stored for it, but its offset is committed. */
   decoded: { id: bigint; event: EventRecord } | null;
   /** A poison message as it is set aside (before its offset is committed). */
@@ -41,13 +46,14 @@ export function gridEnd(first: bigint, batchRows: number): bigint {
 }
 
 /**
- * The insert deduplication token of a batch: topic, partition, first and last offset. The same
- * messages always give the same token, whether the insert is retried or the batch read again.
+ * The insert deduplication token of a batch: topic, partition, first and last offset, and the
+ * first message's Kafka timestamp. The same messages always give the same token, whether the
+ * insert is retried or the batch read again.
  */
 export function batchToken(topic: string, partition: number, messages: readonly BufferedMessage[]): string {
   const first = messages[0]?.offset ?? 0n;
   const last = messages[messages.length - 1]?.offset ?? first;
-  return `${topic}:${partition}:${first}-${last}`;
+  return `${topic}:${partition}:${first}-${last}@${messages[0]?.timestamp ?? ''}`;
 }
 
 export function compareInstants(a: EventInstant, b: EventInstant): number {

@@ -143,6 +143,7 @@ export class Loader {
         partition: batch.partition,
         offset: BigInt(message.offset),
         arrivedAt: Date.now(),
+        timestamp: message.timestamp,
         ...this.decode(message, batch.partition),
       });
       this.stats.buffered++;

@@ -1,4 +1,6 @@
+import type { KafkaMessage } from 'kafkajs';
 import type { EventInstant, EventRecord, LastReportUpdate, PoisonMessage } from '../shared/backends/types.js';
+import { poisonId } from '../shared/backends/redis/poison.js';
 
 /** One Kafka message held by the worker until its batch is stored and committed. */
 export interface BufferedMessage {
@@ -73,4 +75,19 @@ export function latestReports(messages: readonly BufferedMessage[]): LastReportU
     }
   }
   return [...latest.values()];
+}
+
+/** A message that cannot be decoded, as it is set aside (with its reason, before its offset is committed). */
+export function poisonMessage(topic: string, partition: number, message: KafkaMessage, reason: string): PoisonMessage {
+  return {
+    id: poisonId(partition, message.offset),
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString('utf8') ?? null,
+    reason,
+    at: Date.now(),
+    value: message.value ?? Buffer.alloc(0),
+    truncated: false,
+  };
 }

@@ -4,9 +4,8 @@ import type { LastReportSink, PoisonStore } from '../shared/backends/types.js';
 import { decodeEvent } from '../shared/events/wire.js';
 import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep, type BackoffOptions } from './backoff.js';
-import { batchToken, gridEnd, latestReports, type BufferedMessage } from './batch.js';
+import { batchToken, gridEnd, latestReports, poisonMessage, type BufferedMessage } from './batch.js';
 import { errorText, type WorkerLogger } from './log.js';
-import { poisonId } from '../shared/backends/redis/poison.js';
 
 /** Where poison messages are set aside (RedisPoisonStore). */
 export type PoisonSink = Pick<PoisonStore, 'add'>;
@@ -61,8 +60,7 @@ type State = 'running' | 'draining' | 'stopped' | 'aborted';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
+  return { promise: new Promise<void>((r) => (resolve = r)), resolve };
 }
 
 /** One partition's messages waiting for insert, and its insert in flight. */
@@ -198,18 +196,7 @@ export class Loader {
       { topic: this.options.topic, partition, offset: message.offset, bytes: message.value?.length ?? 0, reason },
       'setting aside an event message that cannot be decoded (poison message)',
     );
-    const poison = {
-      id: poisonId(partition, message.offset),
-      topic: this.options.topic,
-      partition,
-      offset: message.offset,
-      key: message.key?.toString('utf8') ?? null,
-      reason,
-      at: Date.now(),
-      value: message.value ?? Buffer.alloc(0),
-      truncated: false,
-    };
-    return { decoded: null, poison };
+    return { decoded: null, poison: poisonMessage(this.options.topic, partition, message, reason) };
   }
 
   onGroupJoin(partitions: number[]): void {

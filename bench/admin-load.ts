@@ -1,5 +1,5 @@
 /**
- * What the operators' side costs ingest (issue 16), before and after, in one run:
+ * What the operators' side costs ingest, before and after, in one run:
  *  1. events/s stored through the public port with 0, 200 and 2,000 live event streams open on the
  *     admin port (readers in their own process, reading everything they are sent);
  *  2. importing a 100,000-vehicle trip in 1,000-line calls (first and last call), then the public

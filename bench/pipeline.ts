@@ -14,15 +14,24 @@
  * the worker over the load and the drain, with the goal: the gateway's halved from the
  * figure measured when the goal was set (GATEWAY_BASELINE_US).
  *
+ * CLICKHOUSE_ENGINE=chdb (split topology) runs the worker on ClickHouse 26 embedded in its own
+ * process (npm `chdb`, bench/lib/chdb-worker.ts: the current schema) instead of the 18.16 server;
+ * the backlog is then read from the consumer group's committed offsets (the worker commits after
+ * each insert), and the stored events are checked once the worker has exited.
+ *
  * Run: npm run bench:pipeline   (env DURATION=seconds (60), CONNECTIONS=n (20),
- *      EVENTS_PER_REQUEST=n (100), TOPOLOGY=split|single, GATEWAY_BASELINE_US=54; the services
- *      from SERVICES_ENV_FILE, default .services.env)
+ *      EVENTS_PER_REQUEST=n (100), TOPOLOGY=split|single, CLICKHOUSE_ENGINE=1816|chdb,
+ *      GATEWAY_BASELINE_US=54; the services from SERVICES_ENV_FILE, default .services.env)
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { createClient } from '@clickhouse/client';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import { Kafka, logLevel } from 'kafkajs';
 import { cpuProbe, peakRssKb } from './lib/proc.js';
 import { startServer } from './lib/server.js';
 
@@ -31,6 +40,9 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20);
 const PER_REQUEST = Number(process.env.EVENTS_PER_REQUEST ?? 100);
 const TOPOLOGY = process.env.TOPOLOGY ?? 'split';
 if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') throw new Error(`TOPOLOGY must be split or single, got ${TOPOLOGY}`);
+const ENGINE = process.env.CLICKHOUSE_ENGINE ?? '1816';
+if (ENGINE !== '1816' && ENGINE !== 'chdb') throw new Error(`CLICKHOUSE_ENGINE must be 1816 or chdb, got ${ENGINE}`);
+if (ENGINE === 'chdb' && TOPOLOGY !== 'split') throw new Error('CLICKHOUSE_ENGINE=chdb needs TOPOLOGY=split (the worker owns the engine)');
 const NS = 'http://tempuri.org/';
 /**
  * The gateway's CPU per acknowledged event (µs, split topology) when the goal of halving it
@@ -67,11 +79,20 @@ async function main(): Promise<void> {
     CLICKHOUSE_DATABASE: database,
     LOG_LEVEL: 'info',
   };
+  const chdbPath = ENGINE === 'chdb' ? mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-chdb-')) : null;
+  const kafka = new Kafka({ clientId: `bench-${run}`, brokers: env.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+  const kafkaAdmin = kafka.admin();
+  await kafkaAdmin.connect();
+  /** Events the worker has stored and committed (sum of the group's committed offsets). */
+  const committedEvents = async (): Promise<number> => {
+    const [t] = await kafkaAdmin.fetchOffsets({ groupId: env.KAFKA_GROUP_ID, topics: [env.KAFKA_TOPIC] });
+    return (t?.partitions ?? []).reduce((a, p) => a + Math.max(0, Number(p.offset)), 0);
+  };
   const server = await startServer(env, TOPOLOGY === 'split' ? { script: 'dist/gateway/main.js' } : {});
-  const worker = TOPOLOGY === 'split' ? await startWorker(env) : null;
+  const worker = TOPOLOGY === 'split' ? await startWorker(chdbPath === null ? env : { ...env, CHDB_PATH: chdbPath }, chdbPath !== null) : null;
   await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
 
-  const ch = createClient({ url: services.CLICKHOUSE_URL!, username: 'default', password: '' });
+  let ch: ClickHouseClient = createClient({ url: services.CLICKHOUSE_URL!, username: 'default', password: '' });
   const acked = new Set<number>();
   let negative = 0;
   let i = 0;
@@ -86,9 +107,15 @@ async function main(): Promise<void> {
     while (sampling) {
       const ackedNow = acked.size;
       try {
-        const r = await ch.query({ query: `SELECT count() AS n FROM ${database}.events`, format: 'JSONEachRow' });
-        const [row] = await r.json<{ n: string }>();
-        backlog.push(Math.max(0, ackedNow - Number(row?.n ?? 0)));
+        let stored: number;
+        if (chdbPath === null) {
+          const r = await ch.query({ query: `SELECT count() AS n FROM ${database}.events`, format: 'JSONEachRow' });
+          const [row] = await r.json<{ n: string }>();
+          stored = Number(row?.n ?? 0);
+        } else {
+          stored = await committedEvents();
+        }
+        backlog.push(Math.max(0, ackedNow - stored));
       } catch {
         // the table appears with the worker's first migration
       }
@@ -128,6 +155,17 @@ async function main(): Promise<void> {
   const gatewayUse = gatewayCpu();
   sampling = false;
   await sampler;
+  if (chdbPath !== null) {
+    // The engine is inside the worker: wait for it to commit everything, stop it, then open its data.
+    while ((await committedEvents()) < acked.size && Date.now() - loadEnded < 120_000) await new Promise((r) => setTimeout(r, 250));
+  }
+  const committedDrainMs = Date.now() - loadEnded;
+  const workerUseAtDrain = chdbPath !== null ? workerCpu?.() : undefined;
+  if (chdbPath !== null) {
+    await worker?.stop();
+    await ch.close();
+    ch = createClient({ connection: createChdbConnection({ path: chdbPath }) as unknown as NonNullable<Parameters<typeof createClient>[0]>['connection'] });
+  }
   const count = async (): Promise<{ rows: number; ids: number }> => {
     const r = await ch.query({ query: `SELECT count() AS rows, uniqExact(id) AS ids FROM ${database}.events FINAL`, format: 'JSONEachRow' });
     const [row] = await r.json<{ rows: string; ids: string }>();
@@ -138,10 +176,11 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 250));
     stored = await count();
   }
-  const drainMs = Date.now() - loadEnded;
-  const workerUse = workerCpu?.();
+  const drainMs = chdbPath === null ? Date.now() - loadEnded : committedDrainMs;
+  const workerUse = workerUseAtDrain ?? workerCpu?.();
+  const receivedMs = chdbPath === null ? 'received_at_ms' : 'toUnixTimestamp64Milli(received_at)';
   const lagQuery = await ch.query({
-    query: `SELECT avg(toUnixTimestamp(stored_at) * 1000 - received_at_ms) AS avg_ms, max(toUnixTimestamp(stored_at) * 1000 - received_at_ms) AS max_ms FROM ${database}.events`,
+    query: `SELECT avg(toUnixTimestamp(stored_at) * 1000 - ${receivedMs}) AS avg_ms, max(toUnixTimestamp(stored_at) * 1000 - ${receivedMs}) AS max_ms FROM ${database}.events`,
     format: 'JSONEachRow',
   });
   const [lag] = await lagQuery.json<{ avg_ms: number; max_ms: number }>();
@@ -157,13 +196,16 @@ async function main(): Promise<void> {
   await worker?.stop();
   await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
   await ch.close();
+  await kafkaAdmin.disconnect();
+  if (chdbPath !== null) rmSync(chdbPath, { recursive: true, force: true });
 
   const seconds = (loadEnded - started) / 1000;
   const rate = acked.size / seconds;
   const maxBacklog = Math.max(0, ...backlog);
   const avgBacklog = backlog.length ? backlog.reduce((a, b) => a + b, 0) / backlog.length : 0;
   const where = TOPOLOGY === 'split' ? 'gateway and worker in two processes' : 'gateway+worker in one process';
-  console.log(`\nPipeline (${where}, real Redis/Kafka/ClickHouse 18.16 on the same 2 cores), ${seconds.toFixed(0)} s of load, ${new Date().toISOString()}\n`);
+  const clickhouse = chdbPath === null ? 'ClickHouse 18.16 server' : 'ClickHouse 26 embedded in the worker (chdb, current schema)';
+  console.log(`\nPipeline (${where}, real Redis/Kafka and ${clickhouse} on the same 2 cores), ${seconds.toFixed(0)} s of load, ${new Date().toISOString()}\n`);
   console.log('| connections | events/request | req/s | acked events/s | p50 ms | p99 ms | negative codes | stored ids | lost | duplicated | backlog avg / max (events) | lag avg / max (s, from backlog) | stored_at − received_at avg / max (ms, 1 s resolution) | drain after load (ms) | RSS MB gateway / worker |');
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   console.log(
@@ -181,15 +223,21 @@ async function main(): Promise<void> {
     const goal = GATEWAY_US_PER_EVENT_BASELINE / 2;
     console.log(`Goal: gateway CPU per acknowledged event halved from ${GATEWAY_US_PER_EVENT_BASELINE} µs, ≤ ${goal} µs: ${gatewayUs <= goal ? 'met' : 'not met'} (${gatewayUs.toFixed(0)} µs)`);
   }
+  const maxLag = maxBacklog / rate;
+  console.log(
+    `\nLag goal (issue 18): the worker keeps up, lag < 2 s at the rate the gateway acknowledged (${Math.round(rate)} events/s): ${maxLag < 2 ? 'met' : 'not met'} (max ${maxLag.toFixed(2)} s, avg ${(avgBacklog / rate).toFixed(2)} s)` +
+      (chdbPath === null ? '' : '; the worker CPU above includes the embedded ClickHouse'),
+  );
   console.log(`\nTarget ≥ 20,000 events/s, lag < 2 s, 0 lost, 0 duplicated: ${met ? 'met' : 'not met'} (${Math.round(rate)} events/s, max lag ${(maxBacklog / rate).toFixed(2)} s, ${lost} lost, ${dupes.length} duplicated)`);
 }
 
 /** `npm run worker` in its own process, ready once it has joined the consumer group. */
-async function startWorker(env: Record<string, string>): Promise<{ pid: number; rssKb(): number; stop(): Promise<void> }> {
+async function startWorker(env: Record<string, string>, chdb = false): Promise<{ pid: number; rssKb(): number; stop(): Promise<void> }> {
   const root = process.env.BENCH_ROOT || path.resolve(import.meta.dirname, '..');
   // BENCH_CPU_PROF_DIR profiles the worker too (its .cpuprofile next to the gateway's).
   const profiling = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const child = spawn(process.execPath, [...profiling, 'dist/worker/main.js'], {
+  const script = chdb ? ['--import', 'tsx', 'bench/lib/chdb-worker.ts'] : ['dist/worker/main.js'];
+  const child = spawn(process.execPath, [...profiling, ...script], {
     cwd: root,
     env: { ...process.env, ...env, ADMIN_PORT: '0', ADMIN_HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,11 +1,14 @@
 /**
  * Prints the migrations that add an event field declared `addedLater` in shared/events/schema.ts,
- * to paste as new entries of both stores' MIGRATIONS (docs/architecture.md §Adding an event field):
+ * to paste as new entries of the stores' MIGRATIONS (SQLite, ClickHouse 18.16 and current ClickHouse;
+ * docs/architecture.md §Adding an event field):
  *
  *   npx tsx scripts/event-field-migration.ts <fieldName>
  */
 import { addColumnSql as clickhouseStatements } from '../shared/backends/clickhouse/rows.js';
 import { MIGRATIONS as CLICKHOUSE_MIGRATIONS } from '../shared/backends/clickhouse/schema.js';
+import { addCurrentColumnSql } from '../shared/backends/clickhouse/current-rows.js';
+import { CURRENT_MIGRATIONS } from '../shared/backends/clickhouse/schema-current.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../shared/backends/embedded/database.js';
 import { addColumnSql as sqliteStatements } from '../shared/backends/embedded/event-row.js';
 import { EVENT_FIELD_LIST } from '../shared/events/schema.js';
@@ -25,6 +28,11 @@ try {
   console.log('\n// shared/backends/clickhouse/schema.ts: append to MIGRATIONS');
   console.log(`  {\n    version: ${nextClickHouse},\n    name: 'events.${field.name}',`);
   console.log(`    statements: [${clickhouse.map((s) => `\`${s}\``).join(', ')}],\n  },`);
+  const current = addCurrentColumnSql(field);
+  const nextCurrent = Math.max(0, ...CURRENT_MIGRATIONS.map((m) => m.version)) + 1;
+  console.log('\n// shared/backends/clickhouse/schema-current.ts: append to CURRENT_MIGRATIONS (ClickHouse 24.8+)');
+  console.log(`  {\n    version: ${nextCurrent},\n    name: 'events.${field.name}',`);
+  console.log(`    statements: [${current.map((s) => `\`${s}\``).join(', ')}],\n  },`);
 } catch (err) {
   console.error(err instanceof Error ? err.message : String(err));
   process.exit(1);

@@ -129,6 +129,8 @@ export interface Config {
   clickhouseDatabase: string;
   clickhouseUser: string;
   clickhousePassword: string;
+  /** CLICKHOUSE_RETENTION_DAYS: days the current schema keeps events (by receipt time); 0 keeps all. */
+  clickhouseRetentionDays: number;
   /** Worker batches: insert after this many rows or this many ms, whichever first. */
   workerBatchRows: number;
   workerBatchMs: number;
@@ -330,7 +332,8 @@ export function loadConfig(env: Env = process.env): Config {
     clickhouseDatabase: str(env, 'CLICKHOUSE_DATABASE', 'gateway'),
     clickhouseUser: str(env, 'CLICKHOUSE_USER', 'default'),
     clickhousePassword: env.CLICKHOUSE_PASSWORD ?? '',
-    workerBatchRows: int(env, 'WORKER_BATCH_ROWS', 5_000, 1),
+    clickhouseRetentionDays: int(env, 'CLICKHOUSE_RETENTION_DAYS', 0, 0),
+    workerBatchRows: int(env, 'WORKER_BATCH_ROWS', 20_000, 1),
     workerBatchMs: int(env, 'WORKER_BATCH_MS', 500, 1),
   };
 }

@@ -3,7 +3,6 @@
  * (`npm run services:up`: Kafka and ClickHouse 18.16). Each suite uses its own topics, consumer
  * groups and database, dropped at the end. The ClickHouse-down test is in test/faults/worker.faults.test.ts.
  */
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from './helpers/services.js';
 import type { EventInstant, EventRecord, LastReportSink, StoredEvent } from '../shared/backends/types.js';
@@ -20,6 +19,7 @@ import {
   sqlFloat,
   sqlUInt,
   toRow,
+  partitionMonth,
   wellFormed,
   type ClickHouseClient,
 } from '../shared/backends/clickhouse/index.js';
@@ -29,7 +29,7 @@ import { latestReports, offsetsToCommit, type BufferedMessage } from '../worker/
 import { loadConfig } from '../shared/config.js';
 import { decodeEvent, encodeEvent, WireFormatError } from '../shared/events/wire.js';
 
-import { ROOT, CH, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from './helpers/worker-fixture.js';
+import { CH, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from './helpers/worker-fixture.js';
 
 useWorkerFixture();
 
@@ -156,7 +156,7 @@ describe('worker pieces', () => {
   it('splits an insert spanning more months than one block may hold', () => {
     const rows = Array.from({ length: 250 }, (_, i) => {
       const ms = Date.UTC(2000, i, 15);
-      return { row: toRow(BigInt(i + 1), makeEvent({ eventTime: { epochMs: ms, subMsTicks: 0 } }), 0), eventTimeMs: ms };
+      return { row: toRow(BigInt(i + 1), makeEvent({ eventTime: { epochMs: ms, subMsTicks: 0 } }), 0), partition: partitionMonth(ms) };
     });
     const groups = splitByPartition(rows);
     expect(groups.map((g) => g.length)).toEqual([100, 100, 50]);
@@ -208,7 +208,7 @@ describe('ClickHouse schema and event store', () => {
 
   const stored = (id: bigint, over: Partial<EventRecord>) => ({ id, event: makeEvent(over) });
   const rowsOf = (list: { id: bigint; event: EventRecord }[]) =>
-    list.map(({ id, event }) => ({ row: toRow(id, event, Date.now()), eventTimeMs: event.eventTime.epochMs }));
+    list.map(({ id, event }) => ({ row: toRow(id, event, Date.now()), partition: partitionMonth(event.eventTime.epochMs) }));
 
   it('returns the latest events by id, filtered, once per id', async () => {
     const list = [
@@ -274,75 +274,6 @@ describe('ClickHouse schema and event store', () => {
     expect(['1970-01-01 00:00:00', '0000-00-00 00:00:00']).toContain(rows[0]!.t);
   });
 });
-
-describe('docs/analytics.md example queries', () => {
-  const db = newDatabase();
-  let client: ClickHouseClient;
-
-  beforeAll(async () => {
-    client = createClickHouseClient({ ...CH, database: db });
-    await migrate(client, db);
-    const writer = new ClickHouseEventWriter(client, db);
-    const at = (h: number, m: number) => Date.UTC(2025, 0, 1, h, m);
-    const ev = (id: bigint, over: Partial<EventRecord>) => {
-      const event = makeEvent({ systemUser: 'acme', dominio: 'AB123CD', ...over });
-      return { row: toRow(id, event, Date.now()), eventTimeMs: event.eventTime.epochMs };
-    };
-    const t = (ms: number, ticks = 0): Partial<EventRecord> => ({ eventTime: { epochMs: ms, subMsTicks: ticks }, receivedAt: ms + 2_500 });
-    const sensors = (temp: string) => [
-      { clave: 'temp', valor: temp },
-      { clave: 'ign', valor: '1' },
-    ];
-    const rows = [
-      ev(1n, { ...t(at(10, 0)), sensors: sensors('20.5'), dedupeKey: 'same' }),
-      ev(2n, { ...t(at(10, 5), 17), latitud: 95, longitud: 30, validPosition: false, sensors: sensors('21') }),
-      ev(3n, { ...t(at(11, 0)), valido: false, validPosition: false }),
-      ev(4n, { ...t(at(12, 0)), dedupeKey: 'same' }),
-      ev(5n, { ...t(at(10, 30)), dominio: 'ZZ999' }),
-      ev(6n, { ...t(at(10, 30)), systemUser: 'other', dominio: 'X1' }),
-    ];
-    await writer.insert(rows);
-    // An unmerged replayed copy, so the duplicates queries have something to show.
-    await client.command({ query: `SYSTEM STOP MERGES ${quoteIdentifier(db)}.events` });
-    await writer.insert([rows[1]!]);
-  });
-  afterAll(() => client.close());
-
-  it('run on ClickHouse and return rows', async () => {
-    const { readFileSync } = await import('node:fs');
-    const doc = readFileSync(path.join(ROOT, 'docs/analytics.md'), 'utf8');
-    const blocks = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(blocks.length).toBeGreaterThanOrEqual(8);
-    const results: Record<string, unknown>[][] = [];
-    for (const sql of blocks) {
-      const query = sql.replaceAll('gateway.', `${quoteIdentifier(db)}.`);
-      const r = await client.query({ query, format: 'JSONEachRow' }).catch((err: unknown) => {
-        throw new Error(`${String(err)}\n${query}`);
-      });
-      const rows = await r.json<Record<string, unknown>>();
-      expect(rows.length, query).toBeGreaterThan(0);
-      results.push(rows);
-    }
-    const [track, latest, , latestValid, perHour, invalid, temp, sensorKeys, delay, dupCount, dupIds, resent, folded] = results;
-    expect(track!.map((r) => r.id)).toEqual(['1', '2', '3', '4']);
-    expect(latest).toEqual([
-      expect.objectContaining({ dominio: 'AB123CD', id: '4' }),
-      expect.objectContaining({ dominio: 'ZZ999', id: '5' }),
-    ]);
-    expect(latestValid!.map((r) => r.dominio)).toEqual(['AB123CD', 'ZZ999']);
-    expect(perHour!.filter((r) => r.system_user === 'acme').map((r) => Number(r.events))).toEqual([3, 1, 1]);
-    expect(invalid).toEqual([{ system_user: 'acme', invalid: '2', out_of_range: '1', lat_lon_swapped: '1', device_said_invalid: '1' }]);
-    expect(temp!.map((r) => r.temp)).toEqual(['20.5', '21']);
-    expect(sensorKeys!.map((r) => r.clave).sort()).toEqual(['ign', 'temp']);
-    expect(delay!.find((r) => r.system_user === 'acme')).toMatchObject({ clock_ahead: '0', delay_seconds_p50_p90_p99: [2.5, 2.5, 2.5] });
-    expect(dupCount).toEqual([{ row_count: '7', ids: '6', unmerged_copies: '1' }]);
-    expect(dupIds).toEqual([{ id: '2', copies: '2' }]);
-    expect(resent).toEqual([expect.objectContaining({ dedupe_key: 'same', ids: '2' })]);
-    expect(folded!.map((r) => r.id)).toEqual(['3']);
-  });
-});
-
-// ---- the worker end to end ------------------------------------------------------------------------
 
 describe('worker: Kafka → ClickHouse', () => {
   const db = newDatabase();
@@ -579,7 +510,8 @@ describe('worker batching by rows and draining on stop', () => {
   const groupId = uniqueName('wg');
 
   it('inserts full batches of batchRows, and the remainder on stop()', async () => {
-    const topic = await newTopic(4);
+    // One partition: batches are per partition.
+    const topic = await newTopic(1);
     const metrics = new RecordingMetrics();
     const w = await start({ topic, groupId, database: db, batchRows: 100, batchMs: 600_000, metrics: metrics.sink });
     await produce(

@@ -1,4 +1,6 @@
+import type { KafkaMessage } from 'kafkajs';
 import type { EventInstant, EventRecord, LastReportUpdate, PoisonMessage } from '../shared/backends/types.js';
+import { poisonId } from '../shared/backends/redis/poison.js';
 
 /** One Kafka message held by the worker until its batch is stored and committed. */
 export interface BufferedMessage {
@@ -7,6 +9,11 @@ export interface BufferedMessage {
   offset: bigint;
   /** When the worker read it (epoch ms): the batch-time limit counts from the oldest. */
   arrivedAt: number;
+  /**
+   * The message's Kafka timestamp (epoch ms, as text): part of the insert token, so a topic deleted
+   * and created again, whose offsets start over, never repeats an earlier batch's token.
+   */
+  timestamp?: string;
   /** null for a poison message: nothing is stored for it, but its offset is committed. */
   decoded: { id: bigint; event: EventRecord } | null;
   /** A poison message as it is set aside (before its offset is committed). */
@@ -28,6 +35,29 @@ export function offsetsToCommit(messages: readonly BufferedMessage[]): Map<numbe
   return out;
 }
 
+/**
+ * Where a batch of one partition that starts at offset `first` must end (exclusive): the next
+ * multiple of `batchRows`. Batches are cut on this fixed grid of offsets (or earlier, by time), so
+ * a batch re-read after a crash or a rebalance, which starts at the committed offset (always a
+ * batch boundary), holds the same messages as the first time whenever that one was full: same
+ * offsets, same insert token, and ClickHouse drops it as a repeat.
+ */
+export function gridEnd(first: bigint, batchRows: number): bigint {
+  const size = BigInt(batchRows);
+  return (first / size + 1n) * size;
+}
+
+/**
+ * The insert deduplication token of a batch: topic, partition, first and last offset, and the
+ * first message's Kafka timestamp. The same messages always give the same token, whether the
+ * insert is retried or the batch read again.
+ */
+export function batchToken(topic: string, partition: number, messages: readonly BufferedMessage[]): string {
+  const first = messages[0]?.offset ?? 0n;
+  const last = messages[messages.length - 1]?.offset ?? first;
+  return `${topic}:${partition}:${first}-${last}@${messages[0]?.timestamp ?? ''}`;
+}
+
 export function compareInstants(a: EventInstant, b: EventInstant): number {
   return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : a.subMsTicks - b.subMsTicks;
 }
@@ -45,4 +75,19 @@ export function latestReports(messages: readonly BufferedMessage[]): LastReportU
     }
   }
   return [...latest.values()];
+}
+
+/** A message that cannot be decoded, as it is set aside (with its reason, before its offset is committed). */
+export function poisonMessage(topic: string, partition: number, message: KafkaMessage, reason: string): PoisonMessage {
+  return {
+    id: poisonId(partition, message.offset),
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString('utf8') ?? null,
+    reason,
+    at: Date.now(),
+    value: message.value ?? Buffer.alloc(0),
+    truncated: false,
+  };
 }

@@ -2,12 +2,10 @@ import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { withTimeout } from '../shared/async.js';
 import type { LastReportSink, PoisonStore } from '../shared/backends/types.js';
 import { decodeEvent } from '../shared/events/wire.js';
-import { toRow } from '../shared/backends/clickhouse/rows.js';
-import type { ClickHouseEventWriter, InsertRow } from '../shared/backends/clickhouse/writer.js';
+import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep, type BackoffOptions } from './backoff.js';
-import { latestReports, offsetsToCommit, type BufferedMessage } from './batch.js';
+import { batchToken, gridEnd, latestReports, poisonMessage, type BufferedMessage } from './batch.js';
 import { errorText, type WorkerLogger } from './log.js';
-import { poisonId } from '../shared/backends/redis/poison.js';
 
 /** Where poison messages are set aside (RedisPoisonStore). */
 export type PoisonSink = Pick<PoisonStore, 'add'>;
@@ -48,8 +46,10 @@ export interface LoaderStats {
   /** Successful offset commits. */
   commits: number;
   commitFailures: number;
-  /** Messages in memory, not yet being inserted. */
+  /** Messages in memory, not yet being inserted (all partitions). */
   buffered: number;
+  /** Inserts in flight now (at most one per partition). */
+  inFlight: number;
   /** True while fetching is paused because the buffer is full. */
   paused: boolean;
   /** The last offset this worker committed per partition (the next offset to read). */
@@ -60,15 +60,27 @@ type State = 'running' | 'draining' | 'stopped' | 'aborted';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
+  return { promise: new Promise<void>((r) => (resolve = r)), resolve };
+}
+
+/** One partition's messages waiting for insert, and its insert in flight. */
+interface PartitionQueue {
+  partition: number;
+  buffer: BufferedMessage[];
+  flushing: Promise<void> | null;
+  timer: NodeJS.Timeout | null;
+  /** The stored offset not yet committed (a failed commit is retried with the next batch). */
+  pendingCommit: bigint | null;
 }
 
 /**
- * Kafka messages → ClickHouse rows: buffers what the consumer reads, inserts it in batches
- * (batchRows or batchMs, whichever first), records last reports, then commits the offsets. A batch
- * is retried with backoff until stored; offsets move only after that, so nothing is ever committed
- * that is not in ClickHouse. Memory is bounded by maxBuffered (fetching pauses past it).
+ * Kafka messages → ClickHouse rows: buffers what the consumer reads per partition, inserts each
+ * partition's messages in batches (batchRows, cut on a fixed grid of offsets, or batchMs, whichever
+ * first), records last reports, then commits that partition's offsets. Partitions insert in
+ * parallel, one insert in flight each, so a slow insert of one does not hold the others and order
+ * within a partition is kept. A batch is retried with backoff until stored; offsets move only
+ * after that, so nothing is ever committed that is not in ClickHouse. Memory is bounded by
+ * maxBuffered (fetching pauses past it).
  */
 export class Loader {
   readonly stats: LoaderStats = {
@@ -82,17 +94,14 @@ export class Loader {
     commits: 0,
     commitFailures: 0,
     buffered: 0,
+    inFlight: 0,
     paused: false,
     committed: {},
   };
 
   private state: State = 'running';
-  private buffer: BufferedMessage[] = [];
-  private flushing: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly queues = new Map<number, PartitionQueue>();
   private drainDeadline = Infinity;
-  /** Offsets stored but not yet committed (a failed commit is retried with the next batch). */
-  private readonly pendingCommits = new Map<number, bigint>();
   private assigned = new Set<number>();
   private room: { promise: Promise<void>; resolve: () => void } | null = null;
   private wakeUp!: () => void;
@@ -114,28 +123,33 @@ export class Loader {
     return this.state === 'draining';
   }
 
+  private queue(partition: number): PartitionQueue {
+    let q = this.queues.get(partition);
+    if (q === undefined) this.queues.set(partition, (q = { partition, buffer: [], flushing: null, timer: null, pendingCommit: null }));
+    return q;
+  }
+
   // ---- reading ------------------------------------------------------------------------------
 
   // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, not methods that need `this`
   async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const q = this.queue(batch.partition);
     for (const message of batch.messages) {
-      if (this.buffer.length >= this.options.maxBuffered && !(await this.waitForRoom(heartbeat, isStale))) break;
+      if (this.stats.buffered >= this.options.maxBuffered && !(await this.waitForRoom(heartbeat, isStale))) break;
       if (!isRunning() || isStale() || this.state !== 'running') break;
-      this.buffer.push({
+      q.buffer.push({
         partition: batch.partition,
         offset: BigInt(message.offset),
         arrivedAt: Date.now(),
+        timestamp: message.timestamp,
         ...this.decode(message, batch.partition),
       });
+      this.stats.buffered++;
       // Moves kafkajs' fetch position only; the group's committed offset moves after the insert.
       resolveOffset(message.offset);
-      if (this.buffer.length === 1 || this.buffer.length >= this.options.batchRows) {
-        this.stats.buffered = this.buffer.length;
-        this.schedule();
-      }
+      if (q.buffer.length === 1 || this.complete(q)) this.schedule(q);
     }
-    this.stats.buffered = this.buffer.length;
-    this.schedule();
+    this.schedule(q);
   }
 
   /**
@@ -146,7 +160,7 @@ export class Loader {
   private async waitForRoom(heartbeat: () => Promise<void>, isStale: () => boolean): Promise<boolean> {
     this.stats.paused = true;
     try {
-      while (this.buffer.length >= this.options.maxBuffered) {
+      while (this.stats.buffered >= this.options.maxBuffered) {
         if (this.state !== 'running' || isStale()) return false;
         this.room ??= deferred();
         await Promise.race([this.room.promise, sleep(1_000)]);
@@ -182,30 +196,23 @@ export class Loader {
       { topic: this.options.topic, partition, offset: message.offset, bytes: message.value?.length ?? 0, reason },
       'setting aside an event message that cannot be decoded (poison message)',
     );
-    const poison = {
-      id: poisonId(partition, message.offset),
-      topic: this.options.topic,
-      partition,
-      offset: message.offset,
-      key: message.key?.toString('utf8') ?? null,
-      reason,
-      at: Date.now(),
-      value: message.value ?? Buffer.alloc(0),
-      truncated: false,
-    };
-    return { decoded: null, poison };
+    return { decoded: null, poison: poisonMessage(this.options.topic, partition, message, reason) };
   }
 
   onGroupJoin(partitions: number[]): void {
     this.assigned = new Set(partitions);
     // After a (re)join kafkajs reads every assigned partition again from its committed offset, so
     // what is buffered would arrive twice: drop it. A batch being inserted goes on (a replay of it
-    // collapses in ClickHouse); offsets of partitions no longer ours are never committed.
-    const dropped = this.buffer.length;
-    this.buffer = [];
+    // has the same token, or collapses in ClickHouse); offsets of partitions no longer ours are
+    // never committed.
+    let dropped = 0;
+    for (const q of this.queues.values()) {
+      dropped += q.buffer.length;
+      q.buffer = [];
+      this.clearTimer(q);
+      if (!this.assigned.has(q.partition)) q.pendingCommit = null;
+    }
     this.stats.buffered = 0;
-    for (const p of [...this.pendingCommits.keys()]) if (!this.assigned.has(p)) this.pendingCommits.delete(p);
-    this.clearTimer();
     this.notifyRoom();
     this.options.logger.info({ partitions, dropped }, 'joined the consumer group');
   }
@@ -216,45 +223,62 @@ export class Loader {
     return this.state === 'running' || (this.state === 'draining' && Date.now() < this.drainDeadline);
   }
 
-  private due(): boolean {
-    const head = this.buffer[0];
+  /** The buffer holds a whole batch: batchRows messages, or everything up to the grid's end. */
+  private complete(q: PartitionQueue): boolean {
+    const head = q.buffer[0];
+    if (head === undefined) return false;
+    return q.buffer.length >= this.options.batchRows || q.buffer[q.buffer.length - 1]!.offset + 1n >= gridEnd(head.offset, this.options.batchRows);
+  }
+
+  private due(q: PartitionQueue): boolean {
+    const head = q.buffer[0];
     if (head === undefined || !this.flushAllowed()) return false;
-    return this.buffer.length >= this.options.batchRows || this.state === 'draining' || Date.now() >= head.arrivedAt + this.options.batchMs;
+    return this.complete(q) || this.state === 'draining' || Date.now() >= head.arrivedAt + this.options.batchMs;
   }
 
-  private clearTimer(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+  private clearTimer(q: PartitionQueue): void {
+    if (q.timer !== null) clearTimeout(q.timer);
+    q.timer = null;
   }
 
-  /** Starts a flush when one is due, or arms the timer for the oldest buffered message. */
-  private schedule(): void {
-    if (this.flushing !== null) return;
-    if (this.due()) {
-      this.clearTimer();
-      this.flushing = this.flushLoop().finally(() => {
-        this.flushing = null;
-        this.schedule();
+  /** Starts a partition's flush when one is due, or arms its timer for its oldest message. */
+  private schedule(q: PartitionQueue): void {
+    if (q.flushing !== null) return;
+    if (this.due(q)) {
+      this.clearTimer(q);
+      this.stats.inFlight++;
+      q.flushing = this.flushLoop(q).finally(() => {
+        this.stats.inFlight--;
+        q.flushing = null;
+        this.schedule(q);
       });
       return;
     }
-    const head = this.buffer[0];
-    if (head !== undefined && this.timer === null && this.flushAllowed()) {
+    const head = q.buffer[0];
+    if (head !== undefined && q.timer === null && this.flushAllowed()) {
       const wait = Math.max(0, head.arrivedAt + this.options.batchMs - Date.now());
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.schedule();
+      q.timer = setTimeout(() => {
+        q.timer = null;
+        this.schedule(q);
       }, wait);
     }
   }
 
-  private async flushLoop(): Promise<void> {
-    while (this.due()) {
-      const messages = this.buffer.splice(0, this.options.batchRows);
-      this.stats.buffered = this.buffer.length;
+  /** Takes the next batch from the front of a partition's buffer: up to the grid's end. */
+  private take(q: PartitionQueue): BufferedMessage[] {
+    const end = gridEnd(q.buffer[0]!.offset, this.options.batchRows);
+    let n = 0;
+    while (n < q.buffer.length && n < this.options.batchRows && q.buffer[n]!.offset < end) n++;
+    return q.buffer.splice(0, n);
+  }
+
+  private async flushLoop(q: PartitionQueue): Promise<void> {
+    while (this.due(q)) {
+      const messages = this.take(q);
+      this.stats.buffered -= messages.length;
       this.notifyRoom();
       try {
-        await this.store(messages);
+        await this.store(q, messages);
       } catch (err) {
         if (!(err instanceof RetryAborted)) this.options.logger.error({ err: errorText(err) }, 'batch failed');
         return;
@@ -265,19 +289,17 @@ export class Loader {
   private giveUp = (): boolean => !this.flushAllowed();
 
   /** Insert (retried) → last reports (retried) → commit. Throws RetryAborted on abort / drain timeout. */
-  private async store(messages: BufferedMessage[]): Promise<void> {
+  private async store(q: PartitionQueue, messages: BufferedMessage[]): Promise<void> {
     const { logger, metrics, backoff } = this.options;
-    const storedAt = Date.now();
-    const rows: InsertRow[] = [];
-    for (const m of messages) {
-      if (m.decoded !== null) rows.push({ row: toRow(m.decoded.id, m.decoded.event, storedAt), eventTimeMs: m.decoded.event.eventTime.epochMs });
-    }
-    if (rows.length > 0) {
+    const decoded = messages.flatMap((m) => (m.decoded === null ? [] : [m.decoded]));
+    if (decoded.length > 0) {
+      const rows = this.writer.encode(decoded, Date.now());
+      const token = batchToken(this.options.topic, q.partition, messages);
       let seconds = 0;
       await retry(
         async () => {
           const started = performance.now();
-          await this.writer.insert(rows);
+          await this.writer.insert(rows, token);
           seconds = (performance.now() - started) / 1000;
         },
         {
@@ -324,53 +346,56 @@ export class Loader {
     }
 
     if (this.state === 'aborted') throw new RetryAborted(null);
-    for (const [partition, next] of offsetsToCommit(messages)) {
-      const seen = this.pendingCommits.get(partition);
-      if (seen === undefined || next > seen) this.pendingCommits.set(partition, next);
-    }
-    await this.commitPending();
+    const next = messages[messages.length - 1]!.offset + 1n;
+    if (q.pendingCommit === null || next > q.pendingCommit) q.pendingCommit = next;
+    await this.commitPending(q);
   }
 
-  /** Commits the stored offsets of partitions still assigned; a failure is retried with the next batch. */
-  private async commitPending(): Promise<void> {
-    for (const p of [...this.pendingCommits.keys()]) if (!this.assigned.has(p)) this.pendingCommits.delete(p);
-    const entries = [...this.pendingCommits];
-    if (entries.length === 0) return;
+  /**
+   * Commits a partition's stored offset while it is still assigned; a failure is retried with its
+   * next batch. Only this partition's flush commits it, one at a time, so its committed offset
+   * never goes back.
+   */
+  private async commitPending(q: PartitionQueue): Promise<void> {
+    const offset = q.pendingCommit;
+    if (offset === null) return;
+    if (!this.assigned.has(q.partition)) {
+      q.pendingCommit = null;
+      return;
+    }
     try {
-      await this.options.commit(entries.map(([partition, offset]) => ({ topic: this.options.topic, partition, offset: offset.toString() })));
+      await this.options.commit([{ topic: this.options.topic, partition: q.partition, offset: offset.toString() }]);
     } catch (err) {
       this.stats.commitFailures++;
-      this.options.logger.warn({ err: errorText(err), partitions: entries.map(([p]) => p) }, 'offset commit failed; retried with the next batch');
+      this.options.logger.warn({ err: errorText(err), partitions: [q.partition] }, 'offset commit failed; retried with the next batch');
       return;
     }
     this.stats.commits++;
-    for (const [partition, offset] of entries) {
-      this.stats.committed[partition] = offset.toString();
-      if (this.pendingCommits.get(partition) === offset) this.pendingCommits.delete(partition);
-    }
+    this.stats.committed[q.partition] = offset.toString();
+    if (q.pendingCommit === offset) q.pendingCommit = null;
   }
 
   // ---- shutdown -----------------------------------------------------------------------------
 
   /** Stores what is buffered, batch by batch, until empty or `drainMs` passed; returns what was left. */
   async drain(drainMs: number): Promise<number> {
-    if (this.state !== 'running') return this.buffer.length;
+    if (this.state !== 'running') return this.stats.buffered;
     this.state = 'draining';
     this.drainDeadline = Date.now() + drainMs;
     const deadline = setTimeout(() => this.wakeUp(), drainMs);
-    this.clearTimer();
+    for (const q of this.queues.values()) this.clearTimer(q);
     this.notifyRoom();
     for (;;) {
-      this.schedule();
-      const flushing = this.flushing;
-      if (flushing === null) break;
-      await Promise.race([flushing, this.wake.promise]);
+      for (const q of this.queues.values()) this.schedule(q);
+      const flushing = [...this.queues.values()].flatMap((q) => (q.flushing === null ? [] : [q.flushing]));
+      if (flushing.length === 0) break;
+      await Promise.race([Promise.all(flushing), this.wake.promise]);
       // The wake promise stays resolved once woken: stop looping on it (deadline, or abort()).
       if (Date.now() >= this.drainDeadline || !this.isDraining()) break;
     }
     clearTimeout(deadline);
     if (this.isDraining()) this.state = 'stopped';
-    return this.buffer.length;
+    return this.stats.buffered;
   }
 
   /** Like a crash: drop what is buffered, stop retrying, commit nothing more. */
@@ -378,8 +403,10 @@ export class Loader {
     this.state = 'aborted';
     this.wakeUp();
     this.notifyRoom();
-    this.clearTimer();
-    this.buffer = [];
+    for (const q of this.queues.values()) {
+      this.clearTimer(q);
+      q.buffer = [];
+    }
     this.stats.buffered = 0;
   }
 }

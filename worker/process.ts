@@ -10,6 +10,7 @@ import { readinessGauge } from '../shared/readiness-metric.js';
 import { openRedisStores, redisStoresOptionsFromConfig } from '../shared/backends/redis/index.js';
 import type { Running } from '../shared/process.js';
 import { createWorker, workerOptionsFromConfig, type Worker, type WorkerStatus } from './run.js';
+import type { ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 
 export interface WorkerProcess extends Running {
   /** http://host:port of the probes (null without them); ADMIN_PORT=0 picks a free port. */
@@ -22,7 +23,12 @@ export interface WorkerProcess extends Running {
  * listen from the start, so a worker that waits is visible. Only a non-retriable error ends the
  * process (exit 1, logged as such).
  */
-export async function startWorkerProcess(config: Config, logger: Logger, metrics: Metrics, options: { probes: boolean }): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  options: { probes: boolean; /** Another transport to ClickHouse than HTTP (bench/lib/chdb-worker.ts). */ clickhouseConnection?: ClickHouseOptions['connection'] },
+): Promise<WorkerProcess> {
   if (!redisConfigured(config)) throw new Error('The worker needs REDIS_URL or REDIS_SENTINELS (it records last-report times there).');
   let worker: Worker | null = null;
   let redisHealthy: () => Promise<boolean> = async () => false;
@@ -42,8 +48,7 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
     const redis = await openRedisStores(redisStoresOptionsFromConfig(config, logger.child({ component: 'redis' })));
     redisHealthy = () => redis.healthy();
     try {
-      worker = await createWorker(
-        workerOptionsFromConfig(config, {
+      const workerOptions = workerOptionsFromConfig(config, {
           lastReports: redis.lastReports,
           poison: redis.poison,
           logger: logger.child({ component: 'worker' }),
@@ -57,8 +62,9 @@ export async function startWorkerProcess(config: Config, logger: Logger, metrics
             logger.fatal({ err }, 'the consumer stopped on a non-retriable error; exiting so the supervisor restarts the worker');
             process.exit(1);
           },
-        }),
-      );
+        });
+      const connection = options.clickhouseConnection;
+      worker = await createWorker(connection === undefined ? workerOptions : { ...workerOptions, clickhouse: { ...workerOptions.clickhouse, connection } });
     } catch (err) {
       await redis.close();
       throw err;

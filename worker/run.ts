@@ -1,8 +1,8 @@
 import type { Config } from '../shared/config.js';
 import type { LastReportSink } from '../shared/backends/types.js';
 import { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
-import { migrate } from '../shared/backends/clickhouse/schema.js';
-import { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
+import { ensureSchema } from '../shared/backends/clickhouse/family.js';
+import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { describeKafkaError } from '../shared/backends/kafka/errors.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './backoff.js';
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
@@ -29,6 +29,10 @@ export interface WorkerOptions {
   groupId: string;
   clientId: string;
   clickhouse: ClickHouseOptions;
+  /** How rows are sent (default TabSeparated; bench:worker compares). */
+  insertFormat?: InsertFormat;
+  /** Days `events` and `arrivals` keep rows in the current schema (ClickHouse 24.8+); 0 keeps all. Default 0. */
+  retentionDays?: number;
   /** Insert when this many rows are buffered ... */
   batchRows: number;
   /** ... or when the oldest buffered row is this old, whichever first. */
@@ -103,6 +107,7 @@ class KafkaClickHouseWorker implements Worker {
   constructor(
     private readonly options: WorkerOptions,
     private readonly client: ClickHouseClient,
+    writer: ClickHouseEventWriter,
   ) {
     const backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.loader = new Loader(
@@ -119,7 +124,7 @@ class KafkaClickHouseWorker implements Worker {
         ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
         commit: (offsets) => this.consumer.commitOffsets(offsets),
       },
-      new ClickHouseEventWriter(client, options.clickhouse.database),
+      writer,
     );
     this.consumer = new ConsumerSupervisor({
       brokers: options.brokers,
@@ -208,18 +213,27 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   if (!(options.batchRows >= 1) || !(options.batchMs >= 1)) throw new Error('batchRows and batchMs must be at least 1');
   const client = createClickHouseClient(options.clickhouse);
   const startDeadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const database = options.clickhouse.database;
+  let writer: ClickHouseEventWriter;
   try {
-    const result = await retry(() => migrate(client, options.clickhouse.database), {
+    const schema = await retry(() => ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }), {
       backoff: options.backoff ?? DEFAULT_BACKOFF,
       shouldStop: () => Date.now() > startDeadline,
       onFailure: (err, attempt) => options.logger.warn({ err: errorText(err), attempt }, 'ClickHouse not ready for migrations; retrying'),
     });
-    options.logger.info({ database: options.clickhouse.database, applied: result.applied, version: result.current }, 'ClickHouse schema ready');
+    options.logger.info(
+      { database, server: schema.server.text, schema: schema.family, exactlyOnce: schema.exactlyOnce, applied: schema.applied, version: schema.current },
+      'ClickHouse schema ready',
+    );
+    if (schema.exactlyOnce && schema.family === 'legacy') {
+      options.logger.warn({ database }, 'this database holds the 18.16 schema on a current ClickHouse: kept as is (docs/analytics.md tells how to move it to the current schema)');
+    }
+    writer = new ClickHouseEventWriter(client, database, { family: schema.family, exactlyOnce: schema.exactlyOnce, ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }) });
   } catch (err) {
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;
   }
-  const worker = new KafkaClickHouseWorker(options, client);
+  const worker = new KafkaClickHouseWorker(options, client, writer);
   worker.start();
   return worker;
 }
@@ -256,6 +270,7 @@ export function workerOptionsFromConfig(
     },
     batchRows: config.workerBatchRows,
     batchMs: config.workerBatchMs,
+    retentionDays: config.clickhouseRetentionDays,
     ...deps,
   };
 }

@@ -48,6 +48,16 @@ interface FieldSpecOf<K extends FieldKind> {
   column: string;
   /** ClickHouse column (stem) when it differs from `column`. */
   clickhouseColumn?: string;
+  /**
+   * Few distinct values (providers, codes, operations: hundreds at most): the current ClickHouse
+   * schema stores it as LowCardinality (a dictionary per part), 18.16 as a plain column.
+   */
+  lowCardinality?: K extends 'text' ? true : never;
+  /**
+   * Only ever compared for equality, never read back: the current ClickHouse schema keeps a 64-bit
+   * hash of it (UInt64), 18.16 the text (see current-rows.ts for the collision odds).
+   */
+  hash64?: K extends 'text' ? true : never;
   /** Key in the Kafka message when it differs from the field's name. */
   wire?: string;
   /** Longest text accepted from clients (the catalogue's limit; informative, stores do not cut). */
@@ -77,11 +87,11 @@ export type FieldSpec = { [K in FieldKind]: FieldSpecOf<K> }[FieldKind];
  */
 export const EVENT_FIELDS = {
   /** The provider (SystemUser). */
-  systemUser: { kind: 'text', nullable: false, column: 'system_user', maxLength: MAX_LENGTH.systemUser, example: 'acme' },
+  systemUser: { kind: 'text', nullable: false, column: 'system_user', lowCardinality: true, maxLength: MAX_LENGTH.systemUser, example: 'acme' },
   /** Dominio as sent, trimmed. */
   dominio: { kind: 'text', nullable: false, column: 'dominio', maxLength: MAX_LENGTH.dominio, example: 'AB123CD' },
   nroSerie: { kind: 'text', nullable: false, column: 'nro_serie', maxLength: MAX_LENGTH.nroSerie, example: 'SN-1' },
-  codigo: { kind: 'text', nullable: false, column: 'codigo', maxLength: MAX_LENGTH.codigo, example: '1' },
+  codigo: { kind: 'text', nullable: false, column: 'codigo', lowCardinality: true, maxLength: MAX_LENGTH.codigo, example: '1' },
   latitud: { kind: 'real', nullable: false, column: 'latitud', example: -34.6 },
   longitud: { kind: 'real', nullable: false, column: 'longitud', example: -58.4 },
   altitud: { kind: 'real', nullable: false, column: 'altitud', example: 25 },
@@ -103,9 +113,9 @@ export const EVENT_FIELDS = {
   crudo: { kind: 'text', nullable: true, column: 'crudo', maxLength: MAX_LENGTH.crudo, example: null },
   sensors: { kind: 'pairs', nullable: false, column: 'sensors', clickhouseColumn: 'sensor', maxItems: MAX_SENSORS, example: [] },
   /** The SOAP operation, e.g. LoginYInsertarEvento. */
-  operation: { kind: 'text', nullable: false, column: 'operation', example: 'LoginYInsertarEvento' },
+  operation: { kind: 'text', nullable: false, column: 'operation', lowCardinality: true, example: 'LoginYInsertarEvento' },
   /** Identity of a resent event: same provider, vehicle, code, event time and position. */
-  dedupeKey: { kind: 'text', nullable: false, column: 'dedupe_key', hidden: true, example: 'example-dedupe-key' },
+  dedupeKey: { kind: 'text', nullable: false, column: 'dedupe_key', hidden: true, hash64: true, example: 'example-dedupe-key' },
 } as const satisfies Record<string, FieldSpec>;
 
 export type EventFieldName = keyof typeof EVENT_FIELDS;
@@ -124,6 +134,10 @@ export interface EventField {
   clickhouseColumn: string;
   wire: string;
   inView: boolean;
+  /** LowCardinality in the current ClickHouse schema. */
+  lowCardinality: boolean;
+  /** Stored as a 64-bit hash in the current ClickHouse schema. */
+  hash64: boolean;
   /** Its value where it is absent (a field `addedLater`: its zero); undefined when it is required. */
   whenAbsent: unknown;
 }
@@ -157,6 +171,8 @@ export function resolveFields(table: Readonly<Record<string, FieldSpec>>): reado
     clickhouseColumn: spec.clickhouseColumn ?? spec.column,
     wire: spec.wire ?? name,
     inView: spec.hidden !== true,
+    lowCardinality: 'lowCardinality' in spec && spec.lowCardinality === true,
+    hash64: 'hash64' in spec && spec.hash64 === true,
     whenAbsent: spec.addedLater === true ? zeroValue(spec.kind, spec.nullable) : undefined,
   }));
 }

@@ -1,4 +1,4 @@
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 
 export type { ClickHouseClient };
 
@@ -9,6 +9,11 @@ export interface ClickHouseOptions {
   password: string;
   /** Per request; an insert of a whole batch must fit. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * Another transport than HTTP to `url`: the tests and benches pass chdb's in-process engine
+   * (`createChdbConnection` of npm `chdb`), the only current ClickHouse that runs on these machines.
+   */
+  connection?: ClickHouseClientConfigOptions['connection'];
 }
 
 /**
@@ -23,6 +28,7 @@ export function createClickHouseClient(options: ClickHouseOptions): ClickHouseCl
     username: options.username,
     password: options.password,
     request_timeout: options.requestTimeoutMs ?? 30_000,
+    ...(options.connection === undefined ? {} : { connection: options.connection }),
     // The client's own logger prints every failed request with a stack; the worker logs failures itself.
     log: { level: ClickHouseLogLevel.OFF },
     clickhouse_settings: {

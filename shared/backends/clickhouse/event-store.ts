@@ -1,7 +1,8 @@
 import { ClickHouseError } from '@clickhouse/client';
 import { ACTIVITY_BUCKET_MS, BackendUnavailableError, type EventActivity, type EventQuery, type EventStore, type StoredEvent } from '../types.js';
 import type { ClickHouseClient } from './client.js';
-import { fromRow, STORED_COLUMNS, type StoredRow } from './rows.js';
+import { FAMILY_ROWS, existingFamily, type SchemaFamily } from './family.js';
+import { EVENT_ROWS, type EventRowCodec, type StoredRow } from './rows.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
 
 /**
@@ -9,22 +10,24 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  *
  * A replayed Kafka message can be stored twice until ClickHouse merges the parts
  * (ReplacingMergeTree), so reads deduplicate with `LIMIT 1 BY id`. The newest ids are chosen
- * first reading only the `id` column, then only those rows are read whole.
+ * first reading only the `id` column, then only those rows are read whole. Which schema the
+ * database holds (18.16's or the current one, family.ts) is read once from its columns.
  */
 export class ClickHouseEventStore implements EventStore {
   private readonly table: string;
   private readonly db: string;
+  private family: SchemaFamily | null = null;
 
   constructor(
     private readonly client: ClickHouseClient,
-    database: string,
+    private readonly database: string,
   ) {
     this.db = quoteIdentifier(database);
     this.table = `${this.db}.events`;
   }
 
   /** The SQL `recent(query)` runs; null when the query asks for nothing (limit 0). */
-  static sql(table: string, query: EventQuery): string | null {
+  static sql(table: string, query: EventQuery, codec: EventRowCodec = EVENT_ROWS): string | null {
     const unlimited = query.limit === Infinity;
     const limit = unlimited ? 0 : Math.floor(query.limit);
     if (!unlimited && !(limit > 0)) return null;
@@ -33,7 +36,7 @@ export class ClickHouseEventStore implements EventStore {
     if (query.dominio !== undefined) conditions.push(`dominio = ${quoteString(query.dominio)}`);
     if (query.beforeId !== undefined) conditions.push(`id < ${sqlUInt(query.beforeId)}`);
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const columns = STORED_COLUMNS.join(', ');
+    const columns = codec.storedColumns.join(', ');
     if (unlimited) return `SELECT ${columns} FROM ${table} ${where} ORDER BY id DESC LIMIT 1 BY id`;
     const n = sqlUInt(limit);
     const inner = `SELECT DISTINCT id FROM ${table} ${where} ORDER BY id DESC LIMIT ${n}`;
@@ -70,8 +73,15 @@ export class ClickHouseEventStore implements EventStore {
     return result.json<T>();
   }
 
+  /** The row codec of the database's schema; 18.16's until `events` exists (then nothing is read). */
+  private async codec(): Promise<EventRowCodec> {
+    this.family ??= await existingFamily(this.client, this.database).catch(unreachable);
+    return FAMILY_ROWS[this.family ?? 'legacy'].codec;
+  }
+
   async recent(query: EventQuery): Promise<StoredEvent[]> {
-    const sql = ClickHouseEventStore.sql(this.table, query);
+    const codec = await this.codec();
+    const sql = ClickHouseEventStore.sql(this.table, query, codec);
     if (sql === null) return [];
     const result = await this.client
       .query({
@@ -81,7 +91,7 @@ export class ClickHouseEventStore implements EventStore {
       })
       .catch(unreachable);
     const rows = await result.json<StoredRow>();
-    return rows.map(fromRow);
+    return rows.map((row) => codec.fromRow(row));
   }
 }
 

@@ -1,0 +1,120 @@
+/**
+ * The worker alone: how fast it loads a backlog, and its CPU per event, without the gateway
+ * competing for the cores. N events (default 300,000) are produced to a fresh 4-partition topic
+ * first; then, for each batch size, a worker with a fresh consumer group and database reads the
+ * whole topic into ClickHouse and the script times it until every offset is committed.
+ *
+ * ENGINE=1816 (default) writes to the real ClickHouse 18.16 server (its CPU is not counted: only
+ * the worker process's); ENGINE=chdb to ClickHouse 26 embedded in this process by npm `chdb`, the
+ * current schema (its CPU is then in this process's figure: worker + engine). Last reports go to a
+ * sink that drops them (Redis is measured by the pipeline bench).
+ *
+ * Run: npm run bench:worker   (env EVENTS=n (300000), BATCHES=1000,5000,20000,
+ *      FORMATS=TabSeparated,JSONEachRow, ENGINE=1816|chdb;
+ *      services from .services.env)
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createChdbConnection } from 'chdb/connection';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { createClickHouseClient, quoteIdentifier, type ClickHouseOptions } from '../shared/backends/clickhouse/index.js';
+import { exampleEventRecord } from '../shared/events/schema.js';
+import { encodeEvent, messageKey } from '../shared/events/wire.js';
+import { startWorker } from '../worker/run.js';
+import type { InsertFormat } from '../shared/backends/clickhouse/writer.js';
+
+const EVENTS = Number(process.env.EVENTS ?? 300_000);
+const BATCHES = (process.env.BATCHES ?? '1000,5000,20000').split(',').map(Number);
+const FORMATS = (process.env.FORMATS ?? 'TabSeparated,JSONEachRow').split(',') as InsertFormat[];
+const ENGINE = process.env.ENGINE ?? '1816';
+if (ENGINE !== '1816' && ENGINE !== 'chdb') throw new Error(`ENGINE must be 1816 or chdb, got ${ENGINE}`);
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+function servicesEnv(): Record<string, string> {
+  const file = process.env.SERVICES_ENV_FILE || path.join(ROOT, '.services.env');
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
+const quiet = { info: () => undefined, warn: () => undefined, error: (fields: Record<string, unknown>, message: string) => console.error(message, fields) };
+
+async function main(): Promise<void> {
+  const services = servicesEnv();
+  const brokers = services.KAFKA_BROKERS!.split(',');
+  const run = Date.now().toString(36);
+  const topic = `bench-drain-${run}`;
+  const kafka = new Kafka({ clientId: `bench-drain-${run}`, brokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 4, replicationFactor: 1 }], waitForLeaders: true });
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const base = exampleEventRecord();
+  const t0 = Date.UTC(2026, 10, 1);
+  for (let i = 0; i < EVENTS; i += 5_000) {
+    const messages = [];
+    for (let k = i; k < Math.min(EVENTS, i + 5_000); k++) {
+      const epochMs = t0 + k * 10;
+      const event = { ...base, dominio: `AB${k % 5000}CD`, eventTime: { epochMs, subMsTicks: k % 10_000 }, receivedAt: Date.now(), dedupeKey: `bench-${k}` };
+      messages.push({ key: messageKey(event), value: encodeEvent(BigInt(k + 1), event) });
+    }
+    await producer.send({ topic, acks: -1, messages });
+  }
+  await producer.disconnect();
+
+  const chdbDir = ENGINE === 'chdb' ? mkdtempSync(path.join(os.tmpdir(), 'bench-drain-chdb-')) : null;
+  const connection = (): Pick<ClickHouseOptions, 'connection'> =>
+    chdbDir === null ? {} : { connection: createChdbConnection({ path: chdbDir }) as unknown as NonNullable<ClickHouseOptions['connection']> };
+  const rows: string[] = [];
+  for (const format of FORMATS) {
+    for (const batchRows of BATCHES) {
+      const database = `bench_drain_${run}_${format}_${batchRows}`;
+      const groupId = `bench-drain-${run}-${format}-${batchRows}`;
+      const cpu0 = process.cpuUsage();
+      const started = performance.now();
+      const worker = await startWorker({
+        brokers,
+        topic,
+        groupId,
+        clientId: groupId,
+        clickhouse: { url: services.CLICKHOUSE_URL!, database, username: 'default', password: '', ...connection() },
+        batchRows,
+        batchMs: 500,
+        insertFormat: format,
+        lastReports: { record: async () => undefined },
+        logger: quiet,
+      });
+      while (worker.stats.insertedRows < EVENTS) await new Promise((r) => setTimeout(r, 50));
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const stats = { ...worker.stats };
+      await worker.stop();
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      rows.push(
+        `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% |`,
+      );
+      if (chdbDir === null) {
+        const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '' });
+        await ch.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(database)}` });
+        await ch.close();
+      }
+    }
+  }
+  await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+  await admin.disconnect();
+  if (chdbDir !== null) rmSync(chdbDir, { recursive: true, force: true });
+  console.log(`\nWorker draining a ${EVENTS.toLocaleString('en')}-event backlog from 4 partitions, ${new Date().toISOString()}, ${os.cpus()[0]?.model ?? ''} x${os.cpus().length} (shared)\n`);
+  console.log('| ClickHouse | format | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(r);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

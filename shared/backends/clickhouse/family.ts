@@ -1,0 +1,105 @@
+import type { ClickHouseClient } from './client.js';
+import { CURRENT_ROWS } from './current-rows.js';
+import { EVENT_ROWS, partitionMonth, type EventRowCodec } from './rows.js';
+import { applyRetention, CURRENT_MIGRATIONS, FIRST_CURRENT_VERSION } from './schema-current.js';
+import { MIGRATIONS, migrate, type MigrationResult } from './schema.js';
+import { quoteString } from './sql.js';
+
+/**
+ * Which of the two schemas a database holds, chosen by the server's version when the worker first
+ * creates it:
+ * - `legacy`: the 18.16 schema (MIGRATIONS, rows.ts), for servers before 24.8;
+ * - `current`: the 24.8+ schema (CURRENT_MIGRATIONS, current-rows.ts).
+ * A database already holding the 18.16 schema keeps it on a current server (upgrade path:
+ * docs/analytics.md §Moving an 18.16 database to the current schema).
+ */
+export type SchemaFamily = 'legacy' | 'current';
+
+export interface ServerVersion {
+  text: string;
+  major: number;
+  minor: number;
+}
+
+/** The first release the current schema is built for: DateTime64 over 0001..9999, insert tokens, TTL. */
+export const CURRENT_SCHEMA_SINCE = { major: 24, minor: 8 } as const;
+
+export function parseServerVersion(text: string): ServerVersion {
+  const m = /^(\d+)\.(\d+)/.exec(text);
+  if (m === null) throw new Error(`cannot read ClickHouse version ${JSON.stringify(text)}`);
+  return { text, major: Number(m[1]), minor: Number(m[2]) };
+}
+
+/** True from 24.8 on: the current schema, and exactly-once inserts. */
+export function isCurrentRelease(v: ServerVersion): boolean {
+  return v.major > CURRENT_SCHEMA_SINCE.major || (v.major === CURRENT_SCHEMA_SINCE.major && v.minor >= CURRENT_SCHEMA_SINCE.minor);
+}
+
+export async function serverVersion(client: ClickHouseClient): Promise<ServerVersion> {
+  const result = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
+  const [row] = await result.json<{ v: string }>();
+  return parseServerVersion(row?.v ?? '');
+}
+
+/** The schema a database holds (from `schema_migrations` and `events`), null when it has none yet. */
+export async function existingFamily(client: ClickHouseClient, database: string): Promise<SchemaFamily | null> {
+  // system.columns works on 18.16 and current releases alike, and needs no table to exist.
+  const result = await client.query({
+    query: `SELECT name FROM system.columns WHERE database = ${quoteString(database)} AND table = 'events' AND name IN ('event_time_ms', 'event_time')`,
+    format: 'JSONEachRow',
+  });
+  const names = new Set((await result.json<{ name: string }>()).map((r) => r.name));
+  if (names.has('event_time_ms')) return 'legacy';
+  if (names.has('event_time')) return 'current';
+  return null;
+}
+
+/** What a worker or store needs to know about the database it writes or reads. */
+export interface SchemaChoice {
+  family: SchemaFamily;
+  server: ServerVersion;
+  /** The server deduplicates inserts by token (current releases), so the worker sends one. */
+  exactlyOnce: boolean;
+}
+
+export async function chooseFamily(client: ClickHouseClient, database: string): Promise<SchemaChoice> {
+  const server = await serverVersion(client);
+  const current = isCurrentRelease(server);
+  const existing = await existingFamily(client, database);
+  if (existing === 'current' && !current) throw new Error(`database ${database} holds the current schema, which ClickHouse ${server.text} cannot read (needs 24.8 or later)`);
+  return { family: existing ?? (current ? 'current' : 'legacy'), server, exactlyOnce: current };
+}
+
+export interface SchemaOptions {
+  /** Days `events` and `arrivals` keep rows (by receipt time) in the current schema; 0 keeps all. */
+  retentionDays: number;
+}
+
+export interface EnsuredSchema extends SchemaChoice, MigrationResult {}
+
+/** Chooses the schema, applies its migrations (and, current schema, the retention TTL). */
+export async function ensureSchema(client: ClickHouseClient, database: string, options: SchemaOptions): Promise<EnsuredSchema> {
+  const choice = await chooseFamily(client, database);
+  const result = await migrate(client, database, choice.family === 'current' ? CURRENT_MIGRATIONS : MIGRATIONS);
+  if (choice.family === 'current') await applyRetention(client, database, options.retentionDays);
+  return { ...choice, ...result };
+}
+
+/** How a family's rows are encoded and partitioned. */
+export interface FamilyRows {
+  codec: EventRowCodec;
+  /** The partition a row lands in, from its event: inserts are split so no block spans too many. */
+  partitionOf: (event: { eventTime: { epochMs: number }; receivedAt: number }) => number;
+}
+
+const receiptMonth = (e: { receivedAt: number }): number => {
+  const d = new Date(e.receivedAt);
+  return d.getUTCFullYear() * 100 + d.getUTCMonth() + 1;
+};
+
+export const FAMILY_ROWS: Readonly<Record<SchemaFamily, FamilyRows>> = {
+  legacy: { codec: EVENT_ROWS, partitionOf: (e) => partitionMonth(e.eventTime.epochMs) },
+  current: { codec: CURRENT_ROWS, partitionOf: receiptMonth },
+};
+
+export { FIRST_CURRENT_VERSION };

@@ -7,7 +7,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund
+# npm install with the lockfile, not npm ci: chdb (a devDependency) names platform packages the
+# registry does not serve, which npm ci refuses (.ci/run says more).
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json main.ts ./
 COPY shared ./shared
 COPY gateway ./gateway

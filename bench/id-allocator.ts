@@ -1,5 +1,5 @@
 /**
- * CPU per event of the distributed id path alone, before and after issue 15: each event of a
+ * CPU per event of the distributed id path alone, before and after ids moved from a Redis counter to Kafka id blocks: each event of a
  * 100-event append takes an id and claims its dedupe key, as KafkaEventLog.claimIds does.
  *
  * - "redis-epoch": the Redis counter with its epoch (INCRBY blocks of 1000, every claim checked

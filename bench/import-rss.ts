@@ -1,5 +1,5 @@
 /**
- * The CLI's peak memory importing a large CSV (issue 16: 1.66 GB for 100 MB before), before and
+ * The CLI's peak memory importing a large CSV (1.66 GB for 100 MB when the CLI read the whole file), before and
  * after, in one run. The file is a trips CSV of IMPORT_MB megabytes for one provider, cycling over
  * 1,000 Dominios (so the server's work per call stays small and the CLI's own memory is what
  * grows). "Before" is as in bench/admin-load.ts: BENCH_BEFORE_ROOT, or a build of BENCH_BEFORE_REF.

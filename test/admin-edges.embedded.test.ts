@@ -11,7 +11,7 @@ import { loadConfig, type Config } from '../shared/config.js';
 import { eventRecords } from './helpers/event-records.js';
 
 /**
- * The smaller edges of the admin API found in issue 16, each pinned: beforeId across the unsigned
+ * The smaller edges of the admin API found when it was attacked, each pinned: beforeId across the unsigned
  * 64-bit range, HEAD on every route, names no URL can carry, the standard security headers, private
  * files in DATA_DIR, invalid UTF-8 bodies, and every listing route honouring its limit.
  */

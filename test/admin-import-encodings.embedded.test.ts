@@ -1,5 +1,5 @@
 /**
- * Imports as operators have them (issue 16): legacy exports in Windows-1252 or Latin-1, files with
+ * Imports as operators have them: legacy exports in Windows-1252 or Latin-1, files with
  * a BOM, bytes the declared encoding cannot have (refused with line and column, never stored as
  * U+FFFD), and a report file with every line's outcome while the summary stays short. The real
  * CLI as a child process against the real server.

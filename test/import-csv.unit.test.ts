@@ -1,5 +1,5 @@
 /**
- * The CSV side of an import (issue 16), streamed through csv-parse: each record's starting line,
+ * The CSV side of an import, streamed through csv-parse: each record's starting line,
  * quoting (commas, doubled quotes, line ends inside values), blank lines, broken quotes failing
  * their record or stopping the import where the file can no longer be followed, bytes invalid in
  * the encoding failing their record without its text ever being kept, and records coming out while

@@ -45,7 +45,7 @@ export interface WriterOptions {
   family?: SchemaFamily;
   /** The server deduplicates by insert token (24.8+): send async_insert=0 and each insert's token. */
   exactlyOnce?: boolean;
-  /** Default TabSeparated (measured faster: bench/RESULTS.md §Issue 18). */
+  /** Default TabSeparated (measured faster: bench/RESULTS.md §The analysts' ClickHouse schemas). */
   format?: InsertFormat;
 }
 

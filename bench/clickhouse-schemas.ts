@@ -26,6 +26,7 @@ import { migrate, MIGRATIONS } from '../shared/backends/clickhouse/schema.js';
 import { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import type { EventRecord } from '../shared/backends/types.js';
 import { exampleEventRecord } from '../shared/events/schema.js';
+import { servicesEnv } from './lib/services-env.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 1_000_000);
 const BATCH = Number(process.env.BATCH ?? 20_000);
@@ -102,15 +103,6 @@ function* generate(n: number): Generator<{ id: bigint; event: EventRecord }> {
   }
 }
 
-function servicesEnv(): Record<string, string> {
-  const file = process.env.SERVICES_ENV_FILE || path.join(ROOT, '.services.env');
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]!] = m[2]!;
-  }
-  return env;
-}
 
 async function rows<T>(client: ClickHouseClient, query: string): Promise<T[]> {
   return (await client.query({ query, format: 'JSONEachRow' })).json<T>();

@@ -20,6 +20,7 @@ import { Redis } from 'ioredis';
 import { KafkaIdAllocator } from '../shared/backends/kafka-ids.js';
 import { IdBlocksTopic } from '../shared/backends/kafka/id-blocks.js';
 import { openRedisStores } from '../shared/backends/redis/index.js';
+import { servicesEnv } from './lib/services-env.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 200_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -28,15 +29,6 @@ const OLD_ROOT = process.env.OLD_ROOT;
 if (OLD_ROOT === undefined) throw new Error('OLD_ROOT=<checkout before the change> is required');
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
-function servicesEnv(): Record<string, string> {
-  const file = process.env.SERVICES_ENV_FILE || path.resolve(import.meta.dirname, '..', '.services.env');
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]!] = m[2]!;
-  }
-  return env;
-}
 const services = servicesEnv();
 const brokers = (services.KAFKA_BROKERS ?? '').split(',');
 const redisUrl = services.REDIS_URL ?? '';

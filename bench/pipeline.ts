@@ -24,7 +24,6 @@
  *      GATEWAY_BASELINE_US=54; the services from SERVICES_ENV_FILE, default .services.env)
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,6 +33,7 @@ import { createChdbConnection } from 'chdb/connection';
 import { Kafka, logLevel } from 'kafkajs';
 import { cpuProbe, peakRssKb } from './lib/proc.js';
 import { startServer } from './lib/server.js';
+import { servicesEnv } from './lib/services-env.js';
 
 const DURATION = Number(process.env.DURATION ?? 60);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20);
@@ -52,15 +52,6 @@ const NS = 'http://tempuri.org/';
  */
 const GATEWAY_US_PER_EVENT_BASELINE = Number(process.env.GATEWAY_BASELINE_US || 54);
 
-function servicesEnv(): Record<string, string> {
-  const file = process.env.SERVICES_ENV_FILE || path.resolve(import.meta.dirname, '..', '.services.env');
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]!] = m[2]!;
-  }
-  return env;
-}
 
 const fields = (i: number) =>
   `<Dominio>AB${i % 5000}CD</Dominio><NroSerie>SN</NroSerie><Codigo>${i}</Codigo><Latitud>-34.6037221</Latitud><Longitud>-58.3815704</Longitud><Altitud>25</Altitud><Velocidad>42.5</Velocidad><FechaHoraEvento>2026-11-22T08:59:30.${String(i % 1000).padStart(3, '0')}-03:00</FechaHoraEvento><FechaHoraRecepcion>2026-11-22T09:00:00-03:00</FechaHoraRecepcion>`;

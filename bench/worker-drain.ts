@@ -13,7 +13,7 @@
  *      FORMATS=TabSeparated,JSONEachRow, ENGINE=1816|chdb;
  *      services from .services.env)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createChdbConnection } from 'chdb/connection';
@@ -23,23 +23,14 @@ import { exampleEventRecord } from '../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { startWorker } from '../worker/run.js';
 import type { InsertFormat } from '../shared/backends/clickhouse/writer.js';
+import { servicesEnv } from './lib/services-env.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 300_000);
 const BATCHES = (process.env.BATCHES ?? '1000,5000,20000').split(',').map(Number);
 const FORMATS = (process.env.FORMATS ?? 'TabSeparated,JSONEachRow').split(',') as InsertFormat[];
 const ENGINE = process.env.ENGINE ?? '1816';
 if (ENGINE !== '1816' && ENGINE !== 'chdb') throw new Error(`ENGINE must be 1816 or chdb, got ${ENGINE}`);
-const ROOT = path.resolve(import.meta.dirname, '..');
 
-function servicesEnv(): Record<string, string> {
-  const file = process.env.SERVICES_ENV_FILE || path.join(ROOT, '.services.env');
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]!] = m[2]!;
-  }
-  return env;
-}
 
 const quiet = { info: () => undefined, warn: () => undefined, error: (fields: Record<string, unknown>, message: string) => console.error(message, fields) };
 

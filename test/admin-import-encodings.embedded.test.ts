@@ -4,18 +4,14 @@
  * U+FFFD), and a report file with every line's outcome while the summary stays short. The real
  * CLI as a child process against the real server.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../shared/domain/passwords.js';
 import { TestApp } from './helpers/harness.js';
+import { runAdminCli } from './helpers/admin-cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-const run = promisify(execFile);
 type Json = Record<string, unknown>;
 
 /** "contraseña1" as a Windows-1252 (and Latin-1) export writes it: ñ is the single byte 0xF1. */
@@ -25,15 +21,7 @@ describe('import encodings and reports', () => {
   let t: TestApp;
   let dir: string;
 
-  async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    try {
-      const { stdout, stderr } = await run(TSX, ['cli/admin.ts', '--url', t.app.admin.url, '--token', t.app.adminToken, ...args], { cwd: ROOT });
-      return { code: 0, out: stdout, err: stderr };
-    } catch (e) {
-      const x = e as { code?: number; stdout?: string; stderr?: string };
-      return { code: x.code ?? -1, out: x.stdout ?? '', err: x.stderr ?? '' };
-    }
-  }
+  const cli = (...args: string[]) => runAdminCli(t.app.admin.url, t.app.adminToken, args);
   const file = (name: string, bytes: Buffer | string): string => {
     const p = path.join(dir, name);
     fs.writeFileSync(p, bytes);

@@ -3,34 +3,22 @@
  * child process) against the real server, and the bulk API it calls. Plus the other new CLI
  * commands end to end.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../shared/domain/passwords.js';
 import { credentials, event, TestApp, xmlParams } from './helpers/harness.js';
+import { ROOT, runAdminCli, TSX } from './helpers/admin-cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-const run = promisify(execFile);
 type Json = Record<string, unknown>;
 
 describe('import and the operators CLI', () => {
   let t: TestApp;
   let dir: string;
 
-  /** Runs the CLI; resolves with its exit code, stdout and stderr (never rejects on a non-zero exit). */
-  async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    try {
-      const { stdout, stderr } = await run(TSX, ['cli/admin.ts', '--url', t.app.admin.url, '--token', t.app.adminToken, ...args], { cwd: ROOT });
-      return { code: 0, out: stdout, err: stderr };
-    } catch (e) {
-      const x = e as { code?: number; stdout?: string; stderr?: string };
-      return { code: x.code ?? -1, out: x.stdout ?? '', err: x.stderr ?? '' };
-    }
-  }
+  const cli = (...args: string[]) => runAdminCli(t.app.admin.url, t.app.adminToken, args);
   const file = (name: string, text: string): string => {
     const p = path.join(dir, name);
     fs.writeFileSync(p, text);

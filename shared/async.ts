@@ -16,3 +16,100 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+interface Waiter {
+  readonly deadline: number;
+  readonly expire: (err: TimeoutError) => void;
+  settled: boolean;
+}
+
+/** Settled waiters dropped from the front before the queue array is compacted. */
+const COMPACT_AFTER = 1024;
+
+/**
+ * `withTimeout` for many calls that all wait the same `ms` (APPEND_TIMEOUT_MS on every insert).
+ * Their deadlines come in the order the calls do, so one timer, armed for the oldest call still
+ * waiting, serves them all: no timer to insert and remove and no extra race promises per call,
+ * which withTimeout costs on every insert. The timer is not cleared when the queue empties (it
+ * fires once, finds nothing and is not re-armed), so a steady trickle of calls arms it once per
+ * `ms`, not once per call; it is unref'd and never keeps the process alive.
+ */
+export class UniformTimeout {
+  private waiting: Waiter[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly ms: number,
+    private readonly what: string,
+    /** Monotonic by default: a wall-clock step must not expire or stall every waiter at once. */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Calls still waiting (for tests and diagnostics). */
+  get pending(): number {
+    let n = 0;
+    for (let i = this.head; i < this.waiting.length; i++) if (!this.waiting[i]!.settled) n++;
+    return n;
+  }
+
+  race<T>(promise: Promise<T>): Promise<T> {
+    if (this.ms <= 0) return Promise.reject(new TimeoutError(`${this.what}: no time left`));
+    return new Promise<T>((resolve, reject) => {
+      const waiter: Waiter = { deadline: this.now() + this.ms, expire: reject, settled: false };
+      this.waiting.push(waiter);
+      if (this.timer === null) this.arm(this.ms);
+      promise.then(
+        (value) => {
+          if (this.settle(waiter)) resolve(value);
+        },
+        (err: unknown) => {
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on the promise's own reason, as Promise.race would
+          if (this.settle(waiter)) reject(err);
+        },
+      );
+    });
+  }
+
+  /** False when the waiter had already timed out. */
+  private settle(waiter: Waiter): boolean {
+    if (waiter.settled) return false;
+    waiter.settled = true;
+    this.dropSettled();
+    return true;
+  }
+
+  private dropSettled(): void {
+    const waiting = this.waiting;
+    while (this.head < waiting.length && waiting[this.head]!.settled) this.head++;
+    if (this.head === waiting.length) {
+      waiting.length = 0;
+      this.head = 0;
+    } else if (this.head >= COMPACT_AFTER && this.head * 2 >= waiting.length) {
+      this.waiting = waiting.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private arm(delay: number): void {
+    this.timer = setTimeout(() => this.expireDue(), Math.max(0, delay));
+    this.timer.unref();
+  }
+
+  private expireDue(): void {
+    this.timer = null;
+    const now = this.now();
+    const waiting = this.waiting;
+    while (this.head < waiting.length) {
+      const waiter = waiting[this.head]!;
+      if (!waiter.settled) {
+        if (waiter.deadline > now) break;
+        waiter.settled = true;
+        waiter.expire(new TimeoutError(`${this.what} did not answer within ${Math.round(this.ms)} ms`));
+      }
+      this.head++;
+    }
+    this.dropSettled();
+    if (this.head < this.waiting.length) this.arm(this.waiting[this.head]!.deadline - now);
+  }
+}

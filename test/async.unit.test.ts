@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TimeoutError, withTimeout } from '../shared/async.js';
+import { TimeoutError, UniformTimeout, withTimeout } from '../shared/async.js';
 
 describe('withTimeout', () => {
   afterEach(() => {
@@ -32,5 +32,68 @@ describe('withTimeout', () => {
     await expect(withTimeout(new Promise(() => {}), 0, 'kafka send')).rejects.toThrow('kafka send: no time left');
     await expect(withTimeout(new Promise(() => {}), -5, 'kafka send')).rejects.toBeInstanceOf(TimeoutError);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('UniformTimeout', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('settles as each promise does when in time, and forgets settled calls', async () => {
+    vi.useFakeTimers();
+    const timeouts = new UniformTimeout(1000, 'event append', Date.now);
+    await expect(timeouts.race(Promise.resolve(7))).resolves.toBe(7);
+    const failure = new Error('refused');
+    await expect(timeouts.race(Promise.reject(failure))).rejects.toBe(failure);
+    expect(timeouts.pending).toBe(0);
+  });
+
+  it('expires each call at its own deadline with one timer, oldest first', async () => {
+    vi.useFakeTimers();
+    const timeouts = new UniformTimeout(250, 'event append', Date.now);
+    const first = timeouts.race(new Promise<number>(() => {}));
+    const firstOutcome = expect(first).rejects.toThrow(new TimeoutError('event append did not answer within 250 ms'));
+    await vi.advanceTimersByTimeAsync(100);
+    let resolveSecond: (v: number) => void = () => {};
+    const second = timeouts.race(new Promise<number>((r) => (resolveSecond = r)));
+    const third = timeouts.race(new Promise<number>(() => {}));
+    const thirdOutcome = expect(third).rejects.toBeInstanceOf(TimeoutError);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(150);
+    await firstOutcome;
+    expect(timeouts.pending).toBe(2);
+    resolveSecond(5);
+    await expect(second).resolves.toBe(5);
+    expect(timeouts.pending).toBe(1);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(timeouts.pending).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await thirdOutcome;
+    expect(timeouts.pending).toBe(0);
+  });
+
+  it('ignores a late answer once the call timed out', async () => {
+    vi.useFakeTimers();
+    const timeouts = new UniformTimeout(50, 'event append', Date.now);
+    let resolveLate: (v: number) => void = () => {};
+    const call = timeouts.race(new Promise<number>((r) => (resolveLate = r)));
+    const outcome = expect(call).rejects.toBeInstanceOf(TimeoutError);
+    await vi.advanceTimersByTimeAsync(50);
+    await outcome;
+    resolveLate(1);
+    await Promise.resolve();
+    await expect(call).rejects.toBeInstanceOf(TimeoutError);
+  });
+
+  it('rejects at once when no time is allowed', async () => {
+    await expect(new UniformTimeout(0, 'event append').race(new Promise(() => {}))).rejects.toThrow('event append: no time left');
+  });
+
+  it('keeps memory bounded under a long stream of calls that answer in time', async () => {
+    const timeouts = new UniformTimeout(60_000, 'event append');
+    for (let i = 0; i < 5000; i++) await timeouts.race(Promise.resolve(i));
+    expect(timeouts.pending).toBe(0);
+    expect((timeouts as unknown as { waiting: unknown[] }).waiting.length).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/
 import { loadConfig } from '../shared/config.js';
 import { hashPassword, verifyPassword } from '../shared/domain/passwords.js';
 import { Authenticator } from '../gateway/service/auth.js';
+import { CachedProviderStore } from '../shared/backends/cached-providers.js';
 
 const ADDRESS = (): string => '192.0.2.1';
 
@@ -74,5 +75,46 @@ describe('Authenticator', () => {
     expect(await auth.authenticate('acme', 'secret-1', 40, attacker)).toBeNull();
     expect(await auth.authenticate('acme', 'secret-1', 40, ADDRESS)).not.toBeNull();
     expect(await backends.lockouts.list(40)).toEqual([{ systemUser: 'acme', address: '203.0.113.66', until: 29 + 15 * 60_000 }]);
+  });
+
+  describe('authenticateNow (the synchronous happy path)', () => {
+    async function cachedSetup() {
+      await setup('60');
+      let clock = 1000;
+      const providers = new CachedProviderStore(backends.providers, 1000, () => clock);
+      const auth = new Authenticator({ providers, lockouts: backends.lockouts }, loadConfig({ CREDENTIAL_CACHE_SECONDS: '60' }));
+      return { auth, providers, setClock: (t: number) => (clock = t) };
+    }
+
+    it('answers only what authenticate has verified before, while the provider is cached', async () => {
+      const { auth, setClock } = await cachedSetup();
+      expect(auth.authenticateNow('acme', 'secret-1', 1000, ADDRESS)).toBeUndefined();
+      expect(await auth.authenticate('acme', 'secret-1', 1000, ADDRESS)).not.toBeNull();
+      expect(auth.authenticateNow('acme', 'secret-1', 1001, ADDRESS)?.systemUser).toBe('acme');
+      // A wrong password, an unknown user or an over-long one is never answered here: authenticate counts the refusal.
+      expect(auth.authenticateNow('acme', 'secret-2', 1002, ADDRESS)).toBeUndefined();
+      expect(auth.authenticateNow('nobody', 'secret-1', 1002, ADDRESS)).toBeUndefined();
+      expect(auth.authenticateNow('acme', 'x'.repeat(200), 1002, ADDRESS)).toBeUndefined();
+      setClock(2001); // the provider cache expired: the store must be asked again
+      expect(auth.authenticateNow('acme', 'secret-1', 2001, ADDRESS)).toBeUndefined();
+    });
+
+    it('never answers past a lock, a disabled provider or a changed password', async () => {
+      const { auth, providers } = await cachedSetup();
+      await auth.authenticate('acme', 'secret-1', 1000, ADDRESS);
+      for (let i = 0; i < 10; i++) await auth.authenticate('acme', `guess-${i}`, 1000 + i, ADDRESS);
+      expect(await backends.lockouts.lockedUntil('acme', ADDRESS, 1010)).not.toBeNull();
+      expect(auth.authenticateNow('acme', 'secret-1', 1010, ADDRESS)).toBeUndefined();
+      await backends.lockouts.clear('acme');
+      expect(auth.authenticateNow('acme', 'secret-1', 1010, ADDRESS)?.systemUser).toBe('acme');
+
+      await providers.update('acme', { enabled: false }, 1011);
+      await providers.get('acme');
+      expect(auth.authenticateNow('acme', 'secret-1', 1011, ADDRESS)).toBeUndefined();
+      await providers.update('acme', { enabled: true, passwordHash: await hashPassword('secret-2') }, 1012);
+      await providers.get('acme');
+      expect(auth.authenticateNow('acme', 'secret-1', 1012, ADDRESS)).toBeUndefined();
+      expect(await auth.authenticate('acme', 'secret-1', 1012, ADDRESS)).toBeNull();
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { pinned } from './pin.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,7 +39,8 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   }
   // BENCH_CPU_PROF_DIR=dir profiles the server of any bench script (summarise: bench/profile.ts <file>).
   const profiling = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const child = spawn(process.execPath, [...profiling, ...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'], {
+  const [command, args] = pinned(process.execPath, [...profiling, ...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'], process.env.BENCH_PIN_SERVER);
+  const child = spawn(command, args, {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

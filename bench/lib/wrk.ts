@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { pinned } from './pin.js';
 import path from 'node:path';
 
 /** The Lua scripts driving wrk (bench/wrk/*.lua; common.lua documents their arguments). */
@@ -100,7 +101,8 @@ export async function runWrk(run: WrkRun): Promise<WrkResult> {
     String(run.seed),
     ...(run.args ?? []),
   ];
-  const child = spawn(run.wrk ?? 'wrk', argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: run.detached ?? false });
+  const [command, commandArgs] = pinned(run.wrk ?? 'wrk', argv, process.env.BENCH_PIN_WRK);
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'], detached: run.detached ?? false });
   run.onSpawn?.(child);
   let stdout = '';
   let stderr = '';

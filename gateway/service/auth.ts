@@ -62,6 +62,21 @@ export class Authenticator {
     return (await this.confirmPassword(provider, password, now, address)) ? provider : null;
   }
 
+  /**
+   * `authenticate` answered from memory when it can: the provider cached and enabled, no lock in
+   * force (asked of a lockout store that answers at once), and these credentials verified within
+   * CREDENTIAL_CACHE_SECONDS. Undefined whenever anything is missing or the answer is a refusal:
+   * then `authenticate` decides, and counts the refusal.
+   */
+  authenticateNow(systemUser: string | null, password: string | null, now: number, address: () => string): Provider | undefined {
+    if (!systemUser || password === null || systemUser.length > MAX_LENGTH.systemUser || password.length > MAX_LENGTH.password) return undefined;
+    const provider = this.backends.providers.peek?.(systemUser);
+    if (provider?.enabled !== true) return undefined;
+    const lockouts = this.backends.lockouts;
+    if (lockouts.lockedUntilNow === undefined || lockouts.lockedUntilNow(provider.systemUser, address, now) !== null) return undefined;
+    return this.verifiedBefore(this.cacheKey(provider, password), provider, now) ? provider : undefined;
+  }
+
   /** Verifies a password of a known provider (also CambiarClave's AntiguaClave), counting failures. */
   async confirmPassword(provider: Provider, password: string, now: number, address: () => string): Promise<boolean> {
     if ((await this.backends.lockouts.lockedUntil(provider.systemUser, address, now)) !== null) {
@@ -90,10 +105,19 @@ export class Authenticator {
     return null;
   }
 
-  private async checkPassword(provider: Provider, password: string, now: number): Promise<boolean> {
-    const key = hash('sha256', `${provider.systemUser}\0${password}\0${provider.passwordHash}`, 'base64');
+  /** Bound to the stored hash, so a password change invalidates it; never the password itself. */
+  private cacheKey(provider: Provider, password: string): string {
+    return hash('sha256', `${provider.systemUser}\0${password}\0${provider.passwordHash}`, 'base64');
+  }
+
+  private verifiedBefore(key: string, provider: Provider, now: number): boolean {
     const cached = this.verified.get(key);
-    if (cached !== undefined && cached.passwordHash === provider.passwordHash && cached.expiresAt > now) return true;
+    return cached !== undefined && cached.passwordHash === provider.passwordHash && cached.expiresAt > now;
+  }
+
+  private async checkPassword(provider: Provider, password: string, now: number): Promise<boolean> {
+    const key = this.cacheKey(provider, password);
+    if (this.verifiedBefore(key, provider, now)) return true;
     let pending = this.inFlight.get(key);
     if (pending === undefined) {
       pending = this.verify(password, provider.passwordHash).finally(() => this.inFlight.delete(key));

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH, ResultCode, type EventInput } from '../../shared/catalogue/index.js';
-import { withTimeout } from '../../shared/async.js';
+import { UniformTimeout } from '../../shared/async.js';
 import type { AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
 import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
 import type { Metrics } from '../../shared/metrics.js';
@@ -45,54 +45,91 @@ export interface IngestOptions {
 export class EventIngest {
   /** Null when RATE_LIMIT_EVENTS_PER_SECOND is 0 (off). */
   private readonly limiter: RateLimiter | null;
+  /** APPEND_TIMEOUT_MS for every append, one timer for all of them. */
+  private readonly timeout: UniformTimeout;
 
   constructor(
     private readonly backends: Pick<Backends, 'eventLog' | 'trips'>,
     private readonly options: IngestOptions,
   ) {
     this.limiter = options.rateLimitEventsPerSecond <= 0 ? null : (options.rateLimiter ?? new TokenBucketLimiter(options.rateLimitEventsPerSecond));
+    this.timeout = new UniformTimeout(options.appendTimeoutMs, 'event append');
   }
 
-  async insert(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Promise<number[]> {
-    const codes: number[] = new Array<number>(inputs.length);
-    let accepted: EventRecord[] = [];
-    let positions: number[] = [];
+  /**
+   * The code of each event: its id once durable, else why not. Synchronous until the append (and
+   * the rate limit and registration checks when they need a store), so a plain insert costs one
+   * promise chain, the append's.
+   */
+  insert(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Promise<number[]> {
+    const batch = this.validate(provider, inputs, operation, now);
+    if (!provider.requireRegisteredVehicles) return this.limitAndAppend(provider.systemUser, batch, operation, now);
+    return this.keepRegistered(provider.systemUser, batch).then(() => this.limitAndAppend(provider.systemUser, batch, operation, now));
+  }
+
+  /** Records for the valid events; the invalid ones answered -3. */
+  private validate(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Batch {
+    const batch: Batch = { codes: new Array<number>(inputs.length), accepted: [], positions: [] };
     const zone = provider.timeZone ?? this.options.timeZone;
     for (let i = 0; i < inputs.length; i++) {
       const record = this.toRecord(provider.systemUser, inputs[i]!, zone, operation, now);
-      if (record === null) codes[i] = ResultCode.InvalidEvent;
-      else if (provider.requireRegisteredVehicles && !(await this.backends.trips.isRegistered(provider.systemUser, record.dominio))) {
-        codes[i] = ResultCode.VehicleNotRegistered;
-      } else {
+      if (record === null) batch.codes[i] = ResultCode.InvalidEvent;
+      else {
+        batch.accepted.push(record);
+        batch.positions.push(i);
+      }
+    }
+    return batch;
+  }
+
+  /** REQUIRE_REGISTERED_VEHICLES: events of vehicles on no trip are answered -4 and dropped. */
+  private async keepRegistered(systemUser: string, batch: Batch): Promise<void> {
+    const accepted: EventRecord[] = [];
+    const positions: number[] = [];
+    for (let k = 0; k < batch.accepted.length; k++) {
+      const record = batch.accepted[k]!;
+      if (await this.backends.trips.isRegistered(systemUser, record.dominio)) {
         accepted.push(record);
-        positions.push(i);
-      }
+        positions.push(batch.positions[k]!);
+      } else batch.codes[batch.positions[k]!] = ResultCode.VehicleNotRegistered;
     }
-    if (accepted.length > 0 && this.limiter !== null) {
-      // The bucket is read once at `now`: the first `granted` events go ahead, the rest are over the rate.
-      const granted = await this.limiter.take(provider.systemUser, accepted.length, now);
-      for (const i of positions.slice(granted)) codes[i] = ResultCode.RateLimited;
-      accepted = accepted.slice(0, granted);
-      positions = positions.slice(0, granted);
+    batch.accepted = accepted;
+    batch.positions = positions;
+  }
+
+  private limitAndAppend(systemUser: string, batch: Batch, operation: string, now: number): Promise<number[]> {
+    if (batch.accepted.length === 0 || this.limiter === null) return this.append(batch, operation);
+    // The bucket is read once at `now`: the first `granted` events go ahead, the rest are over the rate.
+    const granted = this.limiter.takeNow?.(systemUser, batch.accepted.length, now);
+    if (granted !== undefined) return this.append(overRate(batch, granted), operation);
+    return this.limiter.take(systemUser, batch.accepted.length, now).then((g) => this.append(overRate(batch, g), operation));
+  }
+
+  private append(batch: Batch, operation: string): Promise<number[]> {
+    if (batch.accepted.length === 0) return Promise.resolve(this.answered(batch.codes, operation));
+    const started = performance.now();
+    // A late commit after a timeout is harmless: the client's retry is deduplicated to the same id.
+    return this.timeout.race(this.backends.eventLog.append(batch.accepted)).then(
+      (outcomes) => this.stored(batch, outcomes, started, operation),
+      () => this.stored(batch, null, started, operation),
+    );
+  }
+
+  /** The codes once the log answered: ids, or -5 for what it could not store (null: nothing, in time). */
+  private stored(batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] {
+    this.options.metrics?.publishSeconds.observe((performance.now() - started) / 1000);
+    const { codes, positions } = batch;
+    for (let k = 0; k < positions.length; k++) {
+      const outcome = outcomes?.[k];
+      codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
     }
-    if (accepted.length > 0) {
-      const started = performance.now();
-      const outcomes = await this.appendWithTimeout(accepted);
-      this.options.metrics?.publishSeconds.observe((performance.now() - started) / 1000);
-      for (let k = 0; k < positions.length; k++) {
-        const outcome = outcomes?.[k];
-        codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
-      }
-    }
+    return this.answered(codes, operation);
+  }
+
+  private answered(codes: number[], operation: string): number[] {
     const metrics = this.options.metrics;
     if (metrics !== undefined) for (const c of codes) metrics.recordEventResult(operation, c);
     return codes;
-  }
-
-  /** The outcomes, or null when the log failed or did not answer within APPEND_TIMEOUT_MS. */
-  private appendWithTimeout(records: EventRecord[]): Promise<AppendOutcome[] | null> {
-    // A late commit after a timeout is harmless: the client's retry is deduplicated to the same id.
-    return withTimeout(this.backends.eventLog.append(records), this.options.appendTimeoutMs, 'event append').catch(() => null);
   }
 
   private toRecord(systemUser: string, e: EventInput, zone: string, operation: string, now: number): EventRecord | null {
@@ -138,6 +175,21 @@ export class EventIngest {
       dedupeKey: hash('sha256', `${systemUser}\0${dominio}\0${nroSerie}\0${codigo}\0${eventTime.epochMs}.${eventTime.subMsTicks}\0${e.Latitud}\0${e.Longitud}`, 'base64'),
     };
   }
+}
+
+/** An insert's events on their way: each one's code, and the records still going ahead with their positions. */
+interface Batch {
+  readonly codes: number[];
+  accepted: EventRecord[];
+  positions: number[];
+}
+
+/** Past the first `granted` events the rest are answered -6 (over the provider's rate). */
+function overRate(batch: Batch, granted: number): Batch {
+  for (const i of batch.positions.slice(granted)) batch.codes[i] = ResultCode.RateLimited;
+  batch.accepted = batch.accepted.slice(0, granted);
+  batch.positions = batch.positions.slice(0, granted);
+  return batch;
 }
 
 /** Rumbo and Crudo sent to an operation that does not declare them are kept (docs/protocol.md §Reading requests). */

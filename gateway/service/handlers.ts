@@ -29,10 +29,8 @@ export interface HandlerDeps {
 }
 
 export function createHandlers({ backends, config, auth, sessions, ingest }: HandlerDeps): Handlers {
-  const insertOne = async (event: EventInput, ctx: AuthenticatedCall): Promise<number> => {
-    const [code] = await ingest.insert(ctx.provider, [withExtras(event, ctx.extras)], ctx.operation, ctx.now);
-    return code ?? ResultCode.Unavailable;
-  };
+  const insertOne = (event: EventInput, ctx: AuthenticatedCall): Promise<number> =>
+    ingest.insert(ctx.provider, [withExtras(event, ctx.extras)], ctx.operation, ctx.now).then(firstCode);
 
   /** CambiarClave confirms AntiguaClave; its twin confirms the Password it logged in with (cached). */
   const changePassword = async (ctx: AuthenticatedCall, current: string | null, next: string | null): Promise<boolean> => {
@@ -89,4 +87,8 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
       }));
     },
   };
+}
+
+function firstCode(codes: readonly number[]): number {
+  return codes[0] ?? ResultCode.Unavailable;
 }

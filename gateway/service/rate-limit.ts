@@ -6,6 +6,8 @@
 export interface RateLimiter {
   /** Takes up to `count` tokens of the provider's bucket at `now`; how many it got (the first ones of a batch go ahead). */
   take(systemUser: string, count: number, now: number): Promise<number>;
+  /** `take` answered at once, for limiters whose buckets are in this thread; absent otherwise. */
+  takeNow?(systemUser: string, count: number, now: number): number;
 }
 
 export class TokenBucketLimiter implements RateLimiter {
@@ -13,7 +15,11 @@ export class TokenBucketLimiter implements RateLimiter {
 
   constructor(private readonly eventsPerSecond: number) {}
 
-  async take(systemUser: string, count: number, now: number): Promise<number> {
+  take(systemUser: string, count: number, now: number): Promise<number> {
+    return Promise.resolve(this.takeNow(systemUser, count, now));
+  }
+
+  takeNow(systemUser: string, count: number, now: number): number {
     const rate = this.eventsPerSecond;
     let bucket = this.buckets.get(systemUser);
     if (bucket === undefined) {

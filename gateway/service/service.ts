@@ -87,27 +87,49 @@ export class OperationService {
     }
   }
 
-  private async run(plan: Plan, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
-    const { op, limits, handler } = plan;
+  /**
+   * The stages in order. Synchronous as far as memory can answer (a cached provider, credentials
+   * verified before, no lock), so the common call costs the handler's own promise and no more;
+   * otherwise authentication waits on the stores.
+   */
+  private run(plan: Plan, args: ArgumentBag, ctx: CallContext): unknown {
+    const { op, handler } = plan;
     const refusals = op.refusals;
     if (op.authentication === 'none' || refusals === undefined) return handler(args, ctx);
+    const known = this.authenticateNow(plan, args, ctx);
+    if (known !== undefined) return this.authorised(plan, args, ctx, known);
+    return this.authenticate(plan, args, ctx).then((provider) =>
+      provider === null ? answer(refusals.notAuthenticated, args) : this.authorised(plan, args, ctx, provider),
+    );
+  }
 
-    const provider = await this.authenticate(plan, args, ctx);
-    if (provider === null) return answer(refusals.notAuthenticated, args);
+  /** Limits, then the handler, for a call whose provider is known. */
+  private authorised(plan: Plan, args: ArgumentBag, ctx: CallContext, provider: Provider): unknown {
+    const { op, limits, handler } = plan;
     const call: AuthenticatedCall = Object.assign(ctx, { provider });
-
     const check = limits.check(args);
     if (!check.callInvalid && check.invalidItems.size === 0) return handler(args, call);
+    const refusals = op.refusals!;
     const invalid = refusals.invalid ?? refusals.notAuthenticated;
     if (check.callInvalid || limits.perItemParam === null) return answer(invalid, args);
+    return this.partialBatch(plan, args, call, check.invalidItems, invalid);
+  }
 
-    // A batch: the items within their limits go ahead, the others are answered on their own.
-    const items = args[limits.perItemParam] as unknown[];
-    const valid = items.filter((_, i) => !check.invalidItems.has(i));
-    const results = (await handler({ ...args, [limits.perItemParam]: valid }, call)) as unknown[];
+  /** A batch: the items within their limits go ahead, the others are answered on their own. */
+  private async partialBatch(plan: Plan, args: ArgumentBag, call: AuthenticatedCall, invalidItems: ReadonlySet<number>, invalid: Answer): Promise<unknown> {
+    const param = plan.limits.perItemParam!;
+    const items = args[param] as unknown[];
+    const valid = items.filter((_, i) => !invalidItems.has(i));
+    const results = (await plan.handler({ ...args, [param]: valid }, call)) as unknown[];
     const refused = 'value' in invalid ? invalid.value : null;
     let next = 0;
-    return items.map((_, i) => (check.invalidItems.has(i) ? refused : results[next++]));
+    return items.map((_, i) => (invalidItems.has(i) ? refused : results[next++]));
+  }
+
+  /** `authenticate` when memory answers it at once (credentials only; sessions live in a store). */
+  private authenticateNow(plan: Plan, args: ArgumentBag, ctx: CallContext): Provider | undefined {
+    if (plan.op.authentication !== 'credentials') return undefined;
+    return this.auth.authenticateNow(stringArg(args, plan.systemUserParam), stringArg(args, plan.passwordParam), ctx.now, ctx.clientAddress);
   }
 
   private authenticate(plan: Plan, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {

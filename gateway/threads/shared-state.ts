@@ -19,7 +19,8 @@ export interface SharedState {
   rateLimiter: RateLimiter;
 }
 
-type MethodsOf<T> = { [K in keyof T]: T[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof T];
+// `-?`: an optional synchronous shortcut (peek, lockedUntilNow, takeNow) is not a method a thread calls remotely.
+type MethodsOf<T> = { [K in keyof T]-?: T[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof T];
 
 const METHODS = {
   providers: ['create', 'get', 'update', 'list', 'delete'],

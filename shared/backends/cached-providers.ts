@@ -23,6 +23,11 @@ export class CachedProviderStore implements ProviderStore {
     this.cache.delete(systemUser);
   }
 
+  peek(systemUser: string): Provider | null | undefined {
+    const hit = this.cache.get(systemUser);
+    return hit !== undefined && hit.until > this.now() ? hit.provider : undefined;
+  }
+
   async get(systemUser: string): Promise<Provider | null> {
     if (this.ttlMs <= 0) return this.inner.get(systemUser);
     const hit = this.cache.get(systemUser);

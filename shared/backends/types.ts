@@ -33,6 +33,8 @@ export interface ProviderStore {
   /** Returns null when a provider with that SystemUser already exists. */
   create(provider: Provider): Promise<Provider | null>;
   get(systemUser: string): Promise<Provider | null>;
+  /** `get` answered from memory when this store holds the answer (a cache hit), else undefined. */
+  peek?(systemUser: string): Provider | null | undefined;
   update(systemUser: string, patch: ProviderPatch, now: number): Promise<Provider | null>;
   list(): Promise<Provider[]>;
   /** Removes the provider record; false when there was none. Its other state is the caller's to end. */
@@ -69,6 +71,8 @@ export interface LockoutStore {
    * most logins are of SystemUsers with no failures at all.
    */
   lockedUntil(systemUser: string, address: () => string, now: number): Promise<number | null>;
+  /** `lockedUntil` answered at once, for stores that keep locks in this thread; absent otherwise. */
+  lockedUntilNow?(systemUser: string, address: () => string, now: number): number | null;
   /** Counts one failure and applies the policy; the lock now in force for that address (the SystemUser-wide one first), else null. */
   recordFailure(systemUser: string, address: string, now: number, policy: LockoutPolicy): Promise<Lockout | null>;
   /** Lifts every lock of the SystemUser and forgets its failures (operators, a password reset). */

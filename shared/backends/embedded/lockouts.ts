@@ -39,7 +39,11 @@ export class MemoryLockoutStore implements LockoutStore {
 
   constructor(private readonly maxTrackedPairs = DEFAULT_MAX_TRACKED_PAIRS) {}
 
-  async lockedUntil(systemUser: string, address: () => string, now: number): Promise<number | null> {
+  lockedUntil(systemUser: string, address: () => string, now: number): Promise<number | null> {
+    return Promise.resolve(this.lockedUntilNow(systemUser, address, now));
+  }
+
+  lockedUntilNow(systemUser: string, address: () => string, now: number): number | null {
     const user = this.users.get(systemUser)?.lockedUntil ?? null;
     const pair = this.pairsOf.has(systemUser) ? (this.pairs.get(pairKey(systemUser, address()))?.lockedUntil ?? null) : null;
     const until = Math.max(live(user, now) ? user : -Infinity, live(pair, now) ? pair : -Infinity);

@@ -137,15 +137,16 @@ export class EventIngest {
     // field (docs/protocol.md §Reading requests) did not pass through it.
     const dominio = e.Dominio?.trim() ?? '';
     if (dominio === '' || tooLong(e.Crudo ?? null, MAX_LENGTH.crudo)) return null;
-    const numbers = [e.Latitud, e.Longitud, e.Altitud, e.Velocidad];
     const rumbo = e.Rumbo ?? null;
-    if (!numbers.every(Number.isFinite) || (rumbo !== null && !Number.isFinite(rumbo))) return null;
+    if (!Number.isFinite(e.Latitud) || !Number.isFinite(e.Longitud) || !Number.isFinite(e.Altitud) || !Number.isFinite(e.Velocidad)) return null;
+    if (rumbo !== null && !Number.isFinite(rumbo)) return null;
     const eventTime = instantOf(e.FechaHoraEvento, zone);
     const receptionTime = instantOf(e.FechaHoraRecepcion, zone);
     if (eventTime === null || receptionTime === null) return null;
     const sensors: { clave: string; valor: string }[] = [];
-    for (const s of e.Sensores ?? []) {
-      if (s.Clave !== null && s.Clave !== '') sensors.push({ clave: s.Clave, valor: s.Valor ?? '' });
+    const sent = e.Sensores;
+    if (sent !== undefined && sent !== null) {
+      for (const s of sent) if (s.Clave !== null && s.Clave !== '') sensors.push({ clave: s.Clave, valor: s.Valor ?? '' });
     }
     // Out-of-range coordinates are stored, flagged: clients swap lat/lon by mistake (docs/protocol.md §Events).
     const inRange = Math.abs(e.Latitud) <= 90 && Math.abs(e.Longitud) <= 180;

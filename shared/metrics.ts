@@ -45,18 +45,27 @@ export class Metrics {
     child.seconds.observe(seconds);
   }
 
-  private readonly eventResultChildren = new Map<string, { inc(): void }>();
+  private readonly eventResultChildren = new Map<string, { inc(by?: number): void }>();
 
-  /** Counts one answered event: 'id' for a positive result, else the negative code. */
-  recordEventResult(operation: string, code: number): void {
-    const result = code > 0 ? 'id' : String(code);
+  /** Counts one call's answered events: 'id' for each positive result, else the negative code. */
+  recordEventResults(operation: string, codes: readonly number[]): void {
+    let ids = 0;
+    for (const code of codes) {
+      if (code > 0) ids++;
+      else this.eventResultChild(operation, String(code)).inc();
+    }
+    // One increment for a whole batch's ids: a label lookup per event cost more than the rest of the metric.
+    if (ids > 0) this.eventResultChild(operation, 'id').inc(ids);
+  }
+
+  private eventResultChild(operation: string, result: string): { inc(by?: number): void } {
     const key = `${operation}\0${result}`;
     let child = this.eventResultChildren.get(key);
     if (child === undefined) {
       child = this.eventResults.labels({ operation, result });
       this.eventResultChildren.set(key, child);
     }
-    child.inc();
+    return child;
   }
 
   /** Result of each event: 'id' when stored (or deduplicated), else the negative code. */

@@ -44,6 +44,17 @@ describe('metrics', () => {
     expect(text).not.toContain('secret-1');
   });
 
+  it('counts every event of a batch, ids and refusals apart', async () => {
+    const before = await scrape();
+    const items = [event({ Codigo: 'm1' }), event({ Codigo: 'm2' }), event({ FechaHoraEvento: 'x' }), event({ Codigo: 'm3' }), event({ Latitud: 'abc' })];
+    const reply = await t.soap11('LoginYInsertarEventos', `${xmlParams(credentials())}<Eventos>${items.map((e) => `<pEvento>${xmlParams(e)}</pEvento>`).join('')}</Eventos>`);
+    expect(reply.status).toBe(200);
+    const after = await scrape();
+    const delta = (series: string): number => value(after, series) - value(before, series);
+    expect(delta('gateway_event_results_total{operation="LoginYInsertarEventos",result="id"}')).toBe(3);
+    expect(delta('gateway_event_results_total{operation="LoginYInsertarEventos",result="-3"}')).toBe(2);
+  });
+
   it('requires the admin token', async () => {
     const res = await fetch(`${t.app.admin.url}/metrics`);
     expect(res.status).toBe(401);

@@ -127,8 +127,7 @@ export class EventIngest {
   }
 
   private answered(codes: number[], operation: string): number[] {
-    const metrics = this.options.metrics;
-    if (metrics !== undefined) for (const c of codes) metrics.recordEventResult(operation, c);
+    this.options.metrics?.recordEventResults(operation, codes);
     return codes;
   }
 

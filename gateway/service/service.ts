@@ -126,10 +126,15 @@ export class OperationService {
     return items.map((_, i) => (invalidItems.has(i) ? refused : results[next++]));
   }
 
-  /** `authenticate` when memory answers it at once (credentials only; sessions live in a store). */
+  /** `authenticate` when memory answers it with a provider at once; undefined otherwise (a refusal included). */
   private authenticateNow(plan: Plan, args: ArgumentBag, ctx: CallContext): Provider | undefined {
-    if (plan.op.authentication !== 'credentials') return undefined;
-    return this.auth.authenticateNow(stringArg(args, plan.systemUserParam), stringArg(args, plan.passwordParam), ctx.now, ctx.clientAddress);
+    if (plan.op.authentication === 'credentials') {
+      return this.auth.authenticateNow(stringArg(args, plan.systemUserParam), stringArg(args, plan.passwordParam), ctx.now, ctx.clientAddress);
+    }
+    const systemUser = this.sessions.resolveNow(ctx.sessionId, ctx.now);
+    if (systemUser === undefined || systemUser === null) return undefined;
+    const provider = this.backends.providers.peek?.(systemUser);
+    return provider?.enabled === true ? provider : undefined;
   }
 
   private authenticate(plan: Plan, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {

@@ -41,6 +41,13 @@ export class Sessions {
     return session?.systemUser ?? null;
   }
 
+  /** `resolve` answered at once when the store keeps sessions in this thread; undefined otherwise. */
+  resolveNow(sessionId: string | null, now: number): string | null | undefined {
+    if (sessionId === null || !SESSION_ID_RE.test(sessionId)) return null;
+    if (this.store.touchNow === undefined) return undefined;
+    return this.store.touchNow(sessionId, now, this.ttlMs)?.systemUser ?? null;
+  }
+
   async end(sessionId: string | null, now: number): Promise<boolean> {
     if (sessionId === null || !SESSION_ID_RE.test(sessionId)) return false;
     return this.store.destroy(sessionId, now);

@@ -92,6 +92,8 @@ export interface SessionStore {
   create(id: string, systemUser: string, now: number, ttlMs: number): Promise<Session>;
   /** Returns the live session and slides its expiry; null when unknown or expired. */
   touch(id: string, now: number, ttlMs: number): Promise<Session | null>;
+  /** `touch` answered at once, for stores that keep sessions in this thread; absent otherwise. */
+  touchNow?(id: string, now: number, ttlMs: number): Session | null;
   /** True when a live session was removed. */
   destroy(id: string, now: number): Promise<boolean>;
   /** Ends every session of the SystemUser (a deleted provider); how many were live. */

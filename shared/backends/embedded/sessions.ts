@@ -27,7 +27,11 @@ export class MemorySessionStore implements SessionStore {
     return { id, ...entry };
   }
 
-  async touch(id: string, now: number, ttlMs: number): Promise<Session | null> {
+  touch(id: string, now: number, ttlMs: number): Promise<Session | null> {
+    return Promise.resolve(this.touchNow(id, now, ttlMs));
+  }
+
+  touchNow(id: string, now: number, ttlMs: number): Session | null {
     const entry = this.entries.get(id);
     if (entry === undefined) return null;
     if (entry.expiresAt <= now) {

@@ -27,6 +27,7 @@ import { killAllNow, stopChildrenOnExit } from './lib/processes.js';
 import { CONNECTIONS, DURATION, log, PEERS, WARMUP } from './compare/config.js';
 import { loadAverage, report, wrkVersion } from './compare/report.js';
 import { runAll, type Row } from './compare/scenarios.js';
+import { syncLatency } from './lib/fsync.js';
 
 async function main(): Promise<number> {
   stopChildrenOnExit(log);
@@ -36,7 +37,8 @@ async function main(): Promise<number> {
   log(`DURATION=${DURATION}s WARMUP=${WARMUP}s CONNECTIONS=${CONNECTIONS} peers: ${[...PEERS].join(', ') || 'none'}; load average at start ${loadStart}`);
   const rows: Row[] = [];
   const key = await runAll(rows);
-  const { text, allMet } = report(rows, key, { startedAt, loadStart, loadEnd: loadAverage(), wrk });
+  const sync = syncLatency();
+  const { text, allMet } = report(rows, key, { startedAt, loadStart, loadEnd: loadAverage(), wrk, sync });
   process.stdout.write(text);
   log(allMet ? 'every goal met' : 'not every goal met');
   return rows.some((r) => !r.m) ? 1 : 0;

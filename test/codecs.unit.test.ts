@@ -66,6 +66,20 @@ describe('media types', () => {
     expect(parseMediaType('text/xml;;junk; a = b ').params).toEqual(new Map([['a', 'b']]));
     expect(parseMediaType('').type).toBe('');
   });
+
+  it('answers a repeated value from memory, the same answer as the first time, and stays bounded', () => {
+    const first = parseMediaType('text/xml; charset=utf-8');
+    expect(parseMediaType('text/xml; charset=utf-8')).toBe(first);
+    expect(first.params.get('charset')).toBe('utf-8');
+    // Many distinct values (a client varying its header) neither grow memory nor change answers.
+    for (let i = 0; i < 2000; i++) expect(parseMediaType(`text/xml; charset=utf-8; n=${i}`).params.get('n')).toBe(String(i));
+    const again = parseMediaType('text/xml; charset=utf-8');
+    expect(again.type).toBe('text/xml');
+    expect(again.params).toEqual(new Map([['charset', 'utf-8']]));
+    const long = `application/soap+xml; action="${'a'.repeat(300)}"`;
+    expect(parseMediaType(long)).not.toBe(parseMediaType(long));
+    expect(parseMediaType(long).params.get('action')).toBe('a'.repeat(300));
+  });
 });
 
 describe('time zones', () => {

@@ -194,6 +194,7 @@ function overRate(batch: Batch, granted: number): Batch {
 
 /** Rumbo and Crudo sent to an operation that does not declare them are kept (docs/protocol.md §Reading requests). */
 export function withExtras(input: EventInput, extras: ReadonlyMap<string, string>): EventInput {
+  if (extras.size === 0) return input;
   const rumbo = extras.get('Rumbo');
   const crudo = extras.get('Crudo');
   if (rumbo === undefined && crudo === undefined) return input;

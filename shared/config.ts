@@ -180,6 +180,18 @@ function blockSize(env: Env): number {
 /** Front-end threads at most: past a few per core they only add contention on the main thread. */
 export const MAX_GATEWAY_THREADS = 64;
 
+/**
+ * GATEWAY_THREADS when unset: a front-end thread per core but one, at least one. The process needs
+ * more than its front ends: the SQLite writer thread (about a third of a core at 20,000 inserts/s),
+ * V8's GC helpers and the kernel's network work. Measured on 2 cores (bench/RESULTS.md, issue 17's
+ * thread count): 1 thread served 1.2-1.3x the requests of 2 at 0.8x the CPU per request, the
+ * second thread's calls into the main thread costing more than the core it could not have. Only
+ * 1 and 2 cores were measured here; on larger machines check with `npm run bench:threads`.
+ */
+export function defaultGatewayThreads(cores: number = os.availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
 /** Event ids are signed 64-bit (SQLite INTEGER, ClickHouse Int64): the largest one. */
 export const MAX_EVENT_ID = 2n ** 63n - 1n;
 
@@ -261,7 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
   const commit = str(env, 'SQLITE_COMMIT', 'thread').toLowerCase();
   if (commit !== 'thread' && commit !== 'inline') throw new ConfigError('SQLITE_COMMIT must be thread or inline.');
 
-  const gatewayThreads = int(env, 'GATEWAY_THREADS', os.availableParallelism(), 1);
+  const gatewayThreads = int(env, 'GATEWAY_THREADS', defaultGatewayThreads(), 1);
   const sentinels = sentinelAddresses(env);
   if (gatewayThreads > MAX_GATEWAY_THREADS) throw new ConfigError(`GATEWAY_THREADS must be at most ${MAX_GATEWAY_THREADS}, got ${gatewayThreads}.`);
 

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_FILE } from '../shared/backends/embedded/index.js';
 import type { EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { ConfigError, loadConfig } from '../shared/config.js';
+import { ConfigError, defaultGatewayThreads, loadConfig } from '../shared/config.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { counterSum, freshSoap11, insertsAcrossClose, resultOf, servedBy } from './helpers/threads.js';
 
@@ -25,8 +25,9 @@ const insert = (t: TestApp, overrides: Record<string, string>) =>
   freshSoap11(t, 'LoginYInsertarEvento', xmlParams({ ...credentials(), ...event(overrides) }));
 
 describe('GATEWAY_THREADS configuration', () => {
-  it('defaults to the number of cores; anything but 1..64 is refused by name', () => {
-    expect(loadConfig({}).gatewayThreads).toBe(os.availableParallelism());
+  it('defaults to a thread per core but one, at least one; anything but 1..64 is refused by name', () => {
+    expect(loadConfig({}).gatewayThreads).toBe(Math.max(1, os.availableParallelism() - 1));
+    expect([1, 2, 4, 16].map((cores) => defaultGatewayThreads(cores))).toEqual([1, 1, 3, 15]);
     expect(loadConfig({ GATEWAY_THREADS: '3' }).gatewayThreads).toBe(3);
     for (const bad of ['0', 'two', '65', '-1']) {
       expect(() => loadConfig({ GATEWAY_THREADS: bad })).toThrow(ConfigError);

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { CONNECTIONS, CXF_SLICE, DURATION, PEERS, WARMUP, WRK } from './config.js';
 import type { SyncLatency } from '../lib/fsync.js';
+import { defaultGatewayThreads } from '../../shared/config.js';
 import type { KeyRows, Row } from './scenarios.js';
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -123,7 +124,7 @@ export function report(rows: Row[], key: KeyRows, run: { startedAt: Date; loadSt
     `Each row: a fresh server process, one answer checked, ${WARMUP} s warm-up (CXF: the JIT curve below), then ${DURATION} s measured with ${CONNECTIONS} connections ` +
       `(\`wrk -t1 -c${CONNECTIONS} -d${DURATION}s --latency\`, one thread; the 70% rows: autocannon with overallRate, ` +
       `and wrk with a Lua schedule spacing the same rate evenly). Every event distinct. The peers answer an in-memory counter; ` +
-      `ours commits every event to SQLite (synchronous=FULL) before answering, with GATEWAY_THREADS=${process.env.GATEWAY_THREADS || `${os.availableParallelism()} (the default: the cores)`} front-end threads. ` +
+      `ours commits every event to SQLite (synchronous=FULL) before answering, with GATEWAY_THREADS=${process.env.GATEWAY_THREADS || `${defaultGatewayThreads()} (the default: the cores minus one)`} front-end threads. ` +
       'Load generator and server share the same cores: compare ratios within this run.',
     '',
     ...tableLines,

@@ -27,7 +27,7 @@ export interface Reply {
 
 /** The real server on ephemeral ports over a temporary DATA_DIR, with a controllable clock. */
 export class TestApp {
-  /** The time every front-end thread of the server reads (GATEWAY_THREADS defaults to the cores). */
+  /** The time every front-end thread of the server reads (two threads unless a test says otherwise). */
   readonly sharedClock = SharedClock.create(T0);
   get now(): number {
     return this.sharedClock.now();
@@ -53,7 +53,9 @@ export class TestApp {
       },
     });
     t.dataDir = mkdtempSync(path.join(tmpdir(), 'gw-test-'));
-    t.config = loadConfig({ DATA_DIR: t.dataDir, ADMIN_TOKEN: 'test-token', HOST: '127.0.0.1', SQLITE_SYNCHRONOUS: 'NORMAL', ...env });
+    // Two front-end threads unless a test says otherwise: larger machines run several by default,
+    // so every behaviour is proven across the thread hop too, not only on the main thread.
+    t.config = loadConfig({ DATA_DIR: t.dataDir, ADMIN_TOKEN: 'test-token', HOST: '127.0.0.1', SQLITE_SYNCHRONOUS: 'NORMAL', GATEWAY_THREADS: '2', ...env });
     t.app = await startApplication({
       config: t.config,
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'info' }, capture),

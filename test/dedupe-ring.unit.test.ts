@@ -1,4 +1,5 @@
 /** The embedded event log's compact dedupe index, against a plain Map model of the same rules. */
+import { hash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DedupeRing } from '../shared/backends/embedded/dedupe-ring.js';
 
@@ -91,9 +92,11 @@ describe('DedupeRing', () => {
     let now = 0;
     let id = 1n;
     const groups = [1, 2, 3];
+    // Keys as the event log makes them (base64 SHA-256), so the run takes the ring's fast path.
+    const keys = Array.from({ length: keySpace }, (_, i) => hash('sha256', `k${i}`, 'base64'));
     for (let step = 0; step < 25_000; step++) {
       now += Math.floor(next() * 3);
-      const key = `k${Math.floor(next() * keySpace)}`;
+      const key = keys[Math.floor(next() * keySpace)]!;
       const r = next();
       const group = groups[Math.floor(next() * groups.length)]!;
       if (r < 0.6) {
@@ -125,5 +128,44 @@ describe('DedupeRing', () => {
       expect(ring.size).toBe(model.map.size);
     }
     for (const key of model.map.keys()) expect(ring.get(key)).toEqual(model.get(key));
+  });
+
+  it('tells apart keys in and out of the event log\'s form, including near misses of it', () => {
+    const ring = new DedupeRing<string>();
+    const digest = hash('sha256', 'event', 'base64');
+    const variants = [
+      digest,
+      digest.slice(0, 43), // no padding: not the event log's form, hashed first
+      `${digest.slice(0, 21)}*${digest.slice(22)}`, // a character outside base64
+      digest.toLowerCase(),
+      '',
+      'k',
+    ];
+    variants.forEach((key, i) => ring.add(key, BigInt(i + 1), i, null));
+    expect(ring.size).toBe(variants.length);
+    variants.forEach((key, i) => expect(ring.get(key)?.id).toBe(BigInt(i + 1)));
+    expect(ring.get(hash('sha256', 'other', 'base64'))).toBeUndefined();
+    // Keys of the event log's form are told apart by the digest's first 16 bytes (SHA-256 never
+    // gives two digests agreeing on 128 bits): a key that differs only past them is the same key.
+    expect(ring.get(`${digest.slice(0, 22)}${digest.slice(22, 42) === 'A'.repeat(20) ? 'B' : 'A'.repeat(20)}${digest.slice(42)}`)?.id).toBe(1n);
+  });
+
+  it('holds no JS object per entry: a million keys stay in typed arrays', () => {
+    const ring = new DedupeRing<string>();
+    const before = process.memoryUsage();
+    const n = 200_000;
+    const digest = Buffer.alloc(32);
+    for (let i = 0; i < n; i++) {
+      digest.writeUInt32LE(i, 0);
+      digest.writeUInt32LE(Math.imul(i, 2654435761) >>> 0, 4);
+      ring.add(digest.toString('base64'), BigInt(i + 1), i, null);
+    }
+    expect(ring.size).toBe(n);
+    digest.writeUInt32LE(12345, 0);
+    digest.writeUInt32LE(Math.imul(12345, 2654435761) >>> 0, 4);
+    expect(ring.get(digest.toString('base64'))?.id).toBe(12346n);
+    // Typed arrays live outside the JS heap: the heap does not grow with the entries.
+    const heapGrowth = process.memoryUsage().heapUsed - before.heapUsed;
+    expect(heapGrowth).toBeLessThan(n * 40);
   });
 });

@@ -1,11 +1,20 @@
+import { hash } from 'node:crypto';
+
 /**
  * The embedded event log's resend-dedupe index: dedupe key → the first copy's id and arrival
  * time, oldest first, over one window (up to DEDUPE_MAX_KEYS entries, 1M by default).
  *
- * Kept compact because it holds an entry for every event of the window. Ids and times live in
- * typed arrays of a ring, and each key maps to a small integer. An earlier version used a Map of
- * entry objects holding BigInts: that made each event three live objects for every full garbage
- * collection to mark, and with a full index p99 at 70% load doubled (bench/LOG.md, 2026-11-22).
+ * Kept compact because it holds an entry for every event of the window, and kept free of heap
+ * objects per entry because a full garbage collection marks every one of them: an index of key
+ * strings in a Map cost 66 ms of a 500k-entry index's 71 ms full GC (bench/LOG.md, 2026-11-22), and
+ * its lookups were 7% of a ×100 batch's CPU profile. So nothing per entry is a JS object: ids,
+ * times and each key's 128-bit fingerprint live in typed arrays of a ring, and an open-addressing
+ * table of ring sequence numbers finds them.
+ *
+ * The fingerprint of a key as the event log makes them (the base64 SHA-256 of the event's
+ * identity, 44 characters) is the digest's first 16 bytes, decoded without allocation; any other
+ * key (an old row, a test) is hashed with SHA-256 first. Two different keys share a fingerprint
+ * only if SHA-256 collides on 128 bits, so the index answers by fingerprint alone.
  *
  * An entry can carry a tag while it is pending (the commit group that will store it). A pending
  * entry is never pruned, so everything queued behind it stays too.
@@ -20,17 +29,78 @@ export interface DedupeHit<T> {
 const INITIAL_CAPACITY = 1024;
 /** Sequence numbers are rebased before they leave the small-integer range. */
 const REBASE_AT = 2 ** 30;
+/** Table cells: 0 empty, -1 deleted, else the entry's sequence number + 1. */
+const EMPTY = 0;
+const DELETED = -1;
+
+/** The fingerprint of the key being looked up: four 32-bit words, reused by every call. */
+const words = new Int32Array(4);
+
+/** Standard base64 characters → their 6-bit values; -1 for anything else. */
+const BASE64 = new Int8Array(128).fill(-1);
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+for (let i = 0; i < ALPHABET.length; i++) BASE64[ALPHABET.charCodeAt(i)] = i;
+
+/** One base64 character's value, or -1 when it is not one. */
+function sextet(key: string, i: number): number {
+  const c = key.charCodeAt(i);
+  return c < 128 ? BASE64[c]! : -1;
+}
+
+/** Four base64 characters from `i` as 24 bits, or -1 when one is not base64. */
+function group(key: string, i: number): number {
+  const a = sextet(key, i), b = sextet(key, i + 1), c = sextet(key, i + 2), d = sextet(key, i + 3);
+  return (a | b | c | d) < 0 ? -1 : (a << 18) | (b << 12) | (c << 6) | d;
+}
+
+/**
+ * For a key in the event log's form (43 base64 characters and `=`: a SHA-256 digest), fills
+ * `words` with the digest's first 16 bytes, decoded here rather than by a native call (a tenth of
+ * its cost for this size), and answers true; false for any other key.
+ */
+function digestWords(key: string): boolean {
+  if (key.length !== 44 || key.charCodeAt(43) !== 61) return false;
+  for (let i = 22; i < 43; i++) if (sextet(key, i) < 0) return false;
+  // Groups of four characters are three bytes: 5 groups and 2 characters cover the 16 bytes.
+  const g0 = group(key, 0), g1 = group(key, 4), g2 = group(key, 8), g3 = group(key, 12), g4 = group(key, 16);
+  const e = sextet(key, 20), f = sextet(key, 21);
+  if ((g0 | g1 | g2 | g3 | g4 | e | f) < 0) return false;
+  words[0] = (g0 << 8) | (g1 >>> 16);
+  words[1] = ((g1 & 0xffff) << 16) | (g2 >>> 8);
+  words[2] = ((g2 & 0xff) << 24) | g3;
+  words[3] = (g4 << 8) | (e << 2) | (f >>> 4);
+  return true;
+}
+
+/**
+ * The first table cell to probe: the fingerprint mixed (a digest is uniform already; mixing keeps
+ * a skewed key set from piling up in one run of cells).
+ */
+function cellOf(w0: number, w1: number, mask: number): number {
+  let h = Math.imul(w0 ^ Math.imul(w1, 0x85ebca6b), 0x9e3779b1);
+  h ^= h >>> 15;
+  return h & mask;
+}
+
+/** Fills `words` with the key's fingerprint. */
+function fingerprint(key: string): void {
+  if (!digestWords(key)) digestWords(hash('sha256', key, 'base64'));
+}
 
 export class DedupeRing<T> {
   /** `rebaseAt` is for tests: the real threshold needs 10^9 entries to reach. */
   constructor(private readonly rebaseAt = REBASE_AT) {}
 
   private capacity = INITIAL_CAPACITY;
-  private keys: (string | undefined)[] = new Array<string | undefined>(INITIAL_CAPACITY);
+  /** Per ring slot: the key's fingerprint (4 words), or a hole when `live` is 0. */
+  private prints = new Int32Array(INITIAL_CAPACITY * 4);
   private ids = new BigInt64Array(INITIAL_CAPACITY);
   private times = new Float64Array(INITIAL_CAPACITY);
-  /** key → sequence number of its slot (slot = seq mod capacity). */
-  private readonly seqs = new Map<string, number>();
+  private live = new Uint8Array(INITIAL_CAPACITY);
+  /** Open addressing by the fingerprint's first word; never more than half full, deleted cells included. */
+  private table = new Int32Array(INITIAL_CAPACITY * 2);
+  private tableUsed = 0;
+  private count = 0;
   /** seq → tag of the pending entries. */
   private readonly pending = new Map<number, T>();
   /** The oldest slot still in the ring (it may be a hole left by a replaced or forgotten key). */
@@ -39,40 +109,55 @@ export class DedupeRing<T> {
   private tail = 0;
 
   get size(): number {
-    return this.seqs.size;
+    return this.count;
   }
 
   get(key: string): DedupeHit<T> | undefined {
-    const seq = this.seqs.get(key);
-    if (seq === undefined) return undefined;
+    fingerprint(key);
+    const cell = this.find();
+    if (cell < 0) return undefined;
+    const seq = this.table[cell]! - 1;
     const slot = seq & (this.capacity - 1);
     return { id: this.ids[slot]!, receivedAt: this.times[slot]!, pending: this.pending.get(seq) ?? null };
   }
 
   /** Adds the newest entry for `key`; an existing entry for it is forgotten. */
   add(key: string, id: bigint, receivedAt: number, tag: T | null): void {
-    this.remove(key);
+    fingerprint(key);
+    const cell = this.find();
+    if (cell >= 0) this.removeAt(cell);
     if (this.tail - this.head === this.capacity) this.grow();
     if (this.tail >= this.rebaseAt) this.rebase();
+    if ((this.tableUsed + 1) * 2 > this.table.length) this.rebuildTable(this.table.length);
     const seq = this.tail++;
     const slot = seq & (this.capacity - 1);
-    this.keys[slot] = key;
+    const at = slot * 4;
+    this.prints[at] = words[0]!;
+    this.prints[at + 1] = words[1]!;
+    this.prints[at + 2] = words[2]!;
+    this.prints[at + 3] = words[3]!;
     this.ids[slot] = id;
     this.times[slot] = receivedAt;
-    this.seqs.set(key, seq);
+    this.live[slot] = 1;
+    this.insertCell(seq, words[0]!, words[1]!);
+    this.count++;
     if (tag !== null) this.pending.set(seq, tag);
   }
 
   /** The entry for `key` added with `tag` is durable now. */
   settle(key: string, tag: T): void {
-    const seq = this.seqs.get(key);
-    if (seq !== undefined && this.pending.get(seq) === tag) this.pending.delete(seq);
+    fingerprint(key);
+    const cell = this.find();
+    if (cell < 0) return;
+    const seq = this.table[cell]! - 1;
+    if (this.pending.get(seq) === tag) this.pending.delete(seq);
   }
 
   /** Forgets the entry for `key` if it is still the one added with `tag` (its commit failed). */
   forget(key: string, tag: T): void {
-    const seq = this.seqs.get(key);
-    if (seq !== undefined && this.pending.get(seq) === tag) this.remove(key);
+    fingerprint(key);
+    const cell = this.find();
+    if (cell >= 0 && this.pending.get(this.table[cell]! - 1) === tag) this.removeAt(cell);
   }
 
   /**
@@ -83,24 +168,66 @@ export class DedupeRing<T> {
     const mask = this.capacity - 1;
     while (this.head < this.tail) {
       const slot = this.head & mask;
-      const key = this.keys[slot];
-      if (key !== undefined) {
+      if (this.live[slot] === 1) {
         if (this.pending.has(this.head)) break;
-        if (this.times[slot]! > cutoff && this.seqs.size <= max) break;
-        this.seqs.delete(key);
-        this.keys[slot] = undefined;
+        if (this.times[slot]! > cutoff && this.count <= max) break;
+        const at = slot * 4;
+        words[0] = this.prints[at]!;
+        words[1] = this.prints[at + 1]!;
+        words[2] = this.prints[at + 2]!;
+        words[3] = this.prints[at + 3]!;
+        this.removeAt(this.find());
       }
       this.head++;
     }
   }
 
-  private remove(key: string): void {
-    const seq = this.seqs.get(key);
-    if (seq === undefined) return;
-    this.seqs.delete(key);
+  /** The table cell of the entry whose fingerprint is in `words`, or -1. */
+  private find(): number {
+    const table = this.table;
+    const mask = table.length - 1;
+    const prints = this.prints;
+    const slotMask = this.capacity - 1;
+    const w0 = words[0]!;
+    for (let cell = cellOf(w0, words[1]!, mask); ; cell = (cell + 1) & mask) {
+      const entry = table[cell]!;
+      if (entry === EMPTY) return -1;
+      if (entry === DELETED) continue;
+      const at = ((entry - 1) & slotMask) * 4;
+      if (prints[at] === w0 && prints[at + 1] === words[1] && prints[at + 2] === words[2] && prints[at + 3] === words[3]) return cell;
+    }
+  }
+
+  /** Stores `seq` in the table under its fingerprint. */
+  private insertCell(seq: number, w0: number, w1: number): void {
+    const table = this.table;
+    const mask = table.length - 1;
+    let cell = cellOf(w0, w1, mask);
+    while (table[cell] !== EMPTY) cell = (cell + 1) & mask;
+    table[cell] = seq + 1;
+    this.tableUsed++;
+  }
+
+  /** Removes the entry of a table cell: the cell becomes deleted, its slot a hole prune steps over. */
+  private removeAt(cell: number): void {
+    const seq = this.table[cell]! - 1;
+    this.table[cell] = DELETED;
+    this.live[seq & (this.capacity - 1)] = 0;
     this.pending.delete(seq);
-    // A hole: prune steps over it. Clear the key so the slot does not keep the string alive.
-    this.keys[seq & (this.capacity - 1)] = undefined;
+    this.count--;
+  }
+
+  /** A fresh table of `size` cells from the live entries: deleted cells gone, or room to grow. */
+  private rebuildTable(atLeast: number): void {
+    let size = atLeast;
+    while (size < this.count * 4) size *= 2;
+    this.table = new Int32Array(size);
+    this.tableUsed = 0;
+    const mask = this.capacity - 1;
+    for (let seq = this.head; seq < this.tail; seq++) {
+      const slot = seq & mask;
+      if (this.live[slot] === 1) this.insertCell(seq, this.prints[slot * 4]!, this.prints[slot * 4 + 1]!);
+    }
   }
 
   /** Doubles the ring; entries keep their sequence numbers, only their slots move. */
@@ -108,31 +235,36 @@ export class DedupeRing<T> {
     const oldMask = this.capacity - 1;
     const capacity = this.capacity * 2;
     const mask = capacity - 1;
-    const keys = new Array<string | undefined>(capacity);
+    const prints = new Int32Array(capacity * 4);
     const ids = new BigInt64Array(capacity);
     const times = new Float64Array(capacity);
+    const live = new Uint8Array(capacity);
     for (let seq = this.head; seq < this.tail; seq++) {
       const from = seq & oldMask;
       const to = seq & mask;
-      keys[to] = this.keys[from];
+      for (let w = 0; w < 4; w++) prints[to * 4 + w] = this.prints[from * 4 + w]!;
       ids[to] = this.ids[from]!;
       times[to] = this.times[from]!;
+      live[to] = this.live[from]!;
     }
     this.capacity = capacity;
-    this.keys = keys;
+    this.prints = prints;
     this.ids = ids;
     this.times = times;
+    this.live = live;
+    // The table's cells hold sequence numbers, which did not change; keep it at least twice the ring.
+    this.rebuildTable(Math.max(this.table.length, capacity * 2));
   }
 
   /**
    * Renumbers every sequence number down by a multiple of the capacity, which leaves every slot
-   * where it is. Rare (once per about 10^9 entries); keeps the Map's values small integers, which
-   * V8 stores without allocating.
+   * where it is. Rare (once per about 10^9 entries); keeps sequence numbers within an Int32 cell.
    */
   private rebase(): void {
     const base = this.head - (this.head & (this.capacity - 1));
     if (base === 0) return;
-    for (const [key, seq] of this.seqs) this.seqs.set(key, seq - base);
+    const table = this.table;
+    for (let cell = 0; cell < table.length; cell++) if (table[cell]! > 0) table[cell] = table[cell]! - base;
     const pending = [...this.pending];
     this.pending.clear();
     for (const [seq, tag] of pending) this.pending.set(seq - base, tag);

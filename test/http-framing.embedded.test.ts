@@ -45,6 +45,19 @@ describe('request framing at the gateway', () => {
     expect(await stored(codigo)).toBe(0);
   }
 
+  it('reads the first of a repeated header, as it always did (Content-Type, SOAPAction)', async () => {
+    const b = body('first-wins');
+    const c = await RawConnection.open(t.app.gateway.port);
+    // The second SOAPAction and Content-Type would each refuse the call; the first ones are read.
+    c.write(head([`SOAPAction: "${NS}Nonexistent"`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(b)}`]) + b);
+    const r = await c.read(false, 10_000);
+    c.close();
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/xml; charset=utf-8');
+    expect(r.body.toString()).toMatch(/<LoginYInsertarEventoResult>[1-9]\d*<\/LoginYInsertarEventoResult>/);
+    expect(await stored('first-wins')).toBe(1);
+  });
+
   it('answers 400 to two Content-Length headers that differ, stores nothing and hangs up', async () => {
     const n = Buffer.byteLength(body('cl-differ'));
     // Framed by the first line, the 5 extra bytes would start a second request.

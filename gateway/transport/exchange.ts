@@ -40,15 +40,9 @@ export class Exchange {
     this.path = req.getUrl();
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- uWS answers undefined when the URL has no query (measured), whatever its typings say
     this.query = req.getQuery() ?? '';
-    this.headers = {
-      'content-type': req.getHeader('content-type'),
-      'content-length': req.getHeader('content-length'),
-      soapaction: req.getHeader('soapaction'),
-      cookie: req.getHeader('cookie'),
-      host: req.getHeader('host'),
-      'x-forwarded-for': req.getHeader('x-forwarded-for'),
-    };
-    this.ambiguousLength = lengthIsAmbiguous(req);
+    const headers: Record<HeaderName, string> = { 'content-type': '', 'content-length': '', soapaction: '', cookie: '', host: '', 'x-forwarded-for': '' };
+    this.ambiguousLength = readHeaders(req, headers);
+    this.headers = headers;
     res.onAborted(() => {
       this.aborted = true;
       this.finish();
@@ -122,11 +116,41 @@ export class Exchange {
   }
 }
 
-/** State of one `lengthIsAmbiguous` walk: module-level so the walk allocates no closure. */
+/** State of one header walk (`readHeaders`): module-level so the walk allocates no closure. */
 let walkFirstLength: string | null = null;
 let walkAmbiguous = false;
+let walkInto: Record<HeaderName, string> | null = null;
+/** Bit per kept header the walk has met: the first line of each wins, as uWS's getHeader answers. */
+let walkSeen = 0;
+
+/** The bit of a header `Exchange` keeps, or 0 (uWS hands names lower-cased). */
+function keptBit(name: string): number {
+  switch (name) {
+    case 'content-type':
+      return 1;
+    case 'content-length':
+      return 2;
+    case 'soapaction':
+      return 4;
+    case 'cookie':
+      return 8;
+    case 'host':
+      return 16;
+    case 'x-forwarded-for':
+      return 32;
+    default:
+      return 0;
+  }
+}
 
 function visitHeader(name: string, value: string): void {
+  if (walkInto !== null) {
+    const bit = keptBit(name);
+    if (bit !== 0 && (walkSeen & bit) === 0) {
+      walkSeen |= bit;
+      walkInto[name as HeaderName] = value;
+    }
+  }
   if (name !== 'content-length') return;
   if (walkFirstLength === null) {
     walkFirstLength = value;
@@ -153,9 +177,21 @@ function isDigits(value: string): boolean {
  * Transfer-Encoding; the rest only a walk over every header line finds (bench/header-scan.ts).
  */
 export function lengthIsAmbiguous(req: HttpRequest): boolean {
+  return readHeaders(req, null);
+}
+
+/**
+ * One walk over the request's header lines: fills `into` with the first value of each header it
+ * names (what getHeader would answer, without a native call per header: the walk meets every line
+ * anyway) and answers `lengthIsAmbiguous`.
+ */
+function readHeaders(req: HttpRequest, into: Record<HeaderName, string> | null): boolean {
   walkFirstLength = null;
   walkAmbiguous = false;
+  walkInto = into;
+  walkSeen = 0;
   req.forEach(visitHeader);
+  walkInto = null;
   return walkAmbiguous;
 }
 

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants, gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_LOAD_BUDGET_BYTES } from '../console/build.js';
@@ -159,6 +159,59 @@ describe('console assets without a build', () => {
     } finally {
       server.close();
       fs.rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("serves the build's compressed copies, and compresses a console without them off the event loop", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'console-copy-'));
+    const built = defaultConsoleDir();
+    const script = fs.readdirSync(built).find((n) => n.endsWith('.js'))!;
+    const styles = fs.readdirSync(built).find((n) => n.endsWith('.css'))!;
+    fs.copyFileSync(path.join(built, 'index.html'), path.join(dir, 'index.html'));
+    fs.copyFileSync(path.join(built, script), path.join(dir, script));
+    fs.copyFileSync(path.join(built, styles), path.join(dir, styles));
+    // The style sheet comes with a copy the server must send as it is (a quick brotli, unlike its own).
+    const quick = brotliCompressSync(fs.readFileSync(path.join(dir, styles)), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 1 } });
+    fs.writeFileSync(path.join(dir, `${styles}.br`), quick);
+    // The page's copy is older than the page: stale, so not used.
+    fs.writeFileSync(path.join(dir, 'index.html.br'), brotliCompressSync(Buffer.from('stale')));
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(dir, 'index.html.br'), past, past);
+
+    const served = loadConsoleAssets(pino({ level: 'silent' }), dir);
+    const server = http.createServer((req, res) => {
+      if (!served.serve(req, res)) res.writeHead(418).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const css = await get(`${base}/console/${styles}`, { 'Accept-Encoding': 'br' });
+      expect(css.headers.get('content-encoding')).toBe('br');
+      expect(css.body.equals(quick)).toBe(true);
+      // Without a copy: uncompressed until the thread pool has made one, then br, decoding to the file.
+      const plain = fs.readFileSync(path.join(dir, script));
+      let encoded: Fetched | null = null;
+      for (let i = 0; i < 200 && encoded === null; i++) {
+        const res = await get(`${base}/console/${script}`, { 'Accept-Encoding': 'br' });
+        expect(res.status).toBe(200);
+        if (res.headers.get('content-encoding') === 'br') encoded = res;
+        else {
+          expect(res.body.equals(plain)).toBe(true);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      expect(encoded).not.toBeNull();
+      expect(brotliDecompressSync(encoded!.body).equals(plain)).toBe(true);
+      let pageBr: Fetched | null = null;
+      for (let i = 0; i < 200 && pageBr === null; i++) {
+        const res = await get(`${base}/`, { 'Accept-Encoding': 'br' });
+        if (res.headers.get('content-encoding') === 'br') pageBr = res;
+        else await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(brotliDecompressSync(pageBr!.body).toString()).toBe(fs.readFileSync(path.join(dir, 'index.html'), 'utf8'));
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 

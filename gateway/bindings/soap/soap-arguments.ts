@@ -12,13 +12,15 @@ import { InvalidValueError, type DecodedCall, type Today } from '../arguments.js
 import type { XmlNode } from './envelope.js';
 
 /**
- * SOAP arguments from the operation element's children, read as XmlSerializer reads them
+ * SOAP arguments from the operation element's children, read as XmlSerializer reads them. This is
+ * the interpreted reading, kept as the reference of the compiled one (compiled/): both use the
+ * conversions below
  * (XmlConvert: a dateTime in any XML Schema date/time form). Kept leniencies (docs/protocol.md
  * §Value conversion): booleans in any case, a space for the T in a dateTime.
  */
 
 /** Value of a missing SOAP element (XmlSerializer defaults). */
-function soapDefault(type: ScalarType): unknown {
+export function soapDefault(type: ScalarType): unknown {
   switch (type) {
     case 'string':
     case 'dateTime':
@@ -31,25 +33,57 @@ function soapDefault(type: ScalarType): unknown {
   }
 }
 
+const SPACE_FOR_T = { spaceForT: true } as const;
+
+/** XmlSerializer's reading of one SOAP element's text as `field` (a value, or InvalidValueError). */
+export type SoapConverter = (text: string, today: Today) => unknown;
+
+const readString: SoapConverter = (text) => text;
+const readDouble: SoapConverter = (text) => parseDouble(text);
+const readDateTime: SoapConverter = (text, today) => ({ text, parsed: parseXmlDateTime(text, today, SPACE_FOR_T) });
+
+function readInt(name: string, text: string): number {
+  const n = parseInt32(text);
+  if (n === undefined) throw new InvalidValueError(name, text, 'int');
+  return n;
+}
+
+function readBoolean(name: string, text: string): boolean {
+  const b = parseBoolean(text);
+  if (b === undefined) throw new InvalidValueError(name, text, 'boolean');
+  return b;
+}
+
+/** The reading of `field`, chosen once (the compiled path keeps one per parameter and item field). */
+export function soapConverter(field: ScalarField): SoapConverter {
+  const name = field.name;
+  switch (field.type) {
+    case 'string':
+      return readString;
+    case 'double':
+      return readDouble;
+    case 'dateTime':
+      return readDateTime;
+    case 'int':
+      return (text) => readInt(name, text);
+    case 'boolean':
+      return (text) => readBoolean(name, text);
+  }
+}
+
 /** XmlSerializer's reading of a SOAP element's text. */
 function soapValue(field: ScalarField, text: string, today: Today): unknown {
   switch (field.type) {
     case 'string':
-      return text;
+      return readString(text, today);
     case 'double':
-      return parseDouble(text);
+      return readDouble(text, today);
     case 'dateTime':
-      return { text, parsed: parseXmlDateTime(text, today, { spaceForT: true }) };
-    case 'int': {
-      const n = parseInt32(text);
-      if (n === undefined) throw new InvalidValueError(field.name, text, 'int');
-      return n;
-    }
-    case 'boolean': {
-      const b = parseBoolean(text);
-      if (b === undefined) throw new InvalidValueError(field.name, text, 'boolean');
-      return b;
-    }
+      return readDateTime(text, today);
+    case 'int':
+      return readInt(field.name, text);
+    case 'boolean':
+      return readBoolean(field.name, text);
   }
 }
 

@@ -1,22 +1,30 @@
 import { findOperation, type OperationDef } from '../../../shared/catalogue/index.js';
 import type { Config } from '../../../shared/config.js';
-import { InvalidValueError } from '../arguments.js';
-import { decodeSoapArguments } from './soap-arguments.js';
+import { InvalidValueError, type DecodedCall, type Today } from '../arguments.js';
 import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
 import { SoapResultWriter } from '../result-xml.js';
 import { InvalidEncodingError, UnsupportedCharsetError } from '../../transport/body-decoder.js';
 import { CLIENT_ERRORS, ClientError } from '../../errors/registry.js';
 import { parseMediaType, readBody, statusLine, type Exchange, type RejectReason } from '../../transport/exchange.js';
-import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion, type XmlNode } from './envelope.js';
+import { EnvelopeError, XmlSyntaxError, type SoapVersion } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
+import { CallScanner, type ScannedCall } from './compiled/call-builder.js';
+import type { CallRecord } from './compiled/call-record.js';
+import { catalogPlans } from './compiled/operation-plan.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE } from './envelope-writer.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
 
-/** SOAP's part of a call (BindingCore): arguments from the Body element, answers in the envelope's version. */
-class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapResultWriter> {
+/**
+ * SOAP's part of a call (BindingCore): arguments from the Body element's slots, read by the
+ * operation's compiled plan (compiled/README.md), answers in the envelope's version.
+ */
+class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapResultWriter> {
   readonly name = 'SOAP';
-  readonly decode = decodeSoapArguments;
+
+  decode(op: OperationDef, record: CallRecord | null, today: Today): DecodedCall {
+    return catalogPlans.decode(op, record, today);
+  }
 
   constructor(private readonly namespace: string) {}
 
@@ -50,8 +58,8 @@ class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapRes
  * (docs/protocol.md §Routing), and answered in the envelope's version.
  */
 export class SoapBinding {
-  private readonly scanners = new ScannerPool();
-  private readonly core: BindingCore<SoapVersion, readonly XmlNode[], SoapResultWriter>;
+  private readonly scanners = new ScannerPool<ScannedCall>(() => new CallScanner(catalogPlans));
+  private readonly core: BindingCore<SoapVersion, CallRecord | null, SoapResultWriter>;
 
   private readonly config: Config;
   /** Counts a request refused while reading it (docs/protocol.md §Encodings). */
@@ -72,7 +80,7 @@ export class SoapBinding {
     // Until the Envelope is read, answer errors in the version the Content-Type suggests.
     const guessedVersion: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
     ex.binding = guessedVersion === '1.2' ? 'soap12' : 'soap11';
-    let body: SoapBodyReader;
+    let body: SoapBodyReader<ScannedCall>;
     try {
       body = new SoapBodyReader(media.params.get('charset') ?? null, this.scanners);
     } catch (err) {
@@ -87,7 +95,15 @@ export class SoapBinding {
 
     readBody(ex, this.config.bodyLimitBytes, {
       chunk: (data, last) => body.push(data, last),
-      end: () => this.dispatch(ex, body.end(), action),
+      end: () => {
+        const call = body.end();
+        try {
+          this.dispatch(ex, call, action);
+        } finally {
+          // The call's slots are the scanner's: it is reused only once they are decoded.
+          body.release();
+        }
+      },
       tooLarge: () => this.core.tooLarge(ex),
       fail: (err) => this.readFailed(ex, guessedVersion, err),
     });
@@ -115,14 +131,14 @@ export class SoapBinding {
   }
 
   /** From here on errors are answered in the envelope's version, the guessed one no longer. */
-  private dispatch(ex: Exchange, env: SoapEnvelope, action: Action): void {
-    ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
+  private dispatch(ex: Exchange, call: ScannedCall, action: Action): void {
+    ex.binding = call.version === '1.2' ? 'soap12' : 'soap11';
     try {
-      const op = this.route(action, env.operation?.name ?? null);
-      if (op instanceof ClientError) fault(ex, env.version, op);
-      else this.core.call(ex, env.version, op, env.operation?.children ?? []);
+      const op = this.route(action, call.operation);
+      if (op instanceof ClientError) fault(ex, call.version, op);
+      else this.core.call(ex, call.version, op, call.record);
     } catch (err) {
-      this.core.internalError(ex, env.version, err);
+      this.core.internalError(ex, call.version, err);
     }
   }
 

@@ -61,7 +61,12 @@ export class StartTag {
 
   /** The name after its first colon (the whole name without one). */
   localName(): string {
-    return this.c.utf8(this.colon < 0 ? this.nameStart : this.colon + 1, this.nameEnd);
+    return this.c.utf8(this.localStart(), this.nameEnd);
+  }
+
+  /** Where the local name starts in the cursor's buffer (it ends at nameEnd). */
+  localStart(): number {
+    return this.colon < 0 ? this.nameStart : this.colon + 1;
   }
 
   prefix(): string {
@@ -69,7 +74,7 @@ export class StartTag {
   }
 
   localIs(text: string): boolean {
-    const start = this.colon < 0 ? this.nameStart : this.colon + 1;
+    const start = this.localStart();
     return this.nameEnd - start === text.length && matchesAscii(this.c.buf, start, text);
   }
 

@@ -14,8 +14,10 @@ import { EnvelopeScanner, type XmlEnvelopeScanner } from '../../gateway/bindings
 import { CallScanner } from '../../gateway/bindings/soap/compiled/call-builder.js';
 import type { CallRecord } from '../../gateway/bindings/soap/compiled/call-record.js';
 import { catalogPlans } from '../../gateway/bindings/soap/compiled/operation-plan.js';
-import { chunksOf } from './mutator.js';
+import { chunkPlan, chunksOf } from './mutator.js';
 import { errorClass } from './oracle.js';
+import { Rng } from './rng.js';
+import { structuredEnvelope } from './structure.js';
 
 /** A fixed "today" (dates without one take it), as oracle.ts. */
 const TODAY = todayIn('America/Argentina/Buenos_Aires', () => Date.UTC(2026, 10, 22, 12, 0, 0));
@@ -99,4 +101,45 @@ export function compareCompiled(bytes: Uint8Array, plan: readonly number[]): str
 
 function show(outcome: PathOutcome): string {
   return JSON.stringify(outcome, (_k, v: unknown) => (typeof v === 'number' && (Number.isNaN(v) || Object.is(v, -0)) ? String(v === 0 ? '-0' : v) : v));
+}
+
+export interface StructureTally {
+  cases: number;
+  /** Cases whose Body named an operation and decoded without a fault. */
+  decoded: number;
+  faults: number;
+  withExtras: number;
+  withItems: number;
+  mismatches: string[];
+}
+
+/**
+ * `count` bodies from structure.ts (each reproducible from the seed and its index), in random
+ * chunks, through both paths; the tally says what they exercised.
+ */
+export function runStructureCampaign(seed: number, count: number): StructureTally {
+  const tally: StructureTally = { cases: 0, decoded: 0, faults: 0, withExtras: 0, withItems: 0, mismatches: [] };
+  for (let i = 0; i < count; i++) {
+    const rng = new Rng((seed ^ Math.imul(i + 1, 0x9e3779b1)) >>> 0);
+    const bytes = structuredEnvelope(rng);
+    const plan = chunkPlan(rng, bytes.length);
+    tally.cases++;
+    const mismatch = compareCompiled(bytes, plan);
+    if (mismatch !== null) {
+      tally.mismatches.push(`case ${i}, chunks at [${plan.join(', ')}]: ${Buffer.from(bytes).toString('utf8')}\n${mismatch}`);
+      continue;
+    }
+    const outcome = runInterpreted(bytes, plan);
+    if (!outcome.accepted || outcome.operation === null) continue;
+    for (const { decoded } of outcome.calls) {
+      const call = decoded as { fault?: string; args?: Record<string, unknown>; extras?: unknown[] };
+      if (call.fault !== undefined) tally.faults++;
+      else {
+        tally.decoded++;
+        if (call.extras!.length > 0) tally.withExtras++;
+        if (Object.values(call.args!).some((v) => Array.isArray(v) && v.length > 0)) tally.withItems++;
+      }
+    }
+  }
+  return tally;
 }

@@ -82,6 +82,10 @@ export class CallBuilder extends EnvelopeLevels<ScannedCall> {
     this.list = null;
   }
 
+  protected openEnvelope(): void {
+    // The operation's namespace is not read on this path: no declaration is kept.
+  }
+
   protected openOperation(tag: StartTag): void {
     const name = tag.localName();
     this.operation = name;

@@ -4,24 +4,37 @@ import type { DecodedCall, Today } from '../../arguments.js';
 import { soapConverter, soapDefault } from '../soap-arguments.js';
 import { TEXT, type CallRecord } from './call-record.js';
 
+/** Buckets of a NameTable: a power of two well above the longest list (a dozen names). */
+const BUCKETS = 64;
+
 /**
  * The names one level of elements may have, matched on the UTF-8 bytes of an element's local name
- * where it lies in the scanner's buffer: no string and no hash per element. The lists are short
- * (at most a dozen names), so a scan that compares lengths first is the fastest lookup.
+ * where it lies in the scanner's buffer: no string per element. A name's bucket comes from its
+ * length and its first and last bytes, so a lookup compares the bytes of one candidate, rarely two.
  */
 export class NameTable {
   private readonly names: readonly Uint8Array[];
+  private readonly heads = new Int32Array(BUCKETS).fill(-1);
+  private readonly next: Int32Array;
 
   constructor(names: readonly string[]) {
     this.names = names.map((n) => Buffer.from(n, 'utf8'));
+    this.next = new Int32Array(names.length).fill(-1);
+    // Inserted last to first, so a bucket lists its names in declaration order.
+    for (let k = this.names.length - 1; k >= 0; k--) {
+      const name = this.names[k]!;
+      const h = bucket(name, 0, name.length);
+      this.next[k] = this.heads[h]!;
+      this.heads[h] = k;
+    }
   }
 
   /** The index of the name buf[start, end), or -1. */
   find(buf: Uint8Array, start: number, end: number): number {
     const length = end - start;
-    const names = this.names;
-    for (let k = 0; k < names.length; k++) {
-      const name = names[k]!;
+    if (length <= 0) return -1;
+    for (let k = this.heads[bucket(buf, start, end)]!; k >= 0; k = this.next[k]!) {
+      const name = this.names[k]!;
       if (name.length !== length) continue;
       let i = 0;
       while (i < length && buf[start + i] === name[i]) i++;
@@ -29,6 +42,10 @@ export class NameTable {
     }
     return -1;
   }
+}
+
+function bucket(bytes: Uint8Array, start: number, end: number): number {
+  return (Math.imul(end - start, 31) + Math.imul(bytes[start]!, 7) + bytes[end - 1]!) & (BUCKETS - 1);
 }
 
 /**

@@ -20,6 +20,8 @@ export class EnvelopeBuilder extends EnvelopeLevels<SoapEnvelope> {
    * element type, always MAX_KEPT_DEPTH + 1 long (deeper elements are never kept).
    */
   private readonly nodes: (XmlNode | null)[] = new Array<XmlNode | null>(MAX_KEPT_DEPTH + 1).fill(null);
+  /** Namespace declarations of the Envelope: prefix ('' for the default) → URI. */
+  private readonly rootNamespaces = new Map<string, string>();
 
   text(text: string): void {
     const node = this.textTarget;
@@ -31,6 +33,14 @@ export class EnvelopeBuilder extends EnvelopeLevels<SoapEnvelope> {
     this.textTarget = null;
     this.operation = null;
     this.nodes.fill(null);
+    this.rootNamespaces.clear();
+  }
+
+  protected openEnvelope(tag: StartTag): void {
+    for (let k = 0; k < tag.count; k++) {
+      if (tag.attrNameIs(k, 'xmlns')) this.rootNamespaces.set('', tag.attrValue(k));
+      else if (tag.attrNameStarts(k, 'xmlns:')) this.rootNamespaces.set(tag.attrName(k).slice(6), tag.attrValue(k));
+    }
   }
 
   protected openOperation(tag: StartTag): void {

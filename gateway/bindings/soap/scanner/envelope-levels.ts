@@ -1,5 +1,15 @@
 import type { Cursor } from './cursor.js';
-import { envelopeVersion, isNilTrue, MAX_KEPT_DEPTH, noBodyError, notAnEnvelopeError, splitName, type SoapVersion } from '../envelope.js';
+import {
+  envelopeVersion,
+  isNilTrue,
+  MAX_KEPT_DEPTH,
+  noBodyError,
+  notAnEnvelopeError,
+  SOAP11_NS,
+  SOAP12_NS,
+  splitName,
+  type SoapVersion,
+} from '../envelope.js';
 import type { StartTag } from './tags.js';
 
 /** What the scanner feeds a document's elements and text into, and what it asks for at the end. */
@@ -29,9 +39,9 @@ export abstract class EnvelopeLevels<E> implements EnvelopeSink<E> {
   private bodySeen = false;
   private operationSeen = false;
   private version: SoapVersion | null = null;
-  /** Namespace declarations of the Envelope: prefix ('' for the default) → URI. */
-  protected readonly rootNamespaces = new Map<string, string>();
 
+  /** The Envelope's start tag, for a sink that needs its declarations (the version is read here). */
+  protected abstract openEnvelope(tag: StartTag): void;
   /** The first Body child opens (depth 3). */
   protected abstract openOperation(tag: StartTag): void;
   /** An element at depth 4..MAX_KEPT_DEPTH inside the operation opens; it sets keepsText. */
@@ -54,7 +64,6 @@ export abstract class EnvelopeLevels<E> implements EnvelopeSink<E> {
     this.operationSeen = false;
     this.version = null;
     this.inOperation = false;
-    this.rootNamespaces.clear();
     this.clear();
   }
 
@@ -97,14 +106,26 @@ export abstract class EnvelopeLevels<E> implements EnvelopeSink<E> {
     return this.result(this.version);
   }
 
+  /**
+   * The version from the Envelope's own declaration of its prefix (the last one written, as a
+   * map of its declarations would keep): only that value becomes a string, and in the common case
+   * neither the name nor any other attribute does.
+   */
   private openRoot(tag: StartTag, c: Cursor): void {
-    for (let k = 0; k < tag.count; k++) {
-      if (tag.attrNameIs(k, 'xmlns')) this.rootNamespaces.set('', tag.attrValue(k));
-      else if (tag.attrNameStarts(k, 'xmlns:')) this.rootNamespaces.set(tag.attrName(k).slice(6), tag.attrValue(k));
+    this.openEnvelope(tag);
+    let uri: string | undefined;
+    for (let k = 0; k < tag.count; k++) if (tag.declaresOwnPrefix(k)) uri = tag.attrValue(k);
+    if (uri !== undefined && tag.localIs('Envelope')) {
+      if (uri === SOAP11_NS) this.version = '1.1';
+      else if (uri === SOAP12_NS) this.version = '1.2';
     }
+    if (this.version === null) this.refuseRoot(tag, c, uri);
+  }
+
+  /** Not a SOAP Envelope we read: the fault (or syntax error) the reference gives for it. */
+  private refuseRoot(tag: StartTag, c: Cursor, uri: string | undefined): void {
     const name = tag.name();
     const { prefix, local } = splitName(name);
-    const uri = this.rootNamespaces.get(prefix);
     if (uri === undefined && prefix !== '') c.fail(tag.colon, `unbound namespace prefix: "${prefix}".`);
     this.version = envelopeVersion(name, local, uri ?? '');
   }

@@ -94,6 +94,19 @@ export class StartTag {
     return this.fields[k * FIELDS + 1]! - start >= text.length && matchesAscii(this.c.buf, start, text);
   }
 
+  /**
+   * Whether attribute k declares this tag's own prefix, by its name as written: `xmlns:<prefix>`,
+   * or `xmlns` or `xmlns:` for a name without one (what a prefix → URI map of the tag's
+   * declarations would look the prefix up under), compared as bytes.
+   */
+  declaresOwnPrefix(k: number): boolean {
+    const buf = this.c.buf;
+    const start = this.fields[k * FIELDS]!;
+    const end = this.fields[k * FIELDS + 1]!;
+    if (this.colon < 0) return (end - start === 5 && matchesAscii(buf, start, 'xmlns')) || (end - start === 6 && matchesAscii(buf, start, 'xmlns:'));
+    return end - start > 6 && matchesAscii(buf, start, 'xmlns:') && sameBytes(buf, start + 6, end, this.nameStart, this.colon);
+  }
+
   /** `nil` or `anything:nil`: an xsi:nil under any prefix. */
   attrIsNil(k: number): boolean {
     const start = this.fields[k * FIELDS]!;

@@ -8,11 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ArrayOfInt, Comando, findOperation, type OperationDef } from '../shared/catalogue/index.js';
-import { InvalidValueError, todayIn, type DecodedCall } from '../gateway/bindings/arguments.js';
+import { InvalidValueError, NO_EXTRAS, todayIn, type DecodedCall } from '../gateway/bindings/arguments.js';
 import { decodeSoapArguments } from '../gateway/bindings/soap/soap-arguments.js';
 import { EnvelopeScanner } from '../gateway/bindings/soap/scanner/scanner.js';
 import { CallScanner } from '../gateway/bindings/soap/compiled/call-builder.js';
-import { NO_EXTRAS, OperationPlans, catalogPlans } from '../gateway/bindings/soap/compiled/operation-plan.js';
+import { OperationPlans, catalogPlans } from '../gateway/bindings/soap/compiled/operation-plan.js';
 import { compareCompiled, runStructureCampaign } from './differential/compiled-oracle.js';
 
 const TODAY = todayIn('UTC', () => Date.UTC(2026, 10, 22, 12, 0, 0));

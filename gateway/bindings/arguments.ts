@@ -17,6 +17,9 @@ export interface DecodedCall {
   extras: ReadonlyMap<string, string>;
 }
 
+/** Top-level fields an operation does not declare: none, the common case, shares one map. */
+export const NO_EXTRAS: ReadonlyMap<string, string> = Object.freeze(new Map<string, string>());
+
 /** An int or boolean that does not read. SOAP answers it as is; HTTP GET/POST with ASMX's conversion text. */
 export class InvalidValueError extends ClientError {
   constructor(

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { isArrayParam, operationList, type ArgumentBag, type ArrayParam, type OperationDef, type Param, type ScalarField } from '../../../../shared/catalogue/index.js';
-import type { DecodedCall, Today } from '../../arguments.js';
+import { NO_EXTRAS, type DecodedCall, type Today } from '../../arguments.js';
 import { soapConverter, soapDefault } from '../soap-arguments.js';
 import { TEXT, type CallRecord } from './call-record.js';
 
@@ -69,9 +69,6 @@ export class ItemLayout {
 
 /** One parameter's value from the slots (null record: the Body had no operation element). */
 type ParamReader = (record: CallRecord | null, today: Today) => unknown;
-
-/** Top-level fields an operation does not declare: none, the common case, shares one map. */
-export const NO_EXTRAS: ReadonlyMap<string, string> = Object.freeze(new Map<string, string>());
 
 /**
  * One operation compiled from the catalogue at start: the names of its parameters and of its

@@ -33,7 +33,9 @@ function scannerReader(): Read {
   return (chunks) => {
     const body = new SoapBodyReader('utf-8', pool);
     chunks.forEach((c, i) => body.push(c, i === chunks.length - 1));
-    return body.end();
+    const envelope = body.end();
+    body.release();
+    return envelope;
   };
 }
 

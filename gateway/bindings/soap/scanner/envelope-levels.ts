@@ -12,6 +12,12 @@ import {
 } from '../envelope.js';
 import type { StartTag } from './tags.js';
 
+// Module-local copies: an imported binding is read through its module cell on every use (see
+// scanner.ts), and these are read per element.
+const KEPT_DEPTH = MAX_KEPT_DEPTH;
+const SOAP11 = SOAP11_NS;
+const SOAP12 = SOAP12_NS;
+
 /** What the scanner feeds a document's elements and text into, and what it asks for at the end. */
 export interface EnvelopeSink<E> {
   /** Whether text at the current depth is kept (the scanner makes strings only then). */
@@ -88,16 +94,16 @@ export abstract class EnvelopeLevels<E> implements EnvelopeSink<E> {
       }
       return;
     }
-    if (this.inOperation && depth <= MAX_KEPT_DEPTH) this.openKept(tag, c, depth);
+    if (this.inOperation && depth <= KEPT_DEPTH) this.openKept(tag, c, depth);
   }
 
   close(): void {
     const depth = this.depth--;
     if (depth === 2) this.inBody = false;
     if (depth === 3) this.inOperation = false;
-    else if (this.inOperation && depth >= 4 && depth <= MAX_KEPT_DEPTH) this.closeKept(depth);
+    else if (this.inOperation && depth >= 4 && depth <= KEPT_DEPTH) this.closeKept(depth);
     const now = this.depth;
-    this.keepsText = this.inOperation && now >= 4 && now <= MAX_KEPT_DEPTH && this.keepsTextAt(now);
+    this.keepsText = this.inOperation && now >= 4 && now <= KEPT_DEPTH && this.keepsTextAt(now);
   }
 
   finish(): E {
@@ -116,8 +122,8 @@ export abstract class EnvelopeLevels<E> implements EnvelopeSink<E> {
     let uri: string | undefined;
     for (let k = 0; k < tag.count; k++) if (tag.declaresOwnPrefix(k)) uri = tag.attrValue(k);
     if (uri !== undefined && tag.localIs('Envelope')) {
-      if (uri === SOAP11_NS) this.version = '1.1';
-      else if (uri === SOAP12_NS) this.version = '1.2';
+      if (uri === SOAP11) this.version = '1.1';
+      else if (uri === SOAP12) this.version = '1.2';
     }
     if (this.version === null) this.refuseRoot(tag, c, uri);
   }

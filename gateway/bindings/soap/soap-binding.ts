@@ -5,7 +5,7 @@ import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
 import { SoapResultWriter } from '../result-xml.js';
 import { InvalidEncodingError, UnsupportedCharsetError } from '../../transport/body-decoder.js';
 import { CLIENT_ERRORS, ClientError } from '../../errors/registry.js';
-import { parseMediaType, readBody, statusLine, type Exchange, type RejectReason } from '../../transport/exchange.js';
+import { parseMediaType, readBody, statusLine, type BodySink, type Exchange, type RejectReason } from '../../transport/exchange.js';
 import { EnvelopeError, XmlSyntaxError, type SoapVersion } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
 import { CallScanner, type ScannedCall } from './compiled/call-builder.js';
@@ -91,22 +91,14 @@ export class SoapBinding {
       }
       throw err;
     }
-    const action: Action = { header: cleanAction(ex.header('soapaction')), contentType: cleanAction(media.params.get('action') ?? null) };
+    const header = cleanAction(ex.header('soapaction'));
+    const contentType = cleanAction(media.params.get('action') ?? null);
+    readBody(ex, this.config.bodyLimitBytes, new SoapRequest(this, ex, body, header, contentType, guessedVersion));
+  }
 
-    readBody(ex, this.config.bodyLimitBytes, {
-      chunk: (data, last) => body.push(data, last),
-      end: () => {
-        const call = body.end();
-        try {
-          this.dispatch(ex, call, action);
-        } finally {
-          // The call's slots are the scanner's: it is reused only once they are decoded.
-          body.release();
-        }
-      },
-      tooLarge: () => this.core.tooLarge(ex),
-      fail: (err) => this.readFailed(ex, guessedVersion, err),
-    });
+  /** 413 while the body streams in. */
+  tooLarge(ex: Exchange): void {
+    this.core.tooLarge(ex);
   }
 
   /**
@@ -131,7 +123,7 @@ export class SoapBinding {
   }
 
   /** From here on errors are answered in the envelope's version, the guessed one no longer. */
-  private dispatch(ex: Exchange, call: ScannedCall, action: Action): void {
+  dispatch(ex: Exchange, call: ScannedCall, action: Action): void {
     ex.binding = call.version === '1.2' ? 'soap12' : 'soap11';
     try {
       const op = this.route(action, call.operation);
@@ -148,7 +140,7 @@ export class SoapBinding {
     return action.slice(action.lastIndexOf('/') + 1);
   }
 
-  private readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
+  readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
     if (err instanceof UnsupportedCharsetError) {
       // Named in the XML declaration: found only once the body arrived.
       this.rejected('unknown_charset');
@@ -159,6 +151,44 @@ export class SoapBinding {
     } else if (err instanceof EnvelopeError) {
       fault(ex, version, err);
     } else this.core.internalError(ex, version, err);
+  }
+}
+
+/**
+ * One request's body sink and action: a single object where a record of four closures and an
+ * action record were, carrying what the dispatch needs (the exchange, the pooled reader, the
+ * action, the guessed version).
+ */
+class SoapRequest implements BodySink, Action {
+  constructor(
+    private readonly binding: SoapBinding,
+    private readonly ex: Exchange,
+    private readonly body: SoapBodyReader<ScannedCall>,
+    readonly header: string | null,
+    readonly contentType: string | null,
+    private readonly guessedVersion: SoapVersion,
+  ) {}
+
+  chunk(data: Uint8Array, last: boolean): void {
+    this.body.push(data, last);
+  }
+
+  end(): void {
+    const call = this.body.end();
+    try {
+      this.binding.dispatch(this.ex, call, this);
+    } finally {
+      // The call's slots are the scanner's: it is reused only once they are decoded.
+      this.body.release();
+    }
+  }
+
+  tooLarge(): void {
+    this.binding.tooLarge(this.ex);
+  }
+
+  fail(err: unknown): void {
+    this.binding.readFailed(this.ex, this.guessedVersion, err);
   }
 }
 

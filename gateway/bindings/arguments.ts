@@ -1,4 +1,4 @@
-import type { ArgumentBag, ScalarType } from '../../shared/catalogue/index.js';
+import type { ArgumentBag, ScalarField, ScalarType } from '../../shared/catalogue/index.js';
 import { type CivilDate, civilDateIn } from '../../shared/xsd/calendar.js';
 import type { ConversionFailure } from '../../shared/xsd/dotnet-convert.js';
 import { ClientError, clientText } from '../errors/registry.js';
@@ -37,6 +37,40 @@ export class InvalidValueError extends ClientError {
 export class MissingParameterError extends ClientError {
   constructor(readonly param: string) {
     super('missingParameter', clientText('missingParameter', { name: param }));
+  }
+}
+
+/** One parameter's reading of its text: a value, or an InvalidValueError for an int or boolean. */
+export type Converter = (text: string, today: Today) => unknown;
+
+/** How a binding reads each scalar type's text (the .NET conversions of that binding). */
+export interface ScalarReaders {
+  readonly string: Converter;
+  readonly double: Converter;
+  readonly dateTime: Converter;
+  /** `name` is the parameter's, for the error. */
+  readonly int: (name: string, text: string) => unknown;
+  readonly boolean: (name: string, text: string) => unknown;
+}
+
+/** The reading of `field` by `readers`, chosen once: what a compiled decoder keeps per parameter. */
+export function converterOf(field: ScalarField, readers: ScalarReaders): Converter {
+  const name = field.name;
+  switch (field.type) {
+    case 'string':
+      return readers.string;
+    case 'double':
+      return readers.double;
+    case 'dateTime':
+      return readers.dateTime;
+    case 'int': {
+      const read = readers.int;
+      return (text) => read(name, text);
+    }
+    case 'boolean': {
+      const read = readers.boolean;
+      return (text) => read(name, text);
+    }
   }
 }
 

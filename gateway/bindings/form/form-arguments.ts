@@ -1,7 +1,7 @@
 import { isArrayParam, type ArgumentBag, type DateTimeValue, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
 import { trimWhiteSpace } from '../../../shared/xsd/dotnet-chars.js';
 import { toBoolean, toDateTime, toDouble, toInt32 } from '../../../shared/xsd/dotnet-convert.js';
-import { InvalidValueError, MissingParameterError, type DecodedCall, type Today } from '../arguments.js';
+import { converterOf, InvalidValueError, MissingParameterError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
 import type { FormFields } from './form-decoder.js';
 
 /**
@@ -25,24 +25,11 @@ function formValue(field: ScalarField, text: string, today: Today): unknown {
   }
 }
 
-/** ASMX's reading of one form field's text as a parameter (a value, or InvalidValueError). */
-export type FormConverter = (text: string, today: Today) => unknown;
+const FORM_READERS: ScalarReaders = { string: (text) => text, double: readDouble, dateTime: readDateTime, int: readInt, boolean: readBoolean };
 
-/** The reading of `field`, chosen once (the compiled form path keeps one per parameter). */
-export function formConverter(field: ScalarField): FormConverter {
-  const name = field.name;
-  switch (field.type) {
-    case 'string':
-      return (text) => text;
-    case 'double':
-      return readDouble;
-    case 'dateTime':
-      return readDateTime;
-    case 'int':
-      return (text) => readInt(name, text);
-    case 'boolean':
-      return (text) => readBoolean(name, text);
-  }
+/** ASMX's reading of `field` from a form, chosen once (the compiled form path keeps one per parameter). */
+export function formConverter(field: ScalarField): Converter {
+  return converterOf(field, FORM_READERS);
 }
 
 function readDouble(text: string): number {

@@ -1,6 +1,6 @@
 import { httpBindable, isArrayParam, operationList, type ArgumentBag, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
-import { MissingParameterError, NO_EXTRAS, type DecodedCall, type Today } from '../arguments.js';
-import { formConverter, type FormConverter } from './form-arguments.js';
+import { MissingParameterError, NO_EXTRAS, type Converter, type DecodedCall, type Today } from '../arguments.js';
+import { formConverter } from './form-arguments.js';
 import type { FormFields } from './form-decoder.js';
 
 /**
@@ -13,7 +13,7 @@ import type { FormFields } from './form-decoder.js';
 export class FormPlan {
   private readonly keys: readonly string[];
   private readonly names: readonly string[];
-  private readonly converters: readonly FormConverter[];
+  private readonly converters: readonly Converter[];
   /** Per parameter: a string (missing → ''), else missing is an error. */
   private readonly optional: readonly boolean[];
   /** Every parameter's lower-cased name: the fields that are not extras. */

@@ -8,15 +8,15 @@ import {
 } from '../../../shared/catalogue/index.js';
 import { parseBoolean, parseDouble, parseInt32 } from '../../../shared/xsd/values.js';
 import { parseXmlDateTime } from '../../../shared/xsd/xml-convert.js';
-import { InvalidValueError, type DecodedCall, type Today } from '../arguments.js';
+import { converterOf, InvalidValueError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
 import type { XmlNode } from './envelope.js';
 
 /**
- * SOAP arguments from the operation element's children, read as XmlSerializer reads them. This is
- * the interpreted reading, kept as the reference of the compiled one (compiled/): both use the
- * conversions below
+ * SOAP arguments from the operation element's children, read as XmlSerializer reads them
  * (XmlConvert: a dateTime in any XML Schema date/time form). Kept leniencies (docs/protocol.md
- * §Value conversion): booleans in any case, a space for the T in a dateTime.
+ * §Value conversion): booleans in any case, a space for the T in a dateTime. This is the
+ * interpreted reading, kept as the reference of the compiled one (compiled/); both use the
+ * conversions below.
  */
 
 /** Value of a missing SOAP element (XmlSerializer defaults). */
@@ -35,12 +35,9 @@ export function soapDefault(type: ScalarType): unknown {
 
 const SPACE_FOR_T = { spaceForT: true } as const;
 
-/** XmlSerializer's reading of one SOAP element's text as `field` (a value, or InvalidValueError). */
-export type SoapConverter = (text: string, today: Today) => unknown;
-
-const readString: SoapConverter = (text) => text;
-const readDouble: SoapConverter = (text) => parseDouble(text);
-const readDateTime: SoapConverter = (text, today) => ({ text, parsed: parseXmlDateTime(text, today, SPACE_FOR_T) });
+const readString: Converter = (text) => text;
+const readDouble: Converter = (text) => parseDouble(text);
+const readDateTime: Converter = (text, today) => ({ text, parsed: parseXmlDateTime(text, today, SPACE_FOR_T) });
 
 function readInt(name: string, text: string): number {
   const n = parseInt32(text);
@@ -54,21 +51,11 @@ function readBoolean(name: string, text: string): boolean {
   return b;
 }
 
-/** The reading of `field`, chosen once (the compiled path keeps one per parameter and item field). */
-export function soapConverter(field: ScalarField): SoapConverter {
-  const name = field.name;
-  switch (field.type) {
-    case 'string':
-      return readString;
-    case 'double':
-      return readDouble;
-    case 'dateTime':
-      return readDateTime;
-    case 'int':
-      return (text) => readInt(name, text);
-    case 'boolean':
-      return (text) => readBoolean(name, text);
-  }
+const SOAP_READERS: ScalarReaders = { string: readString, double: readDouble, dateTime: readDateTime, int: readInt, boolean: readBoolean };
+
+/** XmlSerializer's reading of `field`, chosen once (the compiled path keeps one per parameter and item field). */
+export function soapConverter(field: ScalarField): Converter {
+  return converterOf(field, SOAP_READERS);
 }
 
 /** XmlSerializer's reading of a SOAP element's text. */

@@ -259,7 +259,7 @@ describe('scanner: errors', () => {
 });
 
 describe('SoapBodyReader: charsets', () => {
-  const pool = new ScannerPool();
+  const pool = new ScannerPool(() => new EnvelopeScanner());
   const login = env(`<Login xmlns="${NS}"><SystemUser>Señal</SystemUser></Login>`);
   const read = (charset: string | null, chunks: readonly Uint8Array[]) => {
     const r = new SoapBodyReader(charset, pool);

@@ -12,6 +12,7 @@ import { BodyDecoder } from '../../gateway/transport/body-decoder.js';
 import type { SoapEnvelope } from '../../gateway/bindings/soap/envelope.js';
 import { EnvelopeReader } from '../../test/differential/saxes-envelope-reader.js';
 import { ScannerPool, SoapBodyReader } from '../../gateway/bindings/soap/scanner/body-reader.js';
+import { EnvelopeScanner } from '../../gateway/bindings/soap/scanner/scanner.js';
 
 type Read = (chunks: readonly Uint8Array[]) => SoapEnvelope;
 
@@ -28,11 +29,13 @@ function saxesReader(): Read {
 }
 
 function scannerReader(): Read {
-  const pool = new ScannerPool();
+  const pool = new ScannerPool(() => new EnvelopeScanner());
   return (chunks) => {
     const body = new SoapBodyReader('utf-8', pool);
     chunks.forEach((c, i) => body.push(c, i === chunks.length - 1));
-    return body.end();
+    const envelope = body.end();
+    body.release();
+    return envelope;
   };
 }
 

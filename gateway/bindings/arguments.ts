@@ -1,4 +1,4 @@
-import type { ArgumentBag, ScalarType } from '../../shared/catalogue/index.js';
+import type { ArgumentBag, ScalarField, ScalarType } from '../../shared/catalogue/index.js';
 import { type CivilDate, civilDateIn } from '../../shared/xsd/calendar.js';
 import type { ConversionFailure } from '../../shared/xsd/dotnet-convert.js';
 import { ClientError, clientText } from '../errors/registry.js';
@@ -17,6 +17,9 @@ export interface DecodedCall {
   extras: ReadonlyMap<string, string>;
 }
 
+/** Top-level fields an operation does not declare: none, the common case, shares one map. */
+export const NO_EXTRAS: ReadonlyMap<string, string> = Object.freeze(new Map<string, string>());
+
 /** An int or boolean that does not read. SOAP answers it as is; HTTP GET/POST with ASMX's conversion text. */
 export class InvalidValueError extends ClientError {
   constructor(
@@ -34,6 +37,40 @@ export class InvalidValueError extends ClientError {
 export class MissingParameterError extends ClientError {
   constructor(readonly param: string) {
     super('missingParameter', clientText('missingParameter', { name: param }));
+  }
+}
+
+/** One parameter's reading of its text: a value, or an InvalidValueError for an int or boolean. */
+export type Converter = (text: string, today: Today) => unknown;
+
+/** How a binding reads each scalar type's text (the .NET conversions of that binding). */
+export interface ScalarReaders {
+  readonly string: Converter;
+  readonly double: Converter;
+  readonly dateTime: Converter;
+  /** `name` is the parameter's, for the error. */
+  readonly int: (name: string, text: string) => unknown;
+  readonly boolean: (name: string, text: string) => unknown;
+}
+
+/** The reading of `field` by `readers`, chosen once: what a compiled decoder keeps per parameter. */
+export function converterOf(field: ScalarField, readers: ScalarReaders): Converter {
+  const name = field.name;
+  switch (field.type) {
+    case 'string':
+      return readers.string;
+    case 'double':
+      return readers.double;
+    case 'dateTime':
+      return readers.dateTime;
+    case 'int': {
+      const read = readers.int;
+      return (text) => read(name, text);
+    }
+    case 'boolean': {
+      const read = readers.boolean;
+      return (text) => read(name, text);
+    }
   }
 }
 

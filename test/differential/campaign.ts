@@ -1,11 +1,14 @@
 /**
  * A differential campaign: `count` cases from one seed (each case reproducible on its own from
- * the seed and its index), every one run through the reference and the scanner and judged.
+ * the seed and its index), every one run through the reference and the scanner and judged; a body
+ * they agree on then goes through the compiled decoder and its interpreted reference
+ * (compiled-oracle.ts), which must agree too.
  * Shared by the CI test (a small count) and `npm run diff:scanner` (a million).
  */
 import { generateEnvelope } from './generator.js';
 import { chunkPlan, mutate } from './mutator.js';
 import { describe, judge, runReference, runScanner, type Outcome, type Verdict } from './oracle.js';
+import { compareCompiled } from './compiled-oracle.js';
 import { Rng } from './rng.js';
 import { SEEDS } from './seeds.js';
 
@@ -45,7 +48,9 @@ export interface CaseResult {
 export function runCase(bytes: Uint8Array, plan: readonly number[]): CaseResult {
   const reference = runReference(bytes, plan);
   const scanned = runScanner(bytes, plan);
-  return { reference, scanned, verdict: judge(reference, scanned) };
+  const verdict = judge(reference, scanned);
+  const compiled = verdict.mismatch === null ? compareCompiled(bytes, plan) : null;
+  return { reference, scanned, verdict: compiled === null ? verdict : { mismatch: compiled, known: null } };
 }
 
 export interface Tally {

@@ -1,8 +1,9 @@
 /**
  * `npm run diff:scanner -- --count 1000000 --seed 7 [--from 0] [--corpus DIR] [--out DIR]`
  *
- * Feeds generated and mutated envelopes to the saxes-based reference reader and to the scanner and
- * prints the counts. Each disagreement is shrunk and saved under --out (default
+ * Feeds generated and mutated envelopes to the saxes-based reference reader and to the scanner, and
+ * those they agree on to the compiled SOAP decoder and its interpreted reference, and prints the
+ * counts. Each disagreement is shrunk and saved under --out (default
  * .scanner-diff/, git-ignored) as a .bin body plus a .txt explanation; the exit code is 1 when
  * there was any. The material mutated besides generated envelopes is the hardening fuzzer's SOAP
  * corpus and mutated bodies (test/fuzz/; --fuzz-cases N of them, default 20,000); --corpus adds

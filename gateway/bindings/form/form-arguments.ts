@@ -1,38 +1,59 @@
-import { isArrayParam, type ArgumentBag, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
+import { isArrayParam, type ArgumentBag, type DateTimeValue, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
 import { trimWhiteSpace } from '../../../shared/xsd/dotnet-chars.js';
 import { toBoolean, toDateTime, toDouble, toInt32 } from '../../../shared/xsd/dotnet-convert.js';
-import { InvalidValueError, MissingParameterError, type DecodedCall, type Today } from '../arguments.js';
+import { converterOf, InvalidValueError, MissingParameterError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
 import type { FormFields } from './form-decoder.js';
 
 /**
  * HTTP GET/POST arguments, read as ASMX reads a form field: Convert.ChangeType in the invariant
  * culture ("11/21/2026 10:00:08", "1,234.5"). Kept leniency (docs/protocol.md §Value conversion):
- * 1/0 for a boolean.
+ * 1/0 for a boolean. This is the interpreted reading, kept as the reference of the compiled one
+ * (form-plan.ts); both use the conversions below.
  */
 function formValue(field: ScalarField, text: string, today: Today): unknown {
   switch (field.type) {
     case 'string':
       return text;
-    case 'double': {
-      const r = toDouble(text);
-      return r.ok ? r.value : NaN;
-    }
+    case 'double':
+      return readDouble(text);
     case 'dateTime':
-      return { text, parsed: toDateTime(text, today) };
-    case 'int': {
-      const r = toInt32(text);
-      if (!r.ok) throw new InvalidValueError(field.name, text, 'int', r.failure);
-      return r.value;
-    }
-    case 'boolean': {
-      const r = toBoolean(text);
-      if (r.ok) return r.value;
-      // Leniency kept from the SOAP binding: 1 and 0, which bool.Parse refuses.
-      const digit = trimWhiteSpace(text, true);
-      if (digit === '1' || digit === '0') return digit === '1';
-      throw new InvalidValueError(field.name, text, 'boolean', r.failure);
-    }
+      return readDateTime(text, today);
+    case 'int':
+      return readInt(field.name, text);
+    case 'boolean':
+      return readBoolean(field.name, text);
   }
+}
+
+const FORM_READERS: ScalarReaders = { string: (text) => text, double: readDouble, dateTime: readDateTime, int: readInt, boolean: readBoolean };
+
+/** ASMX's reading of `field` from a form, chosen once (the compiled form path keeps one per parameter). */
+export function formConverter(field: ScalarField): Converter {
+  return converterOf(field, FORM_READERS);
+}
+
+function readDouble(text: string): number {
+  const r = toDouble(text);
+  return r.ok ? r.value : NaN;
+}
+
+function readDateTime(text: string, today: Today): DateTimeValue {
+  return { text, parsed: toDateTime(text, today) };
+}
+
+function readInt(name: string, text: string): number {
+  const r = toInt32(text);
+  if (!r.ok) throw new InvalidValueError(name, text, 'int', r.failure);
+  return r.value;
+}
+
+function readBoolean(name: string, text: string): boolean {
+  const r = toBoolean(text);
+  if (r.ok) return r.value;
+  // Leniency kept from the SOAP binding: 1 and 0, which bool.Parse refuses.
+  const digit = trimWhiteSpace(text, true);
+  if (digit === '1' || digit === '0') return digit === '1';
+  throw new InvalidValueError(name, text, 'boolean', r.failure);
 }
 
 /** HTTP GET/POST: every parameter is scalar (array operations are not in these bindings). */

@@ -1,8 +1,8 @@
 import { findOperation, httpBindable, operationList, type OperationDef } from '../../../shared/catalogue/index.js';
 import { htmlEncode, quotedClientText, type ClrScalarType, type ConversionFailure } from '../../../shared/xsd/dotnet-convert.js';
 import { ClientError, clientText, type ClientErrorKey, type ClientErrorParams } from '../../errors/registry.js';
-import { InvalidValueError, MissingParameterError } from '../arguments.js';
-import { decodeFormArguments } from './form-arguments.js';
+import { InvalidValueError, MissingParameterError, type DecodedCall, type Today } from '../arguments.js';
+import { catalogFormPlans } from './form-plan.js';
 import { BindingCore, sendErrorLine, type BindingCodec, type BindingDeps } from '../core.js';
 import { BareResultWriter } from '../result-xml.js';
 import { aspNetHtmlEncode } from '../../metadata/xml-escape.js';
@@ -14,10 +14,16 @@ const BY_LOWER_NAME = new Map(operationList.filter(httpBindable).map((op) => [op
 
 const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'System.Double', dateTime: 'System.DateTime' } as const;
 
-/** HTTP GET/POST's part of a call (BindingCore): arguments from form fields, bare XML documents, text errors. */
+/**
+ * HTTP GET/POST's part of a call (BindingCore): arguments from form fields, read by the
+ * operation's compiled plan (form-plan.ts), bare XML documents, text errors.
+ */
 class FormCodec implements BindingCodec<null, FormFields, BareResultWriter> {
   readonly name = 'HTTP';
-  readonly decode = decodeFormArguments;
+
+  decode(op: OperationDef, fields: FormFields, today: Today): DecodedCall {
+    return catalogFormPlans.decode(op, fields, today);
+  }
 
   constructor(private readonly namespace: string) {}
 

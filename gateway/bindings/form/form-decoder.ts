@@ -17,6 +17,18 @@ export class FormFields implements Iterable<[string, string]> {
     return this.byKey.get(name.toLowerCase())?.value;
   }
 
+  /** The value under `key`, a name already lower-cased (a compiled plan lower-cases its names once). */
+  getByKey(key: string): string | undefined {
+    return this.byKey.get(key)?.value;
+  }
+
+  /** The fields whose lower-cased name is not in `declared`, by name as first spelt, in order; null when none. */
+  undeclared(declared: ReadonlySet<string>): Map<string, string> | null {
+    let out: Map<string, string> | null = null;
+    for (const [key, { name, value }] of this.byKey) if (!declared.has(key)) (out ??= new Map<string, string>()).set(name, value);
+    return out;
+  }
+
   *[Symbol.iterator](): Iterator<[string, string]> {
     for (const { name, value } of this.byKey.values()) yield [name, value];
   }

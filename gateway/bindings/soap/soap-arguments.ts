@@ -8,17 +8,19 @@ import {
 } from '../../../shared/catalogue/index.js';
 import { parseBoolean, parseDouble, parseInt32 } from '../../../shared/xsd/values.js';
 import { parseXmlDateTime } from '../../../shared/xsd/xml-convert.js';
-import { InvalidValueError, type DecodedCall, type Today } from '../arguments.js';
+import { converterOf, InvalidValueError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
 import type { XmlNode } from './envelope.js';
 
 /**
  * SOAP arguments from the operation element's children, read as XmlSerializer reads them
  * (XmlConvert: a dateTime in any XML Schema date/time form). Kept leniencies (docs/protocol.md
- * §Value conversion): booleans in any case, a space for the T in a dateTime.
+ * §Value conversion): booleans in any case, a space for the T in a dateTime. This is the
+ * interpreted reading, kept as the reference of the compiled one (compiled/); both use the
+ * conversions below.
  */
 
 /** Value of a missing SOAP element (XmlSerializer defaults). */
-function soapDefault(type: ScalarType): unknown {
+export function soapDefault(type: ScalarType): unknown {
   switch (type) {
     case 'string':
     case 'dateTime':
@@ -31,25 +33,44 @@ function soapDefault(type: ScalarType): unknown {
   }
 }
 
+const SPACE_FOR_T = { spaceForT: true } as const;
+
+const readString: Converter = (text) => text;
+const readDouble: Converter = (text) => parseDouble(text);
+const readDateTime: Converter = (text, today) => ({ text, parsed: parseXmlDateTime(text, today, SPACE_FOR_T) });
+
+function readInt(name: string, text: string): number {
+  const n = parseInt32(text);
+  if (n === undefined) throw new InvalidValueError(name, text, 'int');
+  return n;
+}
+
+function readBoolean(name: string, text: string): boolean {
+  const b = parseBoolean(text);
+  if (b === undefined) throw new InvalidValueError(name, text, 'boolean');
+  return b;
+}
+
+const SOAP_READERS: ScalarReaders = { string: readString, double: readDouble, dateTime: readDateTime, int: readInt, boolean: readBoolean };
+
+/** XmlSerializer's reading of `field`, chosen once (the compiled path keeps one per parameter and item field). */
+export function soapConverter(field: ScalarField): Converter {
+  return converterOf(field, SOAP_READERS);
+}
+
 /** XmlSerializer's reading of a SOAP element's text. */
 function soapValue(field: ScalarField, text: string, today: Today): unknown {
   switch (field.type) {
     case 'string':
-      return text;
+      return readString(text, today);
     case 'double':
-      return parseDouble(text);
+      return readDouble(text, today);
     case 'dateTime':
-      return { text, parsed: parseXmlDateTime(text, today, { spaceForT: true }) };
-    case 'int': {
-      const n = parseInt32(text);
-      if (n === undefined) throw new InvalidValueError(field.name, text, 'int');
-      return n;
-    }
-    case 'boolean': {
-      const b = parseBoolean(text);
-      if (b === undefined) throw new InvalidValueError(field.name, text, 'boolean');
-      return b;
-    }
+      return readDateTime(text, today);
+    case 'int':
+      return readInt(field.name, text);
+    case 'boolean':
+      return readBoolean(field.name, text);
   }
 }
 

@@ -1,22 +1,30 @@
 import { findOperation, type OperationDef } from '../../../shared/catalogue/index.js';
 import type { Config } from '../../../shared/config.js';
-import { InvalidValueError } from '../arguments.js';
-import { decodeSoapArguments } from './soap-arguments.js';
+import { InvalidValueError, type DecodedCall, type Today } from '../arguments.js';
 import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
 import { SoapResultWriter } from '../result-xml.js';
 import { InvalidEncodingError, UnsupportedCharsetError } from '../../transport/body-decoder.js';
 import { CLIENT_ERRORS, ClientError } from '../../errors/registry.js';
-import { parseMediaType, readBody, statusLine, type Exchange, type RejectReason } from '../../transport/exchange.js';
-import { EnvelopeError, XmlSyntaxError, type SoapEnvelope, type SoapVersion, type XmlNode } from './envelope.js';
+import { parseMediaType, readBody, statusLine, type BodySink, type Exchange, type RejectReason } from '../../transport/exchange.js';
+import { EnvelopeError, XmlSyntaxError, type SoapVersion } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
+import { CallScanner, type ScannedCall } from './compiled/call-builder.js';
+import type { CallRecord } from './compiled/call-record.js';
+import { catalogPlans } from './compiled/operation-plan.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE } from './envelope-writer.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
 
-/** SOAP's part of a call (BindingCore): arguments from the Body element, answers in the envelope's version. */
-class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapResultWriter> {
+/**
+ * SOAP's part of a call (BindingCore): arguments from the Body element's slots, read by the
+ * operation's compiled plan (compiled/README.md), answers in the envelope's version.
+ */
+class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapResultWriter> {
   readonly name = 'SOAP';
-  readonly decode = decodeSoapArguments;
+
+  decode(op: OperationDef, record: CallRecord | null, today: Today): DecodedCall {
+    return catalogPlans.decode(op, record, today);
+  }
 
   constructor(private readonly namespace: string) {}
 
@@ -50,8 +58,8 @@ class SoapCodec implements BindingCodec<SoapVersion, readonly XmlNode[], SoapRes
  * (docs/protocol.md §Routing), and answered in the envelope's version.
  */
 export class SoapBinding {
-  private readonly scanners = new ScannerPool();
-  private readonly core: BindingCore<SoapVersion, readonly XmlNode[], SoapResultWriter>;
+  private readonly scanners = new ScannerPool<ScannedCall>(() => new CallScanner(catalogPlans));
+  private readonly core: BindingCore<SoapVersion, CallRecord | null, SoapResultWriter>;
 
   private readonly config: Config;
   /** Counts a request refused while reading it (docs/protocol.md §Encodings). */
@@ -72,7 +80,7 @@ export class SoapBinding {
     // Until the Envelope is read, answer errors in the version the Content-Type suggests.
     const guessedVersion: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
     ex.binding = guessedVersion === '1.2' ? 'soap12' : 'soap11';
-    let body: SoapBodyReader;
+    let body: SoapBodyReader<ScannedCall>;
     try {
       body = new SoapBodyReader(media.params.get('charset') ?? null, this.scanners);
     } catch (err) {
@@ -83,14 +91,14 @@ export class SoapBinding {
       }
       throw err;
     }
-    const action: Action = { header: cleanAction(ex.header('soapaction')), contentType: cleanAction(media.params.get('action') ?? null) };
+    const header = cleanAction(ex.header('soapaction'));
+    const contentType = cleanAction(media.params.get('action') ?? null);
+    readBody(ex, this.config.bodyLimitBytes, new SoapRequest(this, ex, body, header, contentType, guessedVersion));
+  }
 
-    readBody(ex, this.config.bodyLimitBytes, {
-      chunk: (data, last) => body.push(data, last),
-      end: () => this.dispatch(ex, body.end(), action),
-      tooLarge: () => this.core.tooLarge(ex),
-      fail: (err) => this.readFailed(ex, guessedVersion, err),
-    });
+  /** 413 while the body streams in. */
+  tooLarge(ex: Exchange): void {
+    this.core.tooLarge(ex);
   }
 
   /**
@@ -115,14 +123,14 @@ export class SoapBinding {
   }
 
   /** From here on errors are answered in the envelope's version, the guessed one no longer. */
-  private dispatch(ex: Exchange, env: SoapEnvelope, action: Action): void {
-    ex.binding = env.version === '1.2' ? 'soap12' : 'soap11';
+  dispatch(ex: Exchange, call: ScannedCall, action: Action): void {
+    ex.binding = call.version === '1.2' ? 'soap12' : 'soap11';
     try {
-      const op = this.route(action, env.operation?.name ?? null);
-      if (op instanceof ClientError) fault(ex, env.version, op);
-      else this.core.call(ex, env.version, op, env.operation?.children ?? []);
+      const op = this.route(action, call.operation);
+      if (op instanceof ClientError) fault(ex, call.version, op);
+      else this.core.call(ex, call.version, op, call.record);
     } catch (err) {
-      this.core.internalError(ex, env.version, err);
+      this.core.internalError(ex, call.version, err);
     }
   }
 
@@ -132,7 +140,7 @@ export class SoapBinding {
     return action.slice(action.lastIndexOf('/') + 1);
   }
 
-  private readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
+  readFailed(ex: Exchange, version: SoapVersion, err: unknown): void {
     if (err instanceof UnsupportedCharsetError) {
       // Named in the XML declaration: found only once the body arrived.
       this.rejected('unknown_charset');
@@ -143,6 +151,44 @@ export class SoapBinding {
     } else if (err instanceof EnvelopeError) {
       fault(ex, version, err);
     } else this.core.internalError(ex, version, err);
+  }
+}
+
+/**
+ * One request's body sink and action: a single object where a record of four closures and an
+ * action record were, carrying what the dispatch needs (the exchange, the pooled reader, the
+ * action, the guessed version).
+ */
+class SoapRequest implements BodySink, Action {
+  constructor(
+    private readonly binding: SoapBinding,
+    private readonly ex: Exchange,
+    private readonly body: SoapBodyReader<ScannedCall>,
+    readonly header: string | null,
+    readonly contentType: string | null,
+    private readonly guessedVersion: SoapVersion,
+  ) {}
+
+  chunk(data: Uint8Array, last: boolean): void {
+    this.body.push(data, last);
+  }
+
+  end(): void {
+    const call = this.body.end();
+    try {
+      this.binding.dispatch(this.ex, call, this);
+    } finally {
+      // The call's slots are the scanner's: it is reused only once they are decoded.
+      this.body.release();
+    }
+  }
+
+  tooLarge(): void {
+    this.binding.tooLarge(this.ex);
+  }
+
+  fail(err: unknown): void {
+    this.binding.readFailed(this.ex, this.guessedVersion, err);
   }
 }
 

@@ -1,24 +1,29 @@
 import { Buffer } from 'node:buffer';
 import { BodyDecoder } from '../../../transport/body-decoder.js';
-import { EnvelopeScanner, isUtf8Label } from './scanner.js';
-import type { SoapEnvelope } from '../envelope.js';
+import { isUtf8Label, type XmlEnvelopeScanner } from './scanner.js';
 
-/** Scanners are reused across requests (reset clears them, even after an error). */
-export class ScannerPool {
-  private readonly free: EnvelopeScanner[] = [];
-  constructor(private readonly max = 256) {}
+/**
+ * Scanners are reused across requests (reset clears them, even after an error). `E` is what they
+ * read a body into: the compiled call (the binding) or the reference's SoapEnvelope (tests).
+ */
+export class ScannerPool<E> {
+  private readonly free: XmlEnvelopeScanner<E>[] = [];
+  constructor(
+    private readonly create: () => XmlEnvelopeScanner<E>,
+    private readonly max = 256,
+  ) {}
 
-  acquire(): EnvelopeScanner {
-    return this.free.pop() ?? new EnvelopeScanner();
+  acquire(): XmlEnvelopeScanner<E> {
+    return this.free.pop() ?? this.create();
   }
 
-  release(scanner: EnvelopeScanner): void {
+  release(scanner: XmlEnvelopeScanner<E>): void {
     if (this.free.length < this.max) this.free.push(scanner);
   }
 }
 
 /**
- * One SOAP request body into a SoapEnvelope, in the charset it declares: the Content-Type charset,
+ * One SOAP request body into what its scanner builds (`E`), in the charset it declares: the Content-Type charset,
  * else the XML declaration's encoding, else UTF-8 (BodyDecoder's rules). UTF-8, nearly every
  * request, streams into the scanner as bytes. Any other charset is decoded by BodyDecoder as
  * before and the text re-encoded as UTF-8 for the scanner, so one XML reader serves all.
@@ -28,15 +33,15 @@ export class ScannerPool {
  * BodyDecoder (which decides from the same declaration). The chunks are kept only until the
  * first token is read, normally within the first chunk.
  */
-export class SoapBodyReader {
+export class SoapBodyReader<E> {
   private decoder: BodyDecoder | null = null;
-  private readonly scanner: EnvelopeScanner;
+  private readonly scanner: XmlEnvelopeScanner<E>;
   /** Copies of the chunks read while the declaration may still switch the charset; null once settled. */
   private head: Uint8Array[] | null = null;
 
   constructor(
     charset: string | null,
-    private readonly pool: ScannerPool,
+    private readonly pool: ScannerPool<E>,
   ) {
     const declared = charset !== null && charset !== '';
     // Throws UnsupportedCharsetError for a charset Node cannot decode, before taking a scanner.
@@ -64,11 +69,17 @@ export class SoapBodyReader {
     else this.head.push(Uint8Array.from(chunk));
   }
 
-  /** The envelope, once the whole body was pushed; the scanner goes back to the pool. */
-  end(): SoapEnvelope {
-    const envelope = this.scanner.end();
+  /**
+   * What the scanner read, once the whole body was pushed. It may point into the scanner's reused
+   * memory (a compiled call's slots): `release` the scanner only when done with it.
+   */
+  end(): E {
+    return this.scanner.end();
+  }
+
+  /** The scanner goes back to the pool (after `end`; a scanner that failed is simply dropped). */
+  release(): void {
     this.pool.release(this.scanner);
-    return envelope;
   }
 
   private transcode(chunk: Uint8Array, last: boolean): void {

@@ -2,6 +2,7 @@ import { scanCData, scanOutsideText, scanText } from './char-data.js';
 import { Cursor, NEED_MORE, WAIT_FOR_MORE } from './cursor.js';
 import { ElementStack } from './element-stack.js';
 import { EnvelopeBuilder } from './envelope-builder.js';
+import type { EnvelopeSink } from './envelope-levels.js';
 import { HeldBytes } from './held-bytes.js';
 import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
 import { scanName } from './lexical.js';
@@ -43,13 +44,12 @@ export function isUtf8Label(label: string): boolean {
  * by the end of a chunk is kept and read again once the bytes buffered since have doubled, so a
  * body trickling in byte by byte costs linear time, not quadratic. Reusable after `reset`.
  */
-export class EnvelopeScanner {
+export class XmlEnvelopeScanner<E> {
   /** Set (and the scan stopped) when stopOnForeignEncoding found a non-UTF-8 declaration. */
   foreignEncoding: string | null = null;
   private readonly c = new Cursor();
   private readonly tag = new StartTag(this.c);
   private readonly stack = new ElementStack();
-  private readonly builder = new EnvelopeBuilder();
   private readonly decl: Declaration = { encoding: null };
   private options: ScannerOptions = { bom: true, stopOnForeignEncoding: false };
   private readonly held = new HeldBytes();
@@ -59,6 +59,8 @@ export class EnvelopeScanner {
   private rootClosed = false;
   private firstToken = true;
   private error: Error | null = null;
+
+  constructor(private readonly builder: EnvelopeSink<E>) {}
 
   reset(options: ScannerOptions): void {
     this.options = options;
@@ -94,7 +96,7 @@ export class EnvelopeScanner {
     if (held.due) this.run(held.store, held.length, false, false);
   }
 
-  end(): SoapEnvelope {
+  end(): E {
     if (this.error !== null) throw this.error;
     try {
       this.run(this.held.store, this.held.length, true, false);
@@ -178,7 +180,7 @@ export class EnvelopeScanner {
     const buf = c.buf;
     if (buf[i] !== LT) {
       if (this.stack.depth === 0) return scanOutsideText(c, i);
-      const keep = this.builder.textTarget !== null;
+      const keep = this.builder.keepsText;
       const next = scanText(c, i, keep);
       if (keep && next !== NEED_MORE) this.builder.text(c.textOut);
       return next;
@@ -228,7 +230,7 @@ export class EnvelopeScanner {
     if (form === BANG_COMMENT) return scanComment(c, i);
     if (form !== BANG_CDATA) return c.fail(i + 8, DTD_PROHIBITED);
     if (this.stack.depth === 0) c.fail(i + 8, 'text data outside of root node.');
-    const keep = this.builder.textTarget !== null;
+    const keep = this.builder.keepsText;
     const next = scanCData(c, i + 9, keep);
     if (keep && next !== NEED_MORE) this.builder.text(c.textOut);
     return next;
@@ -243,6 +245,13 @@ export class EnvelopeScanner {
       this.foreignEncoding = encoding;
     }
     return next;
+  }
+}
+
+/** The scanner with the reference sink: the operation's subtree as a node tree (SoapEnvelope). */
+export class EnvelopeScanner extends XmlEnvelopeScanner<SoapEnvelope> {
+  constructor() {
+    super(new EnvelopeBuilder());
   }
 }
 

@@ -61,7 +61,12 @@ export class StartTag {
 
   /** The name after its first colon (the whole name without one). */
   localName(): string {
-    return this.c.utf8(this.colon < 0 ? this.nameStart : this.colon + 1, this.nameEnd);
+    return this.c.utf8(this.localStart(), this.nameEnd);
+  }
+
+  /** Where the local name starts in the cursor's buffer (it ends at nameEnd). */
+  localStart(): number {
+    return this.colon < 0 ? this.nameStart : this.colon + 1;
   }
 
   prefix(): string {
@@ -69,7 +74,7 @@ export class StartTag {
   }
 
   localIs(text: string): boolean {
-    const start = this.colon < 0 ? this.nameStart : this.colon + 1;
+    const start = this.localStart();
     return this.nameEnd - start === text.length && matchesAscii(this.c.buf, start, text);
   }
 
@@ -87,6 +92,19 @@ export class StartTag {
   attrNameStarts(k: number, text: string): boolean {
     const start = this.fields[k * FIELDS]!;
     return this.fields[k * FIELDS + 1]! - start >= text.length && matchesAscii(this.c.buf, start, text);
+  }
+
+  /**
+   * Whether attribute k declares this tag's own prefix, by its name as written: `xmlns:<prefix>`,
+   * or `xmlns` or `xmlns:` for a name without one (what a prefix → URI map of the tag's
+   * declarations would look the prefix up under), compared as bytes.
+   */
+  declaresOwnPrefix(k: number): boolean {
+    const buf = this.c.buf;
+    const start = this.fields[k * FIELDS]!;
+    const end = this.fields[k * FIELDS + 1]!;
+    if (this.colon < 0) return (end - start === 5 && matchesAscii(buf, start, 'xmlns')) || (end - start === 6 && matchesAscii(buf, start, 'xmlns:'));
+    return end - start > 6 && matchesAscii(buf, start, 'xmlns:') && sameBytes(buf, start + 6, end, this.nameStart, this.colon);
   }
 
   /** `nil` or `anything:nil`: an xsi:nil under any prefix. */

@@ -1,0 +1,190 @@
+import { Buffer } from 'node:buffer';
+import { isArrayParam, operationList, type ArgumentBag, type ArrayParam, type OperationDef, type Param, type ScalarField } from '../../../../shared/catalogue/index.js';
+import { NO_EXTRAS, type DecodedCall, type Today } from '../../arguments.js';
+import { soapConverter, soapDefault } from '../soap-arguments.js';
+import { TEXT, type CallRecord } from './call-record.js';
+
+/** Buckets of a NameTable: a power of two well above the longest list (a dozen names). */
+const BUCKETS = 64;
+
+/**
+ * The names one level of elements may have, matched on the UTF-8 bytes of an element's local name
+ * where it lies in the scanner's buffer: no string per element. A name's bucket comes from its
+ * length and its first and last bytes, so a lookup compares the bytes of one candidate, rarely two.
+ */
+export class NameTable {
+  private readonly names: readonly Uint8Array[];
+  private readonly heads = new Int32Array(BUCKETS).fill(-1);
+  private readonly next: Int32Array;
+
+  constructor(names: readonly string[]) {
+    this.names = names.map((n) => Buffer.from(n, 'utf8'));
+    this.next = new Int32Array(names.length).fill(-1);
+    // Inserted last to first, so a bucket lists its names in declaration order.
+    for (let k = this.names.length - 1; k >= 0; k--) {
+      const name = this.names[k]!;
+      const h = bucket(name, 0, name.length);
+      this.next[k] = this.heads[h]!;
+      this.heads[h] = k;
+    }
+  }
+
+  /** The index of the name buf[start, end), or -1. */
+  find(buf: Uint8Array, start: number, end: number): number {
+    const length = end - start;
+    if (length <= 0) return -1;
+    for (let k = this.heads[bucket(buf, start, end)]!; k >= 0; k = this.next[k]!) {
+      const name = this.names[k]!;
+      if (name.length !== length) continue;
+      let i = 0;
+      while (i < length && buf[start + i] === name[i]) i++;
+      if (i === length) return k;
+    }
+    return -1;
+  }
+}
+
+function bucket(bytes: Uint8Array, start: number, end: number): number {
+  return (Math.imul(end - start, 31) + Math.imul(bytes[start]!, 7) + bytes[end - 1]!) & (BUCKETS - 1);
+}
+
+/**
+ * How the items of an array parameter are laid out in its slots: `stride` slots per item (one
+ * for a scalar item, one per field for a complex one, in the type's field order).
+ */
+export class ItemLayout {
+  readonly stride: number;
+  /** A complex item's element name (other children are not items); null: every child is one. */
+  readonly itemName: NameTable | null;
+  /** A complex item's fields; null for scalar items. */
+  readonly fields: NameTable | null;
+
+  constructor(param: ArrayParam) {
+    const item = param.type.item;
+    this.stride = typeof item === 'string' ? 1 : item.fields.length;
+    this.itemName = typeof item === 'string' ? null : new NameTable([item.name]);
+    this.fields = typeof item === 'string' ? null : new NameTable(item.fields.map((f) => f.name));
+  }
+}
+
+/** One parameter's value from the slots (null record: the Body had no operation element). */
+type ParamReader = (record: CallRecord | null, today: Today) => unknown;
+
+/**
+ * One operation compiled from the catalogue at start: the names of its parameters and of its
+ * array items' fields as byte tables (what CallBuilder matches elements against), the layout of
+ * its slots, and one reader per parameter with its .NET conversion chosen once. `decode` gives
+ * the DecodedCall that decodeSoapArguments gives on the node tree of the same body.
+ */
+export class OperationPlan {
+  readonly params: NameTable;
+  /** Per parameter: its items' layout, or null for a scalar parameter. */
+  readonly layouts: readonly (ItemLayout | null)[];
+  private readonly names: readonly string[];
+  private readonly readers: readonly ParamReader[];
+
+  constructor(
+    readonly op: OperationDef,
+    /** Position in the catalogue: where a CallBuilder keeps this operation's record. */
+    readonly index: number,
+  ) {
+    this.params = new NameTable(op.params.map((p) => p.name));
+    this.layouts = op.params.map((p) => (isArrayParam(p) ? new ItemLayout(p) : null));
+    this.names = op.params.map((p) => p.name);
+    this.readers = op.params.map((p, i) => paramReader(p, i));
+  }
+
+  decode(record: CallRecord | null, today: Today): DecodedCall {
+    const args: ArgumentBag = {};
+    const names = this.names;
+    const readers = this.readers;
+    for (let p = 0; p < names.length; p++) args[names[p]!] = readers[p]!(record, today);
+    return { args, extras: record === null || record.extraCount === 0 ? NO_EXTRAS : extrasOf(record, args) };
+  }
+}
+
+function paramReader(param: Param, p: number): ParamReader {
+  if (!isArrayParam(param)) return scalarReader(param, p);
+  const item = param.type.item;
+  if (typeof item === 'string') return scalarItemsReader({ name: param.name, type: item }, p);
+  const converts = item.fields.map((f) => soapConverter(f));
+  const missing = item.fields.map((f) => soapDefault(f.type));
+  const fieldNames = item.fields.map((f) => f.name);
+  const stride = fieldNames.length;
+  return (record, today) => {
+    if (record === null || record.states[p] !== TEXT) return null;
+    const list = record.items[p]!;
+    const { states, texts } = list;
+    const out: ArgumentBag[] = [];
+    for (let k = 0, base = 0; k < list.count; k++, base += stride) {
+      const value: ArgumentBag = {};
+      for (let f = 0; f < stride; f++) value[fieldNames[f]!] = states[base + f] === TEXT ? converts[f]!(texts[base + f]!, today) : missing[f];
+      out.push(value);
+    }
+    return out;
+  };
+}
+
+function scalarReader(field: ScalarField, p: number): ParamReader {
+  const convert = soapConverter(field);
+  const missing = soapDefault(field.type);
+  return (record, today) => (record !== null && record.states[p] === TEXT ? convert(record.texts[p]!, today) : missing);
+}
+
+/** ArrayOfInt and the like: every child element is an item (as XmlSerializer reads it). */
+function scalarItemsReader(item: ScalarField, p: number): ParamReader {
+  const convert = soapConverter(item);
+  const missing = soapDefault(item.type);
+  return (record, today) => {
+    if (record === null || record.states[p] !== TEXT) return null;
+    const list = record.items[p]!;
+    const out: unknown[] = [];
+    for (let k = 0; k < list.count; k++) out.push(list.states[k] === TEXT ? convert(list.texts[k]!, today) : missing);
+    return out;
+  };
+}
+
+/**
+ * The undeclared elements that are text (not nil, no child element), by their first occurrence.
+ * `in args` as the reference: a name of Object.prototype's (`constructor`...) is never an extra.
+ */
+function extrasOf(record: CallRecord, args: ArgumentBag): ReadonlyMap<string, string> {
+  let extras: Map<string, string> | null = null;
+  for (let j = 0; j < record.extraCount; j++) {
+    const name = record.extraNames[j]!;
+    if (record.extraStates[j] === TEXT && !(name in args)) (extras ??= new Map<string, string>()).set(name, record.extraTexts[j]!);
+  }
+  return extras ?? NO_EXTRAS;
+}
+
+/** Every operation of a catalogue, compiled once. */
+export class OperationPlans {
+  private readonly byName = new Map<string, OperationPlan>();
+
+  constructor(operations: readonly OperationDef[]) {
+    operations.forEach((op, i) => this.byName.set(op.name, new OperationPlan(op, i)));
+  }
+
+  get size(): number {
+    return this.byName.size;
+  }
+
+  /** The plan of the operation a Body element names (exact, case-sensitive, as findOperation). */
+  find(name: string): OperationPlan | undefined {
+    return this.byName.get(name);
+  }
+
+  /**
+   * The arguments of a call to `op`: from its slots, or all defaults when the Body was empty
+   * (routing then came from SOAPAction). The slots always belong to `op`: routing refuses a call
+   * whose Body element names another operation.
+   */
+  decode(op: OperationDef, record: CallRecord | null, today: Today): DecodedCall {
+    const plan = record?.plan ?? this.byName.get(op.name);
+    if (plan?.op !== op) throw new Error(`no compiled plan for ${op.name} with these slots`);
+    return plan.decode(record, today);
+  }
+}
+
+/** The catalogue's operations, compiled when the gateway starts. */
+export const catalogPlans = new OperationPlans(operationList);

@@ -77,12 +77,16 @@ const WRITE_TEXT = `function writeText(buf, view, p, s) {
   return q;
 }`;
 
-function encodeField(f: EventField, v: string): string {
-  const room = (texts: string): string => `if (p + ${texts} > lim) return -1;`;
+/**
+ * The statements writing one field. `rest` is the fixed bytes from this field to the record's end
+ * (each kind's FIXED_BYTES): a check before a text makes room for the text and everything fixed
+ * after it, so the fixed writes need no check of their own.
+ */
+function encodeField(f: EventField, v: string, rest: number, restAfter: number): string {
   let body: string;
   switch (f.kind) {
     case 'text':
-      body = `${room(`3 * ${v}.length`)} p = writeText(buf, view, p, ${v});`;
+      body = `if (p + ${rest} + 3 * ${v}.length > lim) return -1; p = writeText(buf, view, p, ${v});`;
       break;
     case 'real':
     case 'int':
@@ -96,8 +100,9 @@ function encodeField(f: EventField, v: string): string {
       body = `view.setFloat64(p, ${v}.epochMs, true); view.setUint16(p + 8, ${v}.subMsTicks, true); p += 10;`;
       break;
     case 'pairs':
-      body = `{ const list = ${v}; const n = list.length; if (p + 4 + 8 * n > lim) return -1; view.setUint32(p, n, true); p += 4;
-        for (let i = 0; i < n; i++) { const kv = list[i]; ${room('8 + 3 * (kv.clave.length + kv.valor.length)')} p = writeText(buf, view, p, kv.clave); p = writeText(buf, view, p, kv.valor); } }`;
+      body = `{ const list = ${v}; const n = list.length; if (p + ${rest} + 8 * n > lim) return -1; view.setUint32(p, n, true); p += 4;
+        for (let i = 0; i < n; i++) { const kv = list[i]; if (p + ${restAfter} + 8 * (n - i) + 3 * (kv.clave.length + kv.valor.length) > lim) return -1;
+          p = writeText(buf, view, p, kv.clave); p = writeText(buf, view, p, kv.valor); } }`;
       break;
   }
   return f.nullable ? `if (${v} === null) buf[p++] = 0; else { buf[p++] = 1; ${body} }` : body;
@@ -106,11 +111,15 @@ function encodeField(f: EventField, v: string): string {
 /** The encoder of a table (EVENT_FIELD_LIST; tests pass others). */
 export function recordEncoder(fields: readonly EventField[]): RecordEncoder {
   const layout = binaryLayout(fields);
-  const fixed = 8 + layout.reduce((sum, f) => sum + FIXED_BYTES[f.kind] + (f.nullable ? 1 : 0), 0);
+  // rest[i]: the fixed bytes of fields i.. to the end (rest[layout.length] = 0).
+  const rest = layout.map((f) => FIXED_BYTES[f.kind] + (f.nullable ? 1 : 0));
+  for (let i = rest.length - 1; i >= 0; i--) rest[i]! += rest[i + 1] ?? 0;
+  rest.push(0);
+  const fixed = 8 + rest[0]!;
   const body = `const buf = sink.buf, view = sink.view, lim = sink.limit; let p = sink.pos;
     if (p + ${fixed} > lim) return -1;
     view.setBigUint64(p, id, true); p += 8;
-    ${layout.map((f) => encodeField(f, `e[${q(f.name)}]`)).join('\n')}
+    ${layout.map((f, i) => encodeField(f, `e[${q(f.name)}]`, rest[i]!, rest[i + 1]!)).join('\n')}
     return p;`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the table, never from input (see schema.ts)
   const withHelpers = new Function(`${WRITE_TEXT}\nreturn function encodeRecord(sink, id, e) { ${body} };`) as () => RecordEncoder;

@@ -55,6 +55,8 @@ export class WriterRing {
   private readonly control: Int32Array;
   private readonly sink: BinarySink;
   private writePos = 0;
+  /** Wrap markers placed (diagnostics, tests). */
+  wraps = 0;
 
   constructor(
     capacity: number,
@@ -120,6 +122,7 @@ export class WriterRing {
       if (free <= contiguous) return 'full';
       // More room after the end: fill the rest with a wrap marker and try again from 0.
       this.publish(start, contiguous, MESSAGE.wrap, 0, 0);
+      this.wraps++;
     }
   }
 

@@ -75,9 +75,20 @@ interface Running {
   pending: Map<number, { resolve: () => void; reject: (err: Error) => void }>;
 }
 
+/** How groups went over (since the WriterThread was made, across thread restarts). */
+export interface HandoffStats {
+  /** Times the ring was full and a message waited for the thread to free space. */
+  waitsForSpace: number;
+  /** Groups larger than the whole ring, transferred as a buffer of their own. */
+  transferred: number;
+  /** Wrap markers placed in the ring. */
+  wraps: number;
+}
+
 export class WriterThread implements GroupWriter {
   private running: Running | null = null;
   private seq = 0;
+  private readonly counts = { waitsForSpace: 0, transferred: 0, wrapsBefore: 0 };
 
   constructor(private readonly options: WriterThreadOptions) {}
 
@@ -114,9 +125,9 @@ export class WriterThread implements GroupWriter {
     return this.options.synchronous;
   }
 
-  /** The thread's id while one runs (its CPU is in /proc/self/task; benches separate it). */
-  get threadId(): number | null {
-    return this.running?.worker.threadId ?? null;
+  get handoff(): HandoffStats {
+    const { waitsForSpace, transferred, wrapsBefore } = this.counts;
+    return { waitsForSpace, transferred, wraps: wrapsBefore + (this.running?.ring.wraps ?? 0) };
   }
 
   private send(place: (ring: WriterRing, seq: number) => Placed, external?: (seq: number) => ArrayBuffer): Promise<void> {
@@ -136,6 +147,7 @@ export class WriterThread implements GroupWriter {
       const seen = running.ring.consumed;
       const placed = next.place(running.ring);
       if (placed === 'full') {
+        this.counts.waitsForSpace++;
         running.waiting = true;
         void running.ring.consumedSince(seen).then(() => {
           running.waiting = false;
@@ -155,6 +167,7 @@ export class WriterThread implements GroupWriter {
       return;
     }
     const body = message.external();
+    this.counts.transferred++;
     running.bodies.postMessage(body, [body]);
     // The ring was empty a moment ago and only this thread adds to it: the marker fits.
     running.ring.placeMarker(MESSAGE.external, message.seq);
@@ -185,6 +198,7 @@ export class WriterThread implements GroupWriter {
     const fail = (err: Error): void => {
       if (running.dead) return;
       running.dead = true;
+      this.counts.wrapsBefore += ring.wraps;
       if (this.running === running) this.running = null;
       running.backlog.length = 0;
       for (const waiter of running.pending.values()) waiter.reject(err);

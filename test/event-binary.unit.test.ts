@@ -1,0 +1,99 @@
+/**
+ * The binary event record (shared/events/binary.ts): every record the table allows comes back
+ * exactly, edge values included; the row the writer thread binds equals the one the inline path
+ * builds (EVENT_ROWS.toRow); a layout that moved fields `addedLater` to the end reads older,
+ * shorter records with those fields' zeros; input cut short is refused, never misread.
+ */
+import { describe, expect, it } from 'vitest';
+import { binaryLayout, bufferSink, encodeGrowing, EVENT_BINARY, readerFactory, recordEncoder } from '../shared/events/binary.js';
+import { EVENT_FIELD_LIST, exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
+import { EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
+import { EVERY_KIND_FIELDS, sample } from './helpers/event-samples.js';
+
+const NET_MIN_MS = -62_135_596_800_000; // 0001-01-01T00:00:00Z
+const NET_MAX_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
+function encodeAll(records: readonly { id: bigint; event: EventRecord }[], encode = EVENT_BINARY.encode): { buf: Buffer; end: number } {
+  const sink = bufferSink(16);
+  for (const { id, event } of records) encodeGrowing(sink, encode, id, event);
+  return { buf: sink.buf, end: sink.pos };
+}
+
+/** Records at the edges of what the table allows. */
+function edgeRecords(): EventRecord[] {
+  const base = exampleEventRecord();
+  const long = 'x'.repeat(8192);
+  return [
+    { ...base, eventTime: { epochMs: NET_MIN_MS, subMsTicks: 1 }, receptionTime: { epochMs: NET_MAX_MS, subMsTicks: 9999 }, receptionTimeText: '9999-12-31T23:59:59.9999999' },
+    { ...base, latitud: -0, longitud: Number.MAX_VALUE, altitud: -Number.MIN_VALUE, velocidad: 5e-324, rumbo: null, valido: false },
+    { ...base, systemUser: '', dominio: 'ñandú 🚗', nroSerie: '\u0000\uffff', crudo: long + 'é', eventTimeText: 'a'.repeat(32), codigo: 'b'.repeat(33) },
+    { ...base, crudo: '', receivedAt: Number.MAX_SAFE_INTEGER, receptionTimeText: 'ß'.repeat(40) },
+    { ...base, sensors: Array.from({ length: 300 }, (_, i) => ({ clave: `k${i}`, valor: i % 2 === 0 ? '' : `valor ${'🚗'.repeat(i % 5)}` })) },
+  ];
+}
+
+describe('binary event record', () => {
+  it('round-trips generated records, in sequence in one buffer', () => {
+    const records = sample(EVENT_FIELD_LIST, 400).map((r, i) => ({ id: BigInt(i) * 987_654_321_987n + 1n, event: r as EventRecord }));
+    const { buf, end } = encodeAll(records);
+    const reader = EVENT_BINARY.reader(buf);
+    reader.end = end;
+    for (const { id, event } of records) expect(reader.record(EVENT_BINARY.fieldCount)).toEqual({ id, event });
+    expect(reader.pos).toBe(end);
+  });
+
+  it('keeps edge values exactly: ids to 2^64-1, .NET min and max instants with ticks, -0, long and non-ASCII texts, many sensors', () => {
+    const ids = [1n, 2n ** 53n + 1n, 2n ** 63n - 1n, 2n ** 64n - 1n, 0n];
+    const records = edgeRecords().map((event, i) => ({ id: ids[i]!, event }));
+    const { buf, end } = encodeAll(records);
+    const reader = EVENT_BINARY.reader(buf);
+    reader.end = end;
+    for (const { id, event } of records) {
+      const back = reader.record(EVENT_BINARY.fieldCount);
+      expect(back.id).toBe(id);
+      expect(back.event).toEqual(event);
+      expect(Object.is(back.event.latitud, event.latitud)).toBe(true);
+      expect(Object.keys(back.event)).toEqual(EVENT_FIELD_LIST.map((f) => f.name));
+    }
+  });
+
+  it('decodes rows equal to the inline path’s (EVENT_ROWS.toRow)', () => {
+    const records = [...edgeRecords(), ...sample(EVENT_FIELD_LIST, 200).map((r) => r as EventRecord)].map((event, i) => ({ id: BigInt(i + 1), event }));
+    const { buf, end } = encodeAll(records);
+    const reader = EVENT_BINARY.reader(buf);
+    reader.end = end;
+    for (const { id, event } of records) expect(reader.row(1234)).toEqual(EVENT_ROWS.toRow(id, event, 1234));
+  });
+
+  it('puts fields added later last, so an older record (a prefix) reads with their zeros', () => {
+    const layout = binaryLayout(EVERY_KIND_FIELDS);
+    const firstCount = layout.findIndex((f) => f.whenAbsent !== undefined);
+    expect(layout.slice(firstCount).every((f) => f.whenAbsent !== undefined)).toBe(true);
+    const encode = recordEncoder(EVERY_KIND_FIELDS);
+    const reader = readerFactory(EVERY_KIND_FIELDS);
+    for (const record of sample(EVERY_KIND_FIELDS, 100)) {
+      const { buf, end } = encodeAll([{ id: 9n, event: record as unknown as EventRecord }], encode);
+      const full = reader(buf);
+      full.end = end;
+      expect(full.record(layout.length)).toEqual({ id: 9n, event: record });
+      const older = reader(buf);
+      const zeros = Object.fromEntries(layout.slice(firstCount).map((f) => [f.name, f.whenAbsent]));
+      expect(older.record(firstCount)).toEqual({ id: 9n, event: { ...record, ...zeros } });
+      // Rows come in column (table) order though the bytes are in layout order.
+      const rows = reader(buf);
+      expect(rows.row(5)).toHaveLength(2 + EVERY_KIND_FIELDS.reduce((n, f) => n + (f.kind === 'instant' ? 2 : 1), 0));
+    }
+  });
+
+  it('refuses input cut short at any byte, and reports a record that does not fit', () => {
+    const { buf, end } = encodeAll([{ id: 5n, event: edgeRecords()[2]! }]);
+    for (const cut of [0, 1, 8, 9, 20, end - 1]) {
+      const reader = EVENT_BINARY.reader(buf.subarray(0, cut));
+      expect(() => reader.record(EVENT_BINARY.fieldCount), `cut at ${cut}`).toThrow(RangeError);
+    }
+    const sink = bufferSink(64);
+    sink.limit = 40;
+    expect(EVENT_BINARY.encode(sink, 1n, exampleEventRecord())).toBe(-1);
+    expect(sink.pos).toBe(0);
+  });
+});

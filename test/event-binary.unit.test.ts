@@ -2,12 +2,15 @@
  * The binary event record (shared/events/binary.ts): every record the table allows comes back
  * exactly, edge values included; the row the writer thread binds equals the one the inline path
  * builds (EVENT_ROWS.toRow); a layout that moved fields `addedLater` to the end reads older,
- * shorter records with those fields' zeros; input cut short is refused, never misread.
+ * shorter records with those fields' zeros; input cut short is refused, never misread. Then the
+ * same record as a Kafka message of version 2 (wire.ts): older and newer writers, refusals, the id scan.
  */
 import { describe, expect, it } from 'vitest';
 import { binaryLayout, bufferSink, encodeGrowing, EVENT_BINARY, readerFactory, recordEncoder } from '../shared/events/binary.js';
 import { EVENT_FIELD_LIST, exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
 import { EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
+import { messageId } from '../shared/backends/kafka/highest-id.js';
+import { decodeEvent, encodeEvent, eventWireCodec, WireFormatError } from '../shared/events/wire.js';
 import { EVERY_KIND_FIELDS, sample } from './helpers/event-samples.js';
 
 const NET_MIN_MS = -62_135_596_800_000; // 0001-01-01T00:00:00Z
@@ -95,5 +98,58 @@ describe('binary event record', () => {
     sink.limit = 40;
     expect(EVENT_BINARY.encode(sink, 1n, exampleEventRecord())).toBe(-1);
     expect(sink.pos).toBe(0);
+  });
+});
+
+describe('Kafka messages of version 2 (binary)', () => {
+  const codec = eventWireCodec(EVERY_KIND_FIELDS);
+
+  it('fills the zero of each field added later that an older message stops before, and ignores fields a newer one has', () => {
+    const layout = binaryLayout(EVERY_KIND_FIELDS);
+    const known = layout.findIndex((f) => f.whenAbsent !== undefined);
+    for (const record of sample(EVERY_KIND_FIELDS, 50)) {
+      const message = codec.encode(7n, record as unknown as EventRecord, 2);
+      expect(message[0]).toBe(2);
+      expect(codec.decode(message)).toEqual({ id: 7n, event: record });
+      // An older writer: the count says fewer fields, and its bytes stop there.
+      const reader = readerFactory(EVERY_KIND_FIELDS)(message);
+      reader.pos = 2;
+      reader.record(known);
+      const older = Buffer.concat([Buffer.from([2, known]), message.subarray(2, reader.pos)]);
+      const zeros = Object.fromEntries(layout.slice(known).map((f) => [f.name, f.whenAbsent]));
+      expect(codec.decode(older)).toEqual({ id: 7n, event: { ...record, ...zeros } });
+      // A newer writer: one more field than this reader knows, after the others.
+      const newer = Buffer.concat([Buffer.from([2, layout.length + 1]), message.subarray(2), Buffer.from([1, 2, 3])]);
+      expect(codec.decode(newer)).toEqual({ id: 7n, event: record });
+    }
+  });
+
+  it('refuses what a store could not hold or a message cut short, naming the reason', () => {
+    const good = encodeEvent(5n, exampleEventRecord(), 2);
+    const patched = (offset: number, write: (b: Buffer) => void): Buffer => {
+      const copy = Buffer.from(good);
+      write(copy.subarray(offset));
+      return copy;
+    };
+    // Where the example's values are in the bytes (each is unique there).
+    const latitud = good.indexOf(Buffer.from(new Float64Array([-34.6]).buffer));
+    expect(latitud).toBeGreaterThan(0);
+    expect(() => decodeEvent(patched(latitud, (b) => b.writeDoubleLE(Number.NaN)))).toThrow(new WireFormatError('event field latitud is not a number'));
+    expect(() => decodeEvent(patched(latitud, (b) => b.writeDoubleLE(Number.POSITIVE_INFINITY)))).toThrow(/latitud is not a number/);
+    const ticks = good.indexOf(Buffer.from(new Float64Array([1_714_554_000_000]).buffer)) + 8;
+    expect(() => decodeEvent(patched(ticks, (b) => b.writeUInt16LE(10_000)))).toThrow(/eventTime is not an instant/);
+    expect(() => decodeEvent(patched(2, (b) => b.writeBigUInt64LE(0n)))).toThrow(new WireFormatError('event message has no valid id'));
+    expect(() => decodeEvent(patched(1, (b) => (b[0] = 3)))).toThrow(/fewer than the 20 every message carries/);
+    for (const cut of [1, 2, 9, 30, good.length - 1]) expect(() => decodeEvent(good.subarray(0, cut))).toThrow(WireFormatError);
+    expect(decodeEvent(good).id).toBe(5n);
+  });
+
+  it('the id scan reads the id of both versions without decoding the event', () => {
+    const record = exampleEventRecord();
+    for (const id of [1n, 2n ** 53n + 1n, 2n ** 64n - 1n]) {
+      expect(messageId(encodeEvent(id, record, 2))).toBe(id);
+      expect(messageId(encodeEvent(id, record, 1))).toBe(id);
+    }
+    expect(messageId(Buffer.from([2, 20, 1]))).toBeNull();
   });
 });

@@ -45,6 +45,8 @@ export interface BinaryReader {
   pos: number;
   /** Where reading must stop: a read past it throws a RangeError. */
   end: number;
+  /** Reads `buf` from now on, from its start to its end (one reader serves many messages). */
+  use(buf: Buffer): void;
   u8(): number;
   u16(): number;
   u32(): number;
@@ -186,9 +188,11 @@ export function readerSource(fields: readonly EventField[]): string {
   // The event's keys in table order, as the JSON codec and the record type have them.
   const locals = new Map(layout.map((f, i) => [f, local(i)]));
   const tableOrder = fields.map((f) => `${q(f.name)}: ${locals.get(f) ?? 'undefined'}`).join(', ');
-  return `(function (buf) {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const r = { pos: 0, end: buf.length, u8, u16, u32, f64, text, row, record };
+  return `(function (initial) {
+  let buf = initial;
+  let view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const r = { pos: 0, end: buf.length, use, u8, u16, u32, f64, text, row, record };
+  function use(b) { buf = b; view = new DataView(b.buffer, b.byteOffset, b.byteLength); r.pos = 0; r.end = b.length; }
   function need(n) { if (r.pos + n > r.end) throw new RangeError('binary event record cut short'); }
   function u8() { need(1); return buf[r.pos++]; }
   function u16() { need(2); const v = view.getUint16(r.pos, true); r.pos += 2; return v; }

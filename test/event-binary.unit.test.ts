@@ -40,7 +40,7 @@ describe('binary event record', () => {
     const records = sample(EVENT_FIELD_LIST, 400).map((r, i) => ({ id: BigInt(i) * 987_654_321_987n + 1n, event: r as EventRecord }));
     const { buf, end } = encodeAll(records);
     const reader = EVENT_BINARY.reader(buf);
-    reader.end = end;
+    reader.at(0, end);
     for (const { id, event } of records) expect(reader.record(EVENT_BINARY.fieldCount)).toEqual({ id, event });
     expect(reader.pos).toBe(end);
   });
@@ -50,7 +50,7 @@ describe('binary event record', () => {
     const records = edgeRecords().map((event, i) => ({ id: ids[i]!, event }));
     const { buf, end } = encodeAll(records);
     const reader = EVENT_BINARY.reader(buf);
-    reader.end = end;
+    reader.at(0, end);
     for (const { id, event } of records) {
       const back = reader.record(EVENT_BINARY.fieldCount);
       expect(back.id).toBe(id);
@@ -64,7 +64,7 @@ describe('binary event record', () => {
     const records = [...edgeRecords(), ...sample(EVENT_FIELD_LIST, 200).map((r) => r as EventRecord)].map((event, i) => ({ id: BigInt(i + 1), event }));
     const { buf, end } = encodeAll(records);
     const reader = EVENT_BINARY.reader(buf);
-    reader.end = end;
+    reader.at(0, end);
     for (const { id, event } of records) expect(reader.row(1234)).toEqual(EVENT_ROWS.toRow(id, event, 1234));
   });
 
@@ -77,7 +77,7 @@ describe('binary event record', () => {
     for (const record of sample(EVERY_KIND_FIELDS, 100)) {
       const { buf, end } = encodeAll([{ id: 9n, event: record as unknown as EventRecord }], encode);
       const full = reader(buf);
-      full.end = end;
+      full.at(0, end);
       expect(full.record(layout.length)).toEqual({ id: 9n, event: record });
       const older = reader(buf);
       const zeros = Object.fromEntries(layout.slice(firstCount).map((f) => [f.name, f.whenAbsent]));

@@ -47,6 +47,8 @@ export interface BinaryReader {
   end: number;
   /** Reads `buf` from now on, from its start to its end (one reader serves many messages). */
   use(buf: Buffer): void;
+  /** Reads the current buffer from `pos` up to `end` (a new message in it: its bytes may have changed). */
+  at(pos: number, end: number): void;
   u8(): number;
   u16(): number;
   u32(): number;
@@ -148,30 +150,40 @@ function readValue(f: EventField): string {
   }
 }
 
-/** Statements pushing a field's column values (event-row.ts columnValues, same order) to `row`. */
-function readColumns(f: EventField): string {
-  let push: string;
+/**
+ * Statements reading a field's column values (event-row.ts columnValues, same order) into locals
+ * named `${name}_0`, `${name}_1`; the locals' names.
+ */
+function readColumns(f: EventField, name: string): { code: string; columns: string[] } {
+  const value = (expression: string): string => (f.nullable ? `u8() === 0 ? null : ${expression}` : expression);
+  const [a, b] = [`${name}_0`, `${name}_1`];
   switch (f.kind) {
     case 'text':
-      push = 'row.push(text());';
-      break;
+      return { code: `const ${a} = ${value('text()')};`, columns: [a] };
     case 'real':
     case 'int':
     case 'epochMs':
-      push = 'row.push(f64());';
-      break;
+      return { code: `const ${a} = ${value('f64()')};`, columns: [a] };
     case 'bool':
-      push = 'row.push(u8());';
-      break;
+      return { code: `const ${a} = ${value('u8()')};`, columns: [a] };
     case 'instant':
-      push = 'row.push(f64(), u16());';
-      break;
+      return f.nullable
+        ? { code: `let ${a} = null, ${b} = null; if (u8() !== 0) { ${a} = f64(); ${b} = u16(); }`, columns: [a, b] }
+        : { code: `const ${a} = f64(), ${b} = u16();`, columns: [a, b] };
     case 'pairs':
-      push = 'row.push(JSON.stringify(pairs()));';
-      break;
+      return { code: `const ${a} = pairsJson();`, columns: [a] };
   }
-  const nulls = f.kind === 'instant' ? 'row.push(null, null);' : 'row.push(null);';
-  return f.nullable ? `if (u8() === 0) ${nulls} else { ${push} }` : push;
+}
+
+/**
+ * The row is in table order (its columns'), the bytes in layout order: values are read into
+ * locals, then returned as one array literal in column order.
+ */
+function rowOrder(fields: readonly EventField[], layout: readonly EventField[]): string {
+  const read = new Map(layout.map((f, i) => [f, readColumns(f, `c${i}`)]));
+  const code = layout.map((f) => read.get(f)!.code);
+  const columns = fields.flatMap((f) => read.get(f)!.columns);
+  return `${code.join('\n    ')}\n    return [recordId, ${columns.join(', ')}, storedAt];`;
 }
 
 /**
@@ -191,8 +203,13 @@ export function readerSource(fields: readonly EventField[]): string {
   return `(function (initial) {
   let buf = initial;
   let view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const r = { pos: 0, end: buf.length, use, u8, u16, u32, f64, text, row, record };
-  function use(b) { buf = b; view = new DataView(b.buffer, b.byteOffset, b.byteLength); r.pos = 0; r.end = b.length; }
+  const r = { pos: 0, end: buf.length, use, at, u8, u16, u32, f64, text, row, record };
+  function use(b) { buf = b; view = new DataView(b.buffer, b.byteOffset, b.byteLength); at(0, b.length); }
+  // Texts are cut from one latin1 string of the bytes to the end (one native call per message, not
+  // one per text); only ASCII texts, where latin1 and UTF-8 agree. Dropped when the window moves.
+  let latin = '';
+  let latinFrom = 0;
+  function at(pos, end) { r.pos = pos; r.end = end; latin = ''; latinFrom = pos; }
   function need(n) { if (r.pos + n > r.end) throw new RangeError('binary event record cut short'); }
   function u8() { need(1); return buf[r.pos++]; }
   function u16() { need(2); const v = view.getUint16(r.pos, true); r.pos += 2; return v; }
@@ -201,13 +218,9 @@ export function readerSource(fields: readonly EventField[]): string {
   function text() {
     const n = u32(); need(n);
     const start = r.pos; const stop = start + n; r.pos = stop;
-    // Short ASCII (most texts here) is cheaper read in a loop than through a native call.
-    if (n <= 32) {
-      let s = '';
-      for (let i = start; i < stop; i++) { const c = buf[i]; if (c >= 0x80) return buf.utf8Slice(start, stop); s += String.fromCharCode(c); }
-      return s;
-    }
-    return buf.utf8Slice(start, stop);
+    for (let i = start; i < stop; i++) if (buf[i] >= 0x80) return buf.utf8Slice(start, stop);
+    if (latin === '' || start < latinFrom) { latinFrom = start; latin = buf.latin1Slice(start, r.end); }
+    return latin.substring(start - latinFrom, stop - latinFrom);
   }
   function pairs() {
     const n = u32(); need(8 * n);
@@ -215,12 +228,18 @@ export function readerSource(fields: readonly EventField[]): string {
     for (let i = 0; i < n; i++) { const clave = text(); const valor = text(); list.push({ clave, valor }); }
     return list;
   }
+  /** The list as its SQLite column holds it: JSON.stringify of [{ clave, valor }, ...], built as text. */
+  function pairsJson() {
+    const n = u32(); need(8 * n);
+    if (n === 0) return '[]';
+    let json = '[';
+    for (let i = 0; i < n; i++) json += (i === 0 ? '{"clave":' : ',{"clave":') + JSON.stringify(text()) + ',"valor":' + JSON.stringify(text()) + '}';
+    return json + ']';
+  }
   function id() { need(8); const v = view.getBigUint64(r.pos, true); r.pos += 8; return v; }
   function row(storedAt) {
-    const row = [id()];
+    const recordId = id();
     ${rowOrder(fields, layout)}
-    row.push(storedAt);
-    return row;
   }
   function record(count) {
     const recordId = id();
@@ -232,17 +251,6 @@ export function readerSource(fields: readonly EventField[]): string {
 }
 
 const local = (i: number): string => `f${i}`;
-
-/**
- * The row is in table order (its columns'), the bytes in layout order: when they differ (a field
- * `addedLater` before another), values are read into locals first, then pushed in column order.
- */
-function rowOrder(fields: readonly EventField[], layout: readonly EventField[]): string {
-  if (layout.every((f, i) => f === fields[i])) return layout.map(readColumns).join('\n    ');
-  const reads = layout.map((f, i) => `const ${local(i)} = []; { const row = ${local(i)}; ${readColumns(f)} }`);
-  const pushes = fields.map((f) => `row.push(...${local(layout.indexOf(f))});`);
-  return [...reads, ...pushes].join('\n    ');
-}
 
 /** Compiles readerSource (the main thread's side: wire decoding, tests). */
 export function readerFactory(fields: readonly EventField[]): (buf: Buffer) => BinaryReader {

@@ -129,7 +129,7 @@ function binaryCodec(fields: readonly EventField[]): EventWireCodec {
       const count = data[1]!;
       if (count < required) throw new WireFormatError(`event message has ${count} fields, fewer than the ${required} every message carries`);
       reader.use(data);
-      reader.pos = 2;
+      reader.at(2, data.length);
       let decoded: { id: bigint; event: Record<string, unknown> };
       try {
         decoded = reader.record(Math.min(count, layout.length));

@@ -48,8 +48,7 @@ function handle(/** @type {import('../../events/binary.js').BinaryReader} */ rea
   const size = view.getUint32(start, true);
   const type = view.getUint32(start + 4, true);
   const count = view.getUint32(start + 12, true);
-  reader.pos = start + headerBytes;
-  reader.end = start + size;
+  reader.at(start + headerBytes, start + size);
   if (type === MESSAGE.write) write(reader, count);
   else if (type === MESSAGE.probe) probe.run(reader.f64(), reader.u32());
   else if (type === MESSAGE.external) {

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { EventRecord } from '../shared/backends/types.js';
-import { cpuSeconds } from './lib/proc.js';
+import { threadCpuSecondsFine } from './lib/proc.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -106,7 +106,7 @@ async function withBackends(sync: 'FULL' | 'NORMAL', maxGroupEvents: number, sce
 }
 
 /** This process's main thread's CPU seconds (/proc; 0 where there is none). */
-const mainThreadCpu = (): number => cpuSeconds(process.pid, process.pid) ?? 0;
+const mainThreadCpu = (): number => threadCpuSecondsFine(process.pid, process.pid) ?? 0;
 
 async function expectStored(outcomes: Promise<unknown>[]): Promise<void> {
   for (const batch of (await Promise.all(outcomes)) as { ok: boolean }[][]) {

@@ -26,7 +26,7 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 
 const nodeArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
 
-async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string; cpuUs: number }> {
+async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string; cpuUs: number; mainUs: number }> {
   const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
@@ -38,13 +38,17 @@ async function measure(root: string | undefined, seed: number, flags: string[]):
       if (s === null) throw new Error('the server exited during the run');
       return s;
     };
+    // The main thread's share apart: what the other threads (the SQLite writer, GC helpers) add is the rest.
+    const mainCpu = (): number => cpuSeconds(server.child.pid!, server.child.pid) ?? 0;
     const cpu0 = serverCpu();
+    const main0 = mainCpu();
     const r = await wrk(DURATION, seed);
     const cpu = serverCpu() - cpu0;
+    const main = mainCpu() - main0;
     if (r.code !== 0 || r.reqPerSec === null || r.requests === null) throw new Error(`wrk failed (exit ${r.code}):\n${r.stdout}${r.stderr}`);
     if (r.bad !== 0) throw new Error(`answers failed the check (${r.bad}):\n${r.stdout}`);
     const p99 = r.p99 === null ? '?' : `${r.p99.toFixed(2)}ms`;
-    return { rps: r.reqPerSec, p99, cpuUs: (cpu * 1e6) / r.requests };
+    return { rps: r.reqPerSec, p99, cpuUs: (cpu * 1e6) / r.requests, mainUs: (main * 1e6) / r.requests };
   } finally {
     await server.stop();
   }
@@ -52,18 +56,21 @@ async function measure(root: string | undefined, seed: number, flags: string[]):
 
 const ratios: number[] = [];
 const cpuRatios: number[] = [];
+const mainRatios: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), nodeArgs('A_NODE_ARGS'));
   const b = await measure(undefined, 100_000_000 * (2 * round + 2), nodeArgs('B_NODE_ARGS'));
   ratios.push(b.rps / a.rps);
   cpuRatios.push(b.cpuUs / a.cpuUs);
+  mainRatios.push(b.mainUs / a.mainUs);
   console.log(
-    `round ${round + 1}: A ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU/request (p99 ${a.p99})  ` +
-      `B ${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(0)} µs CPU/request (p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`,
+    `round ${round + 1}: A ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU/request (main thread ${a.mainUs.toFixed(0)}, p99 ${a.p99})  ` +
+      `B ${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(0)} µs CPU/request (main thread ${b.mainUs.toFixed(0)}, p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`,
   );
 }
 const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 console.log(
   `median B/A: throughput ${median(ratios).toFixed(3)}, server CPU per request ${median(cpuRatios).toFixed(3)} ` +
+    `(main thread ${median(mainRatios).toFixed(3)}) ` +
     `(${script}, ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections)`,
 );

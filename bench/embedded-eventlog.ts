@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { EventRecord } from '../shared/backends/types.js';
+import { threadCpuSecondsFine } from './lib/proc.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -60,6 +61,9 @@ interface Result {
   eventsPerSecond: number;
   /** Events per second of this process's CPU time: what the rate would be if I/O never waited. */
   eventsPerCpuSecond: number;
+  /** CPU µs per event of the main thread (the event loop), and of every other thread (the SQLite writer, GC helpers). */
+  mainUsPerEvent: number;
+  otherUsPerEvent: number;
   commits: number;
   avgCommitMs: number;
   maxCommitMs: number;
@@ -78,15 +82,19 @@ async function withBackends(sync: 'FULL' | 'NORMAL', maxGroupEvents: number, sce
     const before = b.eventLogStats();
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
+    const mainBefore = mainThreadCpu();
     const events = await run();
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
+    const mainSeconds = mainThreadCpu() - mainBefore;
     const after = b.eventLogStats();
     const commits = after.commits - before.commits;
     if (after.events - before.events !== events) throw new Error(`stored ${after.events - before.events} of ${events} events`);
     return {
       eventsPerSecond: events / seconds,
       eventsPerCpuSecond: events / ((cpu.user + cpu.system) / 1e6),
+      mainUsPerEvent: (mainSeconds * 1e6) / events,
+      otherUsPerEvent: ((cpu.user + cpu.system) / 1e6 - mainSeconds) * 1e6 / events,
       commits,
       avgCommitMs: (after.commitMs - before.commitMs) / Math.max(1, commits),
       maxCommitMs: after.maxCommitMs,
@@ -96,6 +104,9 @@ async function withBackends(sync: 'FULL' | 'NORMAL', maxGroupEvents: number, sce
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** This process's main thread's CPU seconds (/proc; 0 where there is none). */
+const mainThreadCpu = (): number => threadCpuSecondsFine(process.pid, process.pid) ?? 0;
 
 async function expectStored(outcomes: Promise<unknown>[]): Promise<void> {
   for (const batch of (await Promise.all(outcomes)) as { ok: boolean }[][]) {
@@ -153,12 +164,14 @@ for (const sync of modes) for (const cap of caps) {
     for (let i = 0; i < reps; i++) results.push(await withBackends(sync, cap, make(sync)));
     const eps = median(results.map((r) => r.eventsPerSecond));
     const epcs = median(results.map((r) => r.eventsPerCpuSecond));
+    const mainUs = median(results.map((r) => r.mainUsPerEvent));
+    const otherUs = median(results.map((r) => r.otherUsPerEvent));
     const commits = median(results.map((r) => r.commits));
     const avg = median(results.map((r) => r.avgCommitMs));
     const max = Math.max(...results.map((r) => r.maxCommitMs));
     console.log(
       `  ${name}\n    ${Math.round(eps).toLocaleString('en-US')} events/s ` +
-        `(${Math.round(epcs).toLocaleString('en-US')} per CPU-second), ${commits} commits, ` +
+        `(${Math.round(epcs).toLocaleString('en-US')} per CPU-second; CPU µs/event: main thread ${mainUs.toFixed(1)}, other threads ${otherUs.toFixed(1)}), ${commits} commits, ` +
         `commit ${avg.toFixed(2)} ms avg / ${max.toFixed(1)} ms max`,
     );
   }

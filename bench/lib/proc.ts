@@ -23,6 +23,18 @@ export function cpuSeconds(pid: number, tid?: number): number | null {
   }
 }
 
+/**
+ * CPU time of one thread in seconds from /proc/<pid>/task/<tid>/schedstat (nanoseconds, where
+ * stat counts 10 ms ticks); null when it is gone or the kernel keeps no schedstat.
+ */
+export function threadCpuSecondsFine(pid: number, tid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 /** CPU seconds used by a server since the probe started: all threads, and its main thread. */
 export interface CpuUse {
   seconds: number;

@@ -1,5 +1,6 @@
 import type { Command, EventInstant, EventRecord, Lockout, PoisonMessage, Provider, StoredEvent, TripVehicle } from '../../shared/backends/types.js';
 import { EVENT_FIELD_LIST, type EventFieldName, type FieldKind, type KeyValue } from '../../shared/events/schema.js';
+import { BINARY_WIRE_VERSION } from '../../shared/events/wire.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
 import type { JsonValue } from './http.js';
 
@@ -90,7 +91,9 @@ export function poisonView(m: PoisonMessage): { [key: string]: JsonValue } {
     key: m.key,
     reason: m.reason,
     at: iso(m.at),
-    value: shown.toString('utf8'),
+    // A binary message (wire version 2) is shown in hex: as text it would be unreadable.
+    value: shown[0] === BINARY_WIRE_VERSION ? shown.toString('hex') : shown.toString('utf8'),
+    valueEncoding: shown[0] === BINARY_WIRE_VERSION ? 'hex' : 'utf8',
     /** Size of the value kept (the whole message unless it was too large to keep: then not redrivable). */
     bytes: m.value.length,
     truncated: m.truncated || m.value.length > POISON_VALUE_SHOWN,

@@ -115,6 +115,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
       dedupeWindowMs: config.dedupeWindowMs,
       lingerMs: config.producerLingerMs,
       batchEvents: config.producerBatchEvents,
+      wireVersion: config.eventWireVersion,
       maxInFlightEvents: config.maxInFlightEvents,
       sendTimeoutMs: config.appendTimeoutMs,
       logger: logger.child({ component: 'kafka' }),

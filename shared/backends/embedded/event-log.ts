@@ -1,10 +1,10 @@
 import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
 import { DedupeRing } from './dedupe-ring.js';
-import { EVENT_ROWS, type EventRow } from './event-row.js';
+import { EVENT_ROWS } from './event-row.js';
 import { STORE_PROBE_SQL, type SqliteDatabase } from './database.js';
 import type { StoreAccess } from './store-access.js';
 import { noteReport, UPSERT_LAST_REPORT_SQL, type LastReport } from './trips.js';
-import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thread.js';
+import { WriterThread, type GroupToWrite, type GroupWriter, type LastReportRow } from './writer-thread.js';
 
 /**
  * Events per transaction at most. A commit blocks the event loop (about 20 us per event here), so
@@ -36,6 +36,8 @@ export interface EventLogOptions {
   access?: StoreAccess;
   /** Every id issued is greater than this (ID_FLOOR: ids continue above a legacy sequence). Default 0. */
   idFloor?: bigint;
+  /** Bytes of the ring that hands groups to the writer thread (writer-ring.ts); tests make it small. */
+  ringBytes?: number;
   /** Told each committed group (the live view of the admin API); must not throw. */
   onCommitted?: (events: readonly EventRecord[], ids: readonly bigint[], storedAt: number) => void;
 }
@@ -74,18 +76,22 @@ interface Slot {
   group: Group | null;
 }
 
-/** Commits on the caller's own connection (blocks the event loop for the commit). */
+/**
+ * Commits on the caller's own connection (blocks the event loop for the commit). Rows are built
+ * from the records directly (EVENT_ROWS.toRow): the reference the writer thread's binary path is
+ * compared with (test/writer-ring.embedded.test.ts).
+ */
 function inlineWriter(db: SqliteDatabase): GroupWriter {
   const insert = db.prepare(EVENT_ROWS.insertSql);
   const upsert = db.prepare(UPSERT_LAST_REPORT_SQL);
   const probe = db.prepare(STORE_PROBE_SQL);
-  const write = db.transaction((rows: readonly EventRow[], reports: readonly LastReportRow[]) => {
-    for (const row of rows) insert.run(...row);
+  const write = db.transaction(({ ids, events, storedAt, reports }: GroupToWrite) => {
+    for (let i = 0; i < ids.length; i++) insert.run(...EVENT_ROWS.toRow(ids[i]!, events[i]!, storedAt));
     for (const report of reports) upsert.run(...report);
   });
   return {
-    write: async (rows, reports) => {
-      write(rows as readonly EventRow[], reports);
+    write: async (group) => {
+      write(group);
     },
     probe: async (now, padBytes) => {
       probe.run(now, padBytes);
@@ -95,7 +101,7 @@ function inlineWriter(db: SqliteDatabase): GroupWriter {
 }
 
 /** Commits on a writer thread with its own connection to the same file, same durability. */
-function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefined): GroupWriter {
+function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefined, ringBytes: number | undefined): GroupWriter {
   // PRAGMA synchronous reads back as a number: 2 = FULL, 1 = NORMAL.
   const synchronous = configured ?? (Number(db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL');
   return new WriterThread({
@@ -104,6 +110,7 @@ function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefi
     insertSql: EVENT_ROWS.insertSql,
     upsertSql: UPSERT_LAST_REPORT_SQL,
     probeSql: STORE_PROBE_SQL,
+    ringBytes,
   });
 }
 
@@ -151,7 +158,7 @@ export class SqliteEventLog implements EventLog {
     this.nextId = (stored > floor ? stored : floor) + 1n;
     this.rebuildDedupe(db);
 
-    this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db, options.synchronous);
+    this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db, options.synchronous, options.ringBytes);
   }
 
   private rebuildDedupe(db: SqliteDatabase): void {
@@ -283,17 +290,10 @@ export class SqliteEventLog implements EventLog {
     const started = performance.now();
     const storedAt = this.options.now();
     try {
-      const rows: EventRow[] = [];
       const latest = new Map<string, LastReport>();
-      for (let i = 0; i < group.events.length; i++) {
-        const event = group.events[i];
-        const id = group.ids[i];
-        if (event === undefined || id === undefined) continue;
-        rows.push(EVENT_ROWS.toRow(id, event, storedAt));
-        noteReport(latest, event.systemUser, event.dominio, event.eventTime);
-      }
+      for (const event of group.events) noteReport(latest, event.systemUser, event.dominio, event.eventTime);
       const reports: LastReportRow[] = [...latest.values()].map((r) => [r.systemUser, r.dominio, r.instant.epochMs, r.instant.subMsTicks]);
-      const written = this.writer.write(rows, reports);
+      const written = this.writer.write({ ids: group.ids, events: group.events, storedAt, reports });
       this.options.access?.committing(written);
       await written;
       group.status = 'committed';

@@ -1,23 +1,24 @@
 // @ts-check
 /**
  * The event log's writer thread (writer-thread.ts starts it): its own SQLite connection, one
- * transaction per group of rows. Plain CommonJS so that node starts it as it is under the compiled
- * build, tsx and vitest, with no TypeScript loader to register in the thread first.
+ * transaction per group. Groups arrive as binary records in a shared ring (writer-ring.ts
+ * describes it); this thread decodes each record straight into the INSERT's parameters with the
+ * reader the main thread generated from EVENT_FIELDS (shared/events/binary.ts) and answers each
+ * message with a small { seq, ok } reply. Plain CommonJS so that node starts it as it is under the
+ * compiled build, tsx and vitest, with no TypeScript loader to register in the thread first.
+ *
+ * The thread has nothing to do between messages, so it sleeps in Atomics.wait on the published
+ * count (no spinning, no event loop turn per message).
  */
-const { parentPort, workerData } = require('node:worker_threads');
+const { Buffer } = require('node:buffer');
+const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const Database = require('better-sqlite3');
 
-/** @typedef {string | number | bigint | null} EventRowValue */
-/**
- * @typedef {{ type: 'write', seq: number, rows: EventRowValue[][], reports: [string, string, number, number][] }
- *   | { type: 'probe', seq: number, now: number, padBytes: number }
- *   | { type: 'close' }} WriterMessage
- */
-
-/** @type {import('./writer-thread.js').WriterThreadOptions} */
+/** @type {import('./writer-thread.js').WriterThreadData} */
 const options = workerData;
 if (parentPort === null) throw new Error('writer-thread-main.cjs runs as a worker thread only');
 const port = parentPort;
+const { message: MESSAGE, control: CONTROL, controlBytes, headerBytes } = options.layout;
 
 const db = new Database(options.file);
 db.pragma('journal_mode = WAL');
@@ -26,22 +27,66 @@ db.pragma('busy_timeout = 5000');
 const insert = db.prepare(options.insertSql);
 const upsert = db.prepare(options.upsertSql);
 const probe = db.prepare(options.probeSql);
-const write = db.transaction((/** @type {EventRowValue[][]} */ rows, /** @type {unknown[][]} */ reports) => {
-  for (const row of rows) insert.run(...row);
-  for (const report of reports) upsert.run(...report);
+
+/** @type {(buf: Buffer) => import('../../events/binary.js').BinaryReader} */
+const makeReader = new Function(`return ${options.readerSource};`)();
+const { buffer, capacity } = options.ring;
+const control = new Int32Array(buffer, 0, controlBytes / 4);
+const ringView = new DataView(buffer, controlBytes, capacity);
+const ring = makeReader(Buffer.from(buffer, controlBytes, capacity));
+
+/** Inserts a write message's events and last reports; `reader.pos` is at its body. */
+const write = db.transaction((/** @type {import('../../events/binary.js').BinaryReader} */ reader, /** @type {number} */ count) => {
+  const storedAt = reader.f64();
+  for (let i = 0; i < count; i++) insert.run(reader.row(storedAt));
+  const reports = reader.u32();
+  for (let i = 0; i < reports; i++) upsert.run(reader.text(), reader.text(), reader.f64(), reader.u16());
 });
 
-port.on('message', (/** @type {WriterMessage} */ message) => {
-  if (message.type === 'close') {
-    db.close();
-    port.close();
-    return;
+/** Runs one message whose header starts at `start` of `reader`'s buffer. */
+function handle(/** @type {import('../../events/binary.js').BinaryReader} */ reader, /** @type {DataView} */ view, /** @type {number} */ start) {
+  const size = view.getUint32(start, true);
+  const type = view.getUint32(start + 4, true);
+  const count = view.getUint32(start + 12, true);
+  reader.at(start + headerBytes, start + size);
+  if (type === MESSAGE.write) write(reader, count);
+  else if (type === MESSAGE.probe) probe.run(reader.f64(), reader.u32());
+  else if (type === MESSAGE.external) {
+    const body = receiveMessageOnPort(options.bodies);
+    if (body === undefined) throw new Error('external event group missing');
+    const own = Buffer.from(/** @type {ArrayBuffer} */ (body.message));
+    handle(makeReader(own), new DataView(own.buffer, own.byteOffset, own.byteLength), 0);
+  } else throw new Error(`unknown writer message type ${type}`);
+}
+
+let consumed = 0;
+let readPos = 0;
+for (;;) {
+  // Sleeps until the main thread publishes; returns at once when it already has.
+  Atomics.wait(control, CONTROL.published, consumed);
+  if (Atomics.load(control, CONTROL.published) === consumed) continue;
+  const size = ringView.getUint32(readPos, true);
+  const type = ringView.getUint32(readPos + 4, true);
+  const seq = ringView.getUint32(readPos + 8, true);
+  /** @type {{ seq: number, ok: boolean, error?: string } | null} */
+  let reply = null;
+  if (type !== MESSAGE.wrap && type !== MESSAGE.close) {
+    try {
+      handle(ring, ringView, readPos);
+      reply = { seq, ok: true };
+    } catch (error) {
+      reply = { seq, ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
   }
-  try {
-    if (message.type === 'probe') probe.run(message.now, message.padBytes);
-    else write(message.rows, message.reports);
-    port.postMessage({ seq: message.seq, ok: true });
-  } catch (error) {
-    port.postMessage({ seq: message.seq, ok: false, error: error instanceof Error ? error.message : String(error) });
-  }
-});
+  // Done with the bytes: free them before answering, so the answer finds the space.
+  readPos = readPos + size === capacity ? 0 : readPos + size;
+  consumed = (consumed + 1) | 0;
+  Atomics.sub(control, CONTROL.used, size);
+  Atomics.store(control, CONTROL.consumed, consumed);
+  Atomics.notify(control, CONTROL.consumed);
+  if (reply !== null) port.postMessage(reply);
+  if (type === MESSAGE.close) break;
+}
+db.close();
+options.bodies.close();
+port.close();

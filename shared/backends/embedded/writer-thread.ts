@@ -1,17 +1,21 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { EVENT_BINARY } from '../../events/binary.js';
+import { CONTROL, CONTROL_BYTES, externalWrite, HEADER_BYTES, MESSAGE, WriterRing, type GroupToWrite, type Placed, type RingShape } from './writer-ring.js';
+
+export type { GroupToWrite, LastReportRow } from './writer-ring.js';
 
 /**
  * Runs the event log's group commits on a dedicated thread with its own SQLite connection, so
  * the fsync that `synchronous=FULL` pays per commit never blocks the event loop: the main thread
- * keeps parsing requests and filling the next group meanwhile (classic group commit).
+ * keeps parsing requests and filling the next group meanwhile (classic group commit). Groups reach
+ * the thread through a shared ring of binary records (writer-ring.ts); only the small completion
+ * reply is a message.
  */
 export type EventRowValue = string | number | bigint | null;
-/** [systemUser, dominio, epochMs, subMsTicks] */
-export type LastReportRow = [string, string, number, number];
 
 export interface GroupWriter {
-  /** Inserts the rows and moves the last reports forward in one transaction; rejects if it failed. */
-  write(rows: readonly (readonly EventRowValue[])[], reports: readonly LastReportRow[]): Promise<void>;
+  /** Inserts the group's events and moves the last reports forward in one transaction; rejects if it failed. */
+  write(group: GroupToWrite): Promise<void>;
   /** Commits the readiness probe row on the connection that commits events; rejects if it cannot. */
   probe(now: number, padBytes: number): Promise<void>;
   close(): Promise<void>;
@@ -19,6 +23,9 @@ export interface GroupWriter {
 
 /** The thread's code: a file of its own, plain CommonJS (see there why). */
 const WRITER_MAIN = new URL('./writer-thread-main.cjs', import.meta.url);
+
+/** Room for several groups of a thousand typical events (~300 bytes each); pages are touched only as used. */
+export const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
 
 interface Reply {
   seq: number;
@@ -32,39 +39,85 @@ export interface WriterThreadOptions {
   insertSql: string;
   upsertSql: string;
   probeSql: string;
+  /** Size of the shared ring (default DEFAULT_RING_BYTES); a group larger than it is transferred instead. */
+  ringBytes?: number;
+}
+
+/** What the thread receives (workerData). */
+export interface WriterThreadData extends WriterThreadOptions {
+  ring: RingShape;
+  /** Source of the record reader (binary.ts readerSource), compiled by the thread. */
+  readerSource: string;
+  layout: { message: typeof MESSAGE; control: typeof CONTROL; controlBytes: number; headerBytes: number };
+  /** Where external message bodies arrive. */
+  bodies: MessagePort;
+}
+
+/** A message waiting for ring space, in order. */
+interface Outgoing {
+  seq: number;
+  place: (ring: WriterRing) => Placed;
+  /** A write larger than the whole ring: its message as a buffer of its own. */
+  external?: () => ArrayBuffer;
+}
+
+/** One running thread and its ring; a crash replaces both. */
+interface Running {
+  worker: Worker;
+  ring: WriterRing;
+  bodies: MessagePort;
+  backlog: Outgoing[];
+  /** A waitAsync for ring space is armed; it pumps the backlog when it resolves. */
+  waiting: boolean;
+  /** Exited or crashed: nothing more is placed. */
+  dead: boolean;
+  /** Sent (queued or in the ring) and not yet answered, by seq. */
+  pending: Map<number, { resolve: () => void; reject: (err: Error) => void }>;
+}
+
+/** How groups went over (since the WriterThread was made, across thread restarts). */
+export interface HandoffStats {
+  /** Times the ring was full and a message waited for the thread to free space. */
+  waitsForSpace: number;
+  /** Groups larger than the whole ring, transferred as a buffer of their own. */
+  transferred: number;
+  /** Wrap markers placed in the ring. */
+  wraps: number;
 }
 
 export class WriterThread implements GroupWriter {
-  private worker: Worker | null = null;
+  private running: Running | null = null;
   private seq = 0;
-  private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly counts = { waitsForSpace: 0, transferred: 0, wrapsBefore: 0 };
 
   constructor(private readonly options: WriterThreadOptions) {}
 
-  write(rows: readonly (readonly EventRowValue[])[], reports: readonly LastReportRow[]): Promise<void> {
-    return this.send({ type: 'write', rows, reports });
+  write(group: GroupToWrite): Promise<void> {
+    return this.send(
+      (ring, seq) => ring.placeWrite(seq, group),
+      (seq) => externalWrite(EVENT_BINARY.encode, seq, group),
+    );
   }
 
   probe(now: number, padBytes: number): Promise<void> {
-    return this.send({ type: 'probe', now, padBytes });
-  }
-
-  private send(message: Record<string, unknown>): Promise<void> {
-    const worker = this.worker ?? this.start();
-    const seq = ++this.seq;
-    return new Promise<void>((resolve, reject) => {
-      this.pending.set(seq, { resolve, reject });
-      worker.postMessage({ ...message, seq });
-    });
+    return this.send((ring, seq) => ring.placeProbe(seq, now, padBytes));
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    if (worker === null) return;
-    this.worker = null;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage({ type: 'close' });
+    const running = this.running;
+    if (running === null) return;
+    const exited = new Promise<void>((resolve) => running.worker.once('exit', () => resolve()));
+    // Queued behind every write already sent: the thread drains them, then exits.
+    const seq = ++this.seq;
+    running.backlog.push({ seq, place: (ring) => ring.placeMarker(MESSAGE.close, seq) });
+    this.pump(running);
+    this.running = null;
     await exited;
+  }
+
+  /** Stops the thread at once, as a crash would (tests): what it held fails, the next write starts a new one. */
+  async kill(): Promise<void> {
+    await this.running?.worker.terminate();
   }
 
   /** The durability the thread commits with (for tests and diagnostics). */
@@ -72,27 +125,90 @@ export class WriterThread implements GroupWriter {
     return this.options.synchronous;
   }
 
-  private start(): Worker {
-    const worker = new Worker(WRITER_MAIN, { workerData: this.options });
-    worker.on('message', (reply: Reply) => {
-      const waiter = this.pending.get(reply.seq);
-      if (waiter === undefined) return;
-      this.pending.delete(reply.seq);
-      if (reply.ok) waiter.resolve();
-      else waiter.reject(new Error(reply.error ?? 'commit failed'));
+  get handoff(): HandoffStats {
+    const { waitsForSpace, transferred, wrapsBefore } = this.counts;
+    return { waitsForSpace, transferred, wraps: wrapsBefore + (this.running?.ring.wraps ?? 0) };
+  }
+
+  private send(place: (ring: WriterRing, seq: number) => Placed, external?: (seq: number) => ArrayBuffer): Promise<void> {
+    const running = this.running ?? this.start();
+    const seq = ++this.seq;
+    return new Promise<void>((resolve, reject) => {
+      running.pending.set(seq, { resolve, reject });
+      running.backlog.push({ seq, place: (ring) => place(ring, seq), external: external && (() => external(seq)) });
+      this.pump(running);
     });
-    // A crashed thread fails what it held; the next write starts a new one.
+  }
+
+  /** Places queued messages in order until the ring is full; then waits (asynchronously) for the thread to free space. */
+  private pump(running: Running): void {
+    while (!running.waiting && !running.dead && running.backlog.length > 0) {
+      const next = running.backlog[0]!;
+      const seen = running.ring.consumed;
+      const placed = next.place(running.ring);
+      if (placed === 'full') {
+        this.counts.waitsForSpace++;
+        running.waiting = true;
+        void running.ring.consumedSince(seen).then(() => {
+          running.waiting = false;
+          this.pump(running);
+        });
+        return;
+      }
+      running.backlog.shift();
+      if (placed === 'too-big') this.sendExternal(running, next);
+    }
+  }
+
+  /** A write the whole ring cannot hold: its bytes first on the bodies port, then a marker in the ring where its turn is. */
+  private sendExternal(running: Running, message: Outgoing): void {
+    if (message.external === undefined) {
+      this.settle(running, { seq: message.seq, ok: false, error: 'message larger than the writer ring' });
+      return;
+    }
+    const body = message.external();
+    this.counts.transferred++;
+    running.bodies.postMessage(body, [body]);
+    // The ring was empty a moment ago and only this thread adds to it: the marker fits.
+    running.ring.placeMarker(MESSAGE.external, message.seq);
+  }
+
+  private settle(running: Running, reply: Reply): void {
+    const waiter = running.pending.get(reply.seq);
+    if (waiter === undefined) return;
+    running.pending.delete(reply.seq);
+    if (reply.ok) waiter.resolve();
+    else waiter.reject(new Error(reply.error ?? 'commit failed'));
+  }
+
+  private start(): Running {
+    const ring = new WriterRing(this.options.ringBytes ?? DEFAULT_RING_BYTES, EVENT_BINARY.encode);
+    const { port1: bodies, port2: threadBodies } = new MessageChannel();
+    const data: WriterThreadData = {
+      ...this.options,
+      ring: ring.shape,
+      readerSource: EVENT_BINARY.readerSource,
+      layout: { message: MESSAGE, control: CONTROL, controlBytes: CONTROL_BYTES, headerBytes: HEADER_BYTES },
+      bodies: threadBodies,
+    };
+    const worker = new Worker(WRITER_MAIN, { workerData: data, transferList: [threadBodies] });
+    const running: Running = { worker, ring, bodies, backlog: [], waiting: false, dead: false, pending: new Map() };
+    worker.on('message', (reply: Reply) => this.settle(running, reply));
+    // A crashed thread fails what it held, queued or in the ring; the next write starts a new one.
     const fail = (err: Error): void => {
-      if (this.worker === worker) this.worker = null;
-      for (const waiter of this.pending.values()) waiter.reject(err);
-      this.pending.clear();
+      if (running.dead) return;
+      running.dead = true;
+      this.counts.wrapsBefore += ring.wraps;
+      if (this.running === running) this.running = null;
+      running.backlog.length = 0;
+      for (const waiter of running.pending.values()) waiter.reject(err);
+      running.pending.clear();
+      ring.abandon();
+      bodies.close();
     };
     worker.on('error', fail);
-    worker.on('exit', (code) => {
-      if (this.pending.size > 0) fail(new Error(`event writer thread exited (${code})`));
-      if (this.worker === worker) this.worker = null;
-    });
-    this.worker = worker;
-    return worker;
+    worker.on('exit', (code) => fail(new Error(`event writer thread exited (${code})`)));
+    this.running = running;
+    return running;
   }
 }

@@ -1,5 +1,5 @@
 import { withTimeout } from '../../async.js';
-import { encodeEvent, messageKey } from '../../events/wire.js';
+import { BINARY_WIRE_VERSION, encodeEvent, messageKey, type WireVersion } from '../../events/wire.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../id-state.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
@@ -31,6 +31,8 @@ export interface KafkaEventLogOptions {
   batchEvents: number;
   /** Events accepted but not yet acknowledged; past it appends answer unavailable at once. */
   maxInFlightEvents: number;
+  /** Version of the messages written (wire.ts; EVENT_WIRE_VERSION). Default 2, binary. */
+  wireVersion?: WireVersion;
   /**
    * Per-send timeout; a send that takes longer counts as failed. Counted from the start of the
    * append, so it also bounds the id/dedupe round trips and the wait in the queue: no append
@@ -260,7 +262,7 @@ export class KafkaEventLog implements EventLog {
     const queuedAt = performance.now();
     events.forEach((event, index) => {
       const key = messageKey(event);
-      const value = encodeEvent(outIds[index] as bigint, event);
+      const value = encodeEvent(outIds[index] as bigint, event, this.options.wireVersion ?? BINARY_WIRE_VERSION);
       const bytes = Buffer.byteLength(key) + value.length;
       if (bytes > this.maxSendBytes) {
         // The broker would refuse it, failing every other event of its send: refuse it alone.

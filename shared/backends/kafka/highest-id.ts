@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
+import { BINARY_WIRE_VERSION } from '../../events/wire.js';
 
-/** The start of every message encodeEvent writes: `{"v":1,"id":"123",...`. */
+/** The start of every JSON message encodeEvent writes: `{"v":1,"id":"123",...`. */
 const ID_PREFIX = /^\{"v":\d+,"id":"(\d+)"/;
 
 /** The event id of a message value, or null when it has none (poison, foreign writer). */
 export function messageId(value: Buffer | null): bigint | null {
   if (value === null) return null;
+  // Version 2: byte 0 is 2, byte 1 the field count, then the id (u64, little-endian).
+  if (value[0] === BINARY_WIRE_VERSION) return value.length >= 10 ? value.readBigUInt64LE(2) : null;
   const head = ID_PREFIX.exec(value.toString('latin1', 0, 48));
   if (head !== null) return BigInt(head[1]!);
   try {

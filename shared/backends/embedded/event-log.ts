@@ -12,7 +12,7 @@ import { WriterThread, type GroupToWrite, type GroupWriter, type LastReportRow }
  */
 export const DEFAULT_MAX_GROUP_EVENTS = 1000;
 
-/** About 150 bytes a key: 1M keys ≈ 150 MB at most. */
+/** About 50 bytes a key, outside the JS heap (dedupe-ring.ts): 1M keys ≈ 50 MB at most. */
 export const DEFAULT_MAX_DEDUPE_KEYS = 1_000_000;
 
 const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
@@ -180,14 +180,20 @@ export class SqliteEventLog implements EventLog {
     events.forEach(EVENT_ROWS.checkStorable);
 
     const slots: Slot[] = [];
-    const awaited = new Set<Group>();
+    // Nearly every call waits for one group (the one its events joined): a Set only past that.
+    let awaitedOne: Group | null = null;
+    let awaited: Set<Group> | null = null;
     for (const event of events) {
       const first = this.dedupe.get(event.dedupeKey);
       if (first !== undefined && event.receivedAt - first.receivedAt < this.options.dedupeWindowMs) {
         // Same id as the first copy, which may still be waiting for its commit (in this group or
         // an earlier one): answer once it is durable, and share its fate if that commit fails.
         slots.push({ id: first.id, duplicate: true, group: first.pending });
-        if (first.pending !== null) awaited.add(first.pending);
+        const pending = first.pending;
+        if (pending !== null) {
+          if (awaitedOne === null) awaitedOne = pending;
+          else if (pending !== awaitedOne) (awaited ??= new Set([awaitedOne])).add(pending);
+        }
         this.counters.duplicates++;
         continue;
       }
@@ -198,10 +204,12 @@ export class SqliteEventLog implements EventLog {
       group.events.push(event);
       group.ids.push(id);
       slots.push({ id, duplicate: false, group });
-      awaited.add(group);
+      if (awaitedOne === null) awaitedOne = group;
+      else if (group !== awaitedOne) (awaited ??= new Set([awaitedOne])).add(group);
     }
 
-    if (awaited.size > 0) await Promise.all(Array.from(awaited, (group) => group.done));
+    if (awaited !== null) await Promise.all(Array.from(awaited, (group) => group.done));
+    else if (awaitedOne !== null) await awaitedOne.done;
     return slots.map(({ id, duplicate, group }) =>
       group === null || group.status === 'committed' ? { ok: true, id, duplicate } : UNAVAILABLE,
     );

@@ -228,7 +228,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (schema.exactlyOnce && schema.family === 'legacy') {
       options.logger.warn({ database }, 'this database holds the 18.16 schema on a current ClickHouse: kept as is (docs/analytics.md tells how to move it to the current schema)');
     }
-    writer = new ClickHouseEventWriter(client, database, { family: schema.family, exactlyOnce: schema.exactlyOnce, ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }) });
+    writer = new ClickHouseEventWriter(client, database, {
+      family: schema.family,
+      exactlyOnce: schema.exactlyOnce,
+      // Another transport than HTTP is chdb's in-process engine: RowBinary goes to it as a file.
+      binaryBodies: options.clickhouse.connection === undefined ? 'request' : 'file',
+      ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }),
+    });
   } catch (err) {
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;

@@ -443,6 +443,10 @@ describe('worker: Kafka → ClickHouse', () => {
     produced += evs.length;
     await waitFor('7 rows', async () => (await store.recent({ provider: 'bt', limit: 100 })).length === 7);
     expect(Date.now() - t0).toBeLessThan(5_000);
+    // The rows are visible as soon as the server has stored them, a moment before the worker has
+    // read the insert's answer and counted the batch.
+    const counted = () => metrics.batchSizes.slice(before).reduce((a, b) => a + b, 0);
+    await waitFor('the batches counted', () => counted() >= 7);
     const sizes = metrics.batchSizes.slice(before);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(7);
     expect(Math.max(...sizes)).toBeLessThan(5000);

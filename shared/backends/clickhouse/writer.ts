@@ -6,7 +6,7 @@ import { finished } from 'node:stream/promises';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { EventRecord } from '../types.js';
 import type { ClickHouseClient } from './client.js';
-import { FAMILY_ROWS, type SchemaFamily } from './family.js';
+import { FAMILY_ROWS, type FamilyRows, type SchemaFamily } from './family.js';
 import type { EventRow } from './rows.js';
 import { encodeRowBinary, ROW_BINARY } from './row-binary.js';
 import { quoteIdentifier, quoteString } from './sql.js';
@@ -112,8 +112,8 @@ export class ClickHouseEventWriter {
 
   /** `events` encoded for insert in this writer's schema and format, split so no insert spans too many partitions. */
   encode(events: readonly SourceEvent[], storedAt: number): EncodedBatch {
-    const { codec, partitionOf } = FAMILY_ROWS[this.family];
-    const groups = partitionGroups(events, partitionOf);
+    const { codec } = FAMILY_ROWS[this.family];
+    const groups = partitionGroups(events, FAMILY_ROWS[this.family]);
     if (this.format === 'RowBinary') {
       const binary = ROW_BINARY[this.family];
       return { format: 'RowBinary', rows: events.length, groups: groups.map((g) => encodeRowBinary(binary, g, storedAt)) };
@@ -176,10 +176,24 @@ export class ClickHouseEventWriter {
 }
 
 /** The events in groups of at most MAX_PARTITIONS_PER_INSERT partitions: one group, as they are, when they fit. */
-function partitionGroups(events: readonly SourceEvent[], partitionOf: (event: EventRecord) => number): (readonly SourceEvent[])[] {
+function partitionGroups(events: readonly SourceEvent[], rows: Pick<FamilyRows, 'partitionInstant' | 'partitionOfInstant'>): (readonly SourceEvent[])[] {
   if (events.length === 0) return [];
-  const partitions = new Set<number>();
-  for (const e of events) partitions.add(partitionOf(e.event));
+  // Months are monotonic in time: when the earliest and latest instants are at most 100 months
+  // apart, so are all of them (the usual batch, which this tells with a comparison per event).
+  let min = Infinity;
+  let max = -Infinity;
+  for (const { event } of events) {
+    const ms = rows.partitionInstant(event);
+    if (ms < min) min = ms;
+    if (ms > max) max = ms;
+  }
+  const monthIndex = (ms: number): number => {
+    const yyyymm = rows.partitionOfInstant(ms);
+    return Math.floor(yyyymm / 100) * 12 + (yyyymm % 100);
+  };
+  if (monthIndex(max) - monthIndex(min) < MAX_PARTITIONS_PER_INSERT) return [events];
+  const partitionOf = (e: SourceEvent): number => rows.partitionOfInstant(rows.partitionInstant(e.event));
+  const partitions = new Set(events.map(partitionOf));
   if (partitions.size <= MAX_PARTITIONS_PER_INSERT) return [events];
-  return splitByPartition(events.map((e) => ({ row: e, partition: partitionOf(e.event) })));
+  return splitByPartition(events.map((e) => ({ row: e, partition: partitionOf(e) })));
 }

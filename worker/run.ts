@@ -29,7 +29,7 @@ export interface WorkerOptions {
   groupId: string;
   clientId: string;
   clickhouse: ClickHouseOptions;
-  /** How rows are sent (default TabSeparated; bench:worker compares). */
+  /** How rows are sent (default RowBinary; bench:worker compares the formats). */
   insertFormat?: InsertFormat;
   /** Days `events` and `arrivals` keep rows in the current schema (ClickHouse 24.8+); 0 keeps all. Default 0. */
   retentionDays?: number;

@@ -44,12 +44,17 @@ function writeHash64(out: BinaryBuffer, text: string): void {
 
 const SCOPE = { dateTimeSeconds, clampInstantMs, writeInstant7, writeHash64 };
 
-/** Statements writing one field's columns (the order of rows.ts' fieldColumns), value in variable `v`. */
-function legacyStatements(f: EventField, v: string): string {
+/**
+ * Statements writing one field's columns, value in variable `v`, in the order of the family's
+ * fieldColumns: rows.ts (18.16: an instant is a clamped DateTime, exact ms and ticks) or
+ * current-rows.ts (one DateTime64; the dedupe key as its 64-bit hash).
+ */
+function statements(family: SchemaFamily, f: EventField, v: string): string {
   const nullable = (write: string): string => (f.nullable ? `if (${v} === null) out.u8(1); else { out.u8(0); ${write} }` : write);
+  const legacy = family === 'legacy';
   switch (f.kind) {
     case 'text':
-      return nullable(`out.str(${v});`);
+      return nullable(!legacy && f.hash64 ? `writeHash64(out, ${v});` : `out.str(${v});`);
     case 'real':
       return nullable(`out.f64(${v});`);
     case 'int':
@@ -57,30 +62,11 @@ function legacyStatements(f: EventField, v: string): string {
     case 'bool':
       return nullable(`out.u8(${v} ? 1 : 0);`);
     case 'epochMs':
-      // Two columns, each Nullable on its own: the clamped DateTime and the exact ms.
-      return [`out.u32(dateTimeSeconds(${v}));`, `out.i64(Math.trunc(${v}));`].map(nullable).join(' ');
-    case 'instant':
-      return [`out.u32(dateTimeSeconds(${v}.epochMs));`, `out.i64(Math.trunc(${v}.epochMs));`, `out.u16(${v}.subMsTicks);`].map(nullable).join(' ');
-    case 'pairs':
-      return `out.count(${v}.length); for (const p of ${v}) out.str(p.clave); out.count(${v}.length); for (const p of ${v}) out.str(p.valor);`;
-  }
-}
-
-/** The same for the current schema (current-rows.ts' plainFieldColumns). */
-function currentStatements(f: EventField, v: string): string {
-  const nullable = (write: string): string => (f.nullable ? `if (${v} === null) out.u8(1); else { out.u8(0); ${write} }` : write);
-  switch (f.kind) {
-    case 'text':
-      return nullable(f.hash64 ? `writeHash64(out, ${v});` : `out.str(${v});`);
-    case 'real':
-      return nullable(`out.f64(${v});`);
-    case 'int':
-      return nullable(`out.i64(Math.trunc(${v}));`);
-    case 'bool':
-      return nullable(`out.u8(${v} ? 1 : 0);`);
-    case 'epochMs':
+      // 18.16: two columns, each Nullable on its own.
+      if (legacy) return [`out.u32(dateTimeSeconds(${v}));`, `out.i64(Math.trunc(${v}));`].map(nullable).join(' ');
       return nullable(`out.i64(clampInstantMs(Math.trunc(${v})));`);
     case 'instant':
+      if (legacy) return [`out.u32(dateTimeSeconds(${v}.epochMs));`, `out.i64(Math.trunc(${v}.epochMs));`, `out.u16(${v}.subMsTicks);`].map(nullable).join(' ');
       return nullable(`writeInstant7(out, ${v});`);
     case 'pairs':
       return `out.count(${v}.length); for (const p of ${v}) out.str(p.clave); out.count(${v}.length); for (const p of ${v}) out.str(p.valor);`;
@@ -89,12 +75,11 @@ function currentStatements(f: EventField, v: string): string {
 
 /** The RowBinary codec of a schema family over a field table (EVENT_FIELD_LIST; tests pass others). */
 export function rowBinaryCodec(family: SchemaFamily, fields: readonly EventField[] = EVENT_FIELD_LIST): RowBinaryCodec {
-  const statements = family === 'legacy' ? legacyStatements : currentStatements;
   const storedAt = family === 'legacy' ? 'out.u32(dateTimeSeconds(storedAt));' : 'out.u32(Math.floor(storedAt / 1000));';
   // Compiled once per table (like the text codecs): one read per field, no loop over the table per row.
   const body = [
     'out.u64(id);',
-    ...fields.map((f, i) => `const v${i} = ${property('e', f.name)}; ${statements(f, `v${i}`)}`),
+    ...fields.map((f, i) => `const v${i} = ${property('e', f.name)}; ${statements(family, f, `v${i}`)}`),
     storedAt,
   ].join('\n');
   const encode = compileFunction<RowBinaryEncode>(['out', 'id', 'e', 'storedAt'], body, SCOPE);

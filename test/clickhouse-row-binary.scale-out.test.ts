@@ -29,9 +29,9 @@ const STORED_AT = Date.UTC(2026, 10, 25, 21, 0, 7);
 const AWKWARD_TEXTS = [
   '',
   'tab\there, newline\nthere, cr\r, backslash \\ and quote \' and NUL \0',
-  'ñ'.repeat(42), // 42 UTF-16 units, 84 bytes: the one-byte-length fast path's last length
-  'ñ'.repeat(43), // 43 units: the measured path
-  '€'.repeat(50), // 150 bytes: a two-byte length
+  '€'.repeat(42), // 42 UTF-16 units, 126 bytes: the longest the one-byte-length fast path takes
+  '€'.repeat(43), // 43 units, 129 bytes: a two-byte length, measured first
+  'ñ'.repeat(100), // 200 bytes
   'x'.repeat(5_000),
   'lone \ud800 high and \udc00 low surrogates, a pair 😀',
   '\u007f\u0080\u07ff\u0800\uffff',

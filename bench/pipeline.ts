@@ -10,8 +10,8 @@
  * not yet in ClickHouse) and converted to seconds at the measured rate; stored_at - received_at
  * (1 s resolution) and the drain time after the load are printed too.
  *
- * CPU per acknowledged event (/proc, all threads) is reported for the gateway over the load and for
- * the worker over the load and the drain, with the goal: the gateway's halved from the
+ * CPU per acknowledged event (/proc, all threads) is reported for the gateway over the load, for
+ * the worker and the ClickHouse 18.16 server over the load and the drain, with the goal: the gateway's halved from the
  * figure measured when the goal was set (GATEWAY_BASELINE_US).
  *
  * CLICKHOUSE_ENGINE=chdb (split topology) runs the worker on ClickHouse 26 embedded in its own
@@ -26,7 +26,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
@@ -116,6 +116,8 @@ async function main(): Promise<void> {
   const sampler = sampleBacklog();
   const gatewayCpu = cpuProbe(server.child.pid!);
   const workerCpu = worker ? cpuProbe(worker.pid) : null;
+  // The 18.16 server shares the cores too: its CPU (parsing, parts, merges) per event, over the same span as the worker's.
+  const serverCpu = chdbPath === null ? cpuProbe(Number(readFileSync(path.join(services.SERVICES_DIR!, 'clickhouse.pid'), 'utf8').trim())) : null;
   const result = await autocannon({
     url: server.serviceUrl,
     connections: CONNECTIONS,
@@ -169,6 +171,7 @@ async function main(): Promise<void> {
   }
   const drainMs = chdbPath === null ? Date.now() - loadEnded : committedDrainMs;
   const workerUse = workerUseAtDrain ?? workerCpu?.();
+  const serverUse = serverCpu?.();
   const receivedMs = chdbPath === null ? 'received_at_ms' : 'toUnixTimestamp64Milli(received_at)';
   const lagQuery = await ch.query({
     query: `SELECT avg(toUnixTimestamp(stored_at) * 1000 - ${receivedMs}) AS avg_ms, max(toUnixTimestamp(stored_at) * 1000 - ${receivedMs}) AS max_ms FROM ${database}.events`,
@@ -208,7 +211,8 @@ async function main(): Promise<void> {
   console.log(
     `\nCPU per acknowledged event (/proc, all threads): ${TOPOLOGY === 'split' ? 'gateway' : 'gateway+worker'} ${gatewayUs.toFixed(0)} µs ` +
       `(${gatewayUse.total.toFixed(0)}% of one core during the load)` +
-      (workerUse ? `, worker ${perEvent(workerUse.seconds).toFixed(0)} µs (${workerUse.total.toFixed(0)}% of one core over the load and the drain)` : ''),
+      (workerUse ? `, worker ${perEvent(workerUse.seconds).toFixed(0)} µs (${workerUse.total.toFixed(0)}% of one core over the load and the drain)` : '') +
+      (serverUse ? `, ClickHouse server ${perEvent(serverUse.seconds).toFixed(0)} µs (${serverUse.total.toFixed(0)}%)` : ''),
   );
   if (TOPOLOGY === 'split') {
     const goal = GATEWAY_US_PER_EVENT_BASELINE / 2;

@@ -4,16 +4,19 @@
  * first; then, for each batch size, a worker with a fresh consumer group and database reads the
  * whole topic into ClickHouse and the script times it until every offset is committed.
  *
- * ENGINE=1816 (default) writes to the real ClickHouse 18.16 server (its CPU is not counted: only
- * the worker process's); ENGINE=chdb to ClickHouse 26 embedded in this process by npm `chdb`, the
- * current schema (its CPU is then in this process's figure: worker + engine). Last reports go to a
- * sink that drops them (Redis is measured by the pipeline bench).
+ * ENGINE=1816 (default) writes to the real ClickHouse 18.16 server: the worker's CPU (this
+ * process) and the server's (its pid from SERVICES_DIR/clickhouse.pid, all threads, merges
+ * included) are printed per event apart, since both share the box with the gateway. ENGINE=chdb
+ * writes to ClickHouse 26 embedded in this process by npm `chdb`, the current schema (its CPU is
+ * then in this process's figure: worker + engine). Last reports go to a sink that drops them
+ * (Redis is measured by the pipeline bench). Run it under `node --cpu-prof` (see bench/README.md)
+ * to see where the worker's time goes.
  *
  * Run: npm run bench:worker   (env EVENTS=n (300000), BATCHES=1000,5000,20000,
- *      FORMATS=TabSeparated,JSONEachRow, ENGINE=1816|chdb;
+ *      FORMATS=RowBinary,TabSeparated,JSONEachRow, ENGINE=1816|chdb;
  *      services from .services.env)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createChdbConnection } from 'chdb/connection';
@@ -23,16 +26,27 @@ import { exampleEventRecord } from '../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { startWorker } from '../worker/run.js';
 import type { InsertFormat } from '../shared/backends/clickhouse/writer.js';
+import { cpuProbe } from './lib/proc.js';
 import { servicesEnv } from './lib/services-env.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 300_000);
 const BATCHES = (process.env.BATCHES ?? '1000,5000,20000').split(',').map(Number);
-const FORMATS = (process.env.FORMATS ?? 'TabSeparated,JSONEachRow').split(',') as InsertFormat[];
+const FORMATS = (process.env.FORMATS ?? 'RowBinary,TabSeparated,JSONEachRow').split(',') as InsertFormat[];
 const ENGINE = process.env.ENGINE ?? '1816';
 if (ENGINE !== '1816' && ENGINE !== 'chdb') throw new Error(`ENGINE must be 1816 or chdb, got ${ENGINE}`);
 
 
-const quiet = { info: () => undefined, warn: () => undefined, error: (fields: Record<string, unknown>, message: string) => console.error(message, fields) };
+const quiet = { info: () => undefined, warn: (fields: Record<string, unknown>, message: string) => { if (process.env.BENCH_VERBOSE) console.error(message, fields); }, error: (fields: Record<string, unknown>, message: string) => console.error(message, fields) };
+
+/** Waits (up to 20 s) until the server uses under 5% of a core over half a second. */
+async function serverIdle(pid: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const probe = cpuProbe(pid);
+    await new Promise((r) => setTimeout(r, 500));
+    if (probe().total < 5) return;
+  }
+}
 
 async function main(): Promise<void> {
   const services = servicesEnv();
@@ -61,11 +75,18 @@ async function main(): Promise<void> {
   const chdbDir = ENGINE === 'chdb' ? mkdtempSync(path.join(os.tmpdir(), 'bench-drain-chdb-')) : null;
   const connection = (): Pick<ClickHouseOptions, 'connection'> =>
     chdbDir === null ? {} : { connection: createChdbConnection({ path: chdbDir }) as unknown as NonNullable<ClickHouseOptions['connection']> };
+  const serverPid = chdbDir === null ? Number(readFileSync(path.join(services.SERVICES_DIR!, 'clickhouse.pid'), 'utf8').trim()) : null;
   const rows: string[] = [];
+  let round = 0;
+  // A format may be listed twice (FORMATS=RowBinary,TabSeparated,RowBinary,...: alternating runs on a noisy box).
   for (const format of FORMATS) {
     for (const batchRows of BATCHES) {
-      const database = `bench_drain_${run}_${format}_${batchRows}`;
-      const groupId = `bench-drain-${run}-${format}-${batchRows}`;
+      round++;
+      const database = `bench_drain_${run}_${round}_${format}_${batchRows}`;
+      const groupId = `bench-drain-${run}-${round}-${format}-${batchRows}`;
+      // The previous run's merges would count against this one: start when the server is idle.
+      if (serverPid !== null) await serverIdle(serverPid);
+      const server = serverPid === null ? null : cpuProbe(serverPid);
       const cpu0 = process.cpuUsage();
       const started = performance.now();
       const worker = await startWorker({
@@ -83,11 +104,12 @@ async function main(): Promise<void> {
       while (worker.stats.insertedRows < EVENTS) await new Promise((r) => setTimeout(r, 50));
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpu0);
+      const serverSeconds = server?.().seconds ?? null;
       const stats = { ...worker.stats };
       await worker.stop();
       const cpuSeconds = (cpu.user + cpu.system) / 1e6;
       rows.push(
-        `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% |`,
+        `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% | ${serverSeconds === null ? '(in the worker)' : ((serverSeconds * 1e6) / EVENTS).toFixed(1)} |`,
       );
       if (chdbDir === null) {
         const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '' });
@@ -100,8 +122,8 @@ async function main(): Promise<void> {
   await admin.disconnect();
   if (chdbDir !== null) rmSync(chdbDir, { recursive: true, force: true });
   console.log(`\nWorker draining a ${EVENTS.toLocaleString('en')}-event backlog from 4 partitions, ${new Date().toISOString()}, ${os.cpus()[0]?.model ?? ''} x${os.cpus().length} (shared)\n`);
-  console.log('| ClickHouse | format | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) |');
-  console.log('|---|---|---:|---:|---:|---:|---:|');
+  console.log('| ClickHouse | format | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) | server CPU µs/event |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
 }
 

@@ -25,7 +25,7 @@ let client: ClickHouseClient | null = null;
 const target = useTarget(async () => {
   client = createClickHouseClient({ url: 'http://chdb.invalid', database: 'default', username: 'default', password: '', connection: chdbConnection(dataDir) });
   await client.ping();
-  return { client, newDatabase };
+  return { client, newDatabase, binaryBodies: 'file' };
 });
 
 afterAll(async () => {
@@ -69,7 +69,7 @@ describe('schema choice by server version', () => {
     await migrate(c, old, MIGRATIONS);
     const choice = await ensureSchema(c, old, { retentionDays: 0 });
     expect(choice).toMatchObject({ family: 'legacy', exactlyOnce: true, applied: [] });
-    const writer = new ClickHouseEventWriter(c, old, { family: choice.family, exactlyOnce: choice.exactlyOnce });
+    const writer = new ClickHouseEventWriter(c, old, { family: choice.family, exactlyOnce: choice.exactlyOnce, binaryBodies: 'file' });
     const events = [
       analyticsEvent({ systemUser: 'move', eventTime: { epochMs: MIN_INSTANT_MS, subMsTicks: 1 }, sensors: [{ clave: 'a', valor: 'b' }] }),
       analyticsEvent({ systemUser: 'move', receptionTime: { epochMs: Date.UTC(2025, 0, 1), subMsTicks: 1234 }, receptionTimeText: 'r', valido: false }),
@@ -96,7 +96,7 @@ describe('current schema: values', () => {
     const { client: c } = target();
     const db = newDatabase();
     const schema = await ensureSchema(c, db, { retentionDays: 0 });
-    const writer = new ClickHouseEventWriter(c, db, { family: schema.family, exactlyOnce: true });
+    const writer = new ClickHouseEventWriter(c, db, { family: schema.family, exactlyOnce: true, binaryBodies: 'file' });
     const list = [
       analyticsEvent({ systemUser: 'x', eventTime: { epochMs: MIN_INSTANT_MS, subMsTicks: 0 }, eventTimeText: '0001-01-01T00:00:00' }),
       analyticsEvent({ systemUser: 'x', eventTime: { epochMs: MAX_INSTANT_MS, subMsTicks: 9999 }, receptionTime: { epochMs: -1, subMsTicks: 9999 }, receptionTimeText: 'r' }),
@@ -132,7 +132,7 @@ describe('current schema: values', () => {
     const engine = async (table: string) => (await rows<{ e: string }>(`SELECT engine_full AS e FROM system.tables WHERE database = ${quoteString(db)} AND name = '${table}'`))[0]!.e;
     expect(retentionOf(await engine('events'))).toBe(30);
     expect(retentionOf(await engine('arrivals'))).toBe(30);
-    const writer = new ClickHouseEventWriter(c, db, { family: 'current', exactlyOnce: true });
+    const writer = new ClickHouseEventWriter(c, db, { family: 'current', exactlyOnce: true, binaryBodies: 'file' });
     const now = Date.now();
     const events = [analyticsEvent({ systemUser: 'ttl', receivedAt: now - 40 * 86_400_000 }), analyticsEvent({ systemUser: 'ttl', receivedAt: now })].map((event, i) => ({ id: BigInt(i + 1), event }));
     await writer.insert(writer.encode(events, now), 'ttl:0:0-1');

@@ -16,6 +16,7 @@ const target = useTarget(async () => {
   await client.ping();
   return {
     client,
+    binaryBodies: 'request',
     newDatabase: () => {
       const db = uniqueName('an');
       databases.push(db);

@@ -89,7 +89,7 @@ describe('ClickHouse', () => {
     const records = sample(EVENT_FIELD_LIST, 300) as EventRecord[];
     const codec = clickhouseCodec();
     const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
-    await new ClickHouseEventWriter(client, db).insert(records.map((r, i) => ({ row: codec.toRow(BigInt(i + 1), r, storedAt), partition: partitionMonth(r.eventTime.epochMs) })));
+    await new ClickHouseEventWriter(client, db).insertRows(records.map((r, i) => ({ row: codec.toRow(BigInt(i + 1), r, storedAt), partition: partitionMonth(r.eventTime.epochMs) })));
     const back = (await new ClickHouseEventStore(client, db).recent({ limit: Infinity })).sort(byId);
     withinOneUlp(EVENT_FIELD_LIST, back, records);
     expect(back).toEqual(records.map((r, i) => ({ id: BigInt(i + 1), ...r, storedAt })));

@@ -220,9 +220,9 @@ describe('ClickHouse schema and event store', () => {
       // 2^53 + 1: must not be rounded.
       stored(9007199254740993n, { systemUser: 'p2', dominio: 'B' }),
     ];
-    await writer.insert(rowsOf(list));
+    await writer.insertRows(rowsOf(list));
     // A replayed copy of two events (as after a worker crash): stored twice, read once.
-    await writer.insert(rowsOf([list[0]!, list[3]!]));
+    await writer.insertRows(rowsOf([list[0]!, list[3]!]));
     const idsOf = (events: StoredEvent[]) => events.map((e) => e.id);
     expect(idsOf(await store.recent({ limit: 100 }))).toEqual([9007199254740993n, 14n, 13n, 12n, 11n, 10n]);
     expect(idsOf(await store.recent({ limit: 3 }))).toEqual([9007199254740993n, 14n, 13n]);
@@ -246,14 +246,14 @@ describe('ClickHouse schema and event store', () => {
     const list = Array.from({ length: 150 }, (_, i) =>
       stored(BigInt(1000 + i), { systemUser: 'months', eventTime: { epochMs: Date.UTC(2010, i, 3), subMsTicks: 0 } }),
     );
-    await writer.insert(rowsOf(list));
+    await writer.insertRows(rowsOf(list));
     expect((await store.recent({ provider: 'months', limit: 1000 })).length).toBe(150);
   });
 
   it('keeps instants outside the DateTime range exactly (clamping only the DateTime columns)', async () => {
     const minValue = -62135596800000; // 0001-01-01T00:00:00Z, .NET DateTime.MinValue
     const far = Date.UTC(2200, 0, 1);
-    await writer.insert(
+    await writer.insertRows(
       rowsOf([
         stored(2001n, { systemUser: 'range', eventTime: { epochMs: minValue, subMsTicks: 0 } }),
         stored(2002n, { systemUser: 'range', eventTime: { epochMs: far, subMsTicks: 9999 } }),
@@ -443,6 +443,10 @@ describe('worker: Kafka → ClickHouse', () => {
     produced += evs.length;
     await waitFor('7 rows', async () => (await store.recent({ provider: 'bt', limit: 100 })).length === 7);
     expect(Date.now() - t0).toBeLessThan(5_000);
+    // The rows are visible as soon as the server has stored them, a moment before the worker has
+    // read the insert's answer and counted the batch.
+    const counted = () => metrics.batchSizes.slice(before).reduce((a, b) => a + b, 0);
+    await waitFor('the batches counted', () => counted() >= 7);
     const sizes = metrics.batchSizes.slice(before);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(7);
     expect(Math.max(...sizes)).toBeLessThan(5000);

@@ -64,17 +64,22 @@ export function compareInstants(a: EventInstant, b: EventInstant): number {
 
 /** The latest FechaHoraEvento per provider+Dominio among the stored events of a batch. */
 export function latestReports(messages: readonly BufferedMessage[]): LastReportUpdate[] {
-  const latest = new Map<string, LastReportUpdate>();
+  // By provider, then Dominio: no key text built per message, and one update object per vehicle
+  // made at the end (a vehicle's events mostly arrive in time order: each would replace the last).
+  const latest = new Map<string, Map<string, EventInstant>>();
   for (const m of messages) {
     if (m.decoded === null) continue;
     const { systemUser, dominio, eventTime } = m.decoded.event;
-    const key = `${systemUser.length}:${systemUser}|${dominio}`;
-    const seen = latest.get(key);
-    if (seen === undefined || compareInstants(eventTime, seen.at) > 0) {
-      latest.set(key, { systemUser, dominio, at: { epochMs: eventTime.epochMs, subMsTicks: eventTime.subMsTicks } });
-    }
+    let vehicles = latest.get(systemUser);
+    if (vehicles === undefined) latest.set(systemUser, (vehicles = new Map<string, EventInstant>()));
+    const seen = vehicles.get(dominio);
+    if (seen === undefined || compareInstants(eventTime, seen) > 0) vehicles.set(dominio, eventTime);
   }
-  return [...latest.values()];
+  const updates: LastReportUpdate[] = [];
+  for (const [systemUser, vehicles] of latest) {
+    for (const [dominio, at] of vehicles) updates.push({ systemUser, dominio, at: { epochMs: at.epochMs, subMsTicks: at.subMsTicks } });
+  }
+  return updates;
 }
 
 /** A message that cannot be decoded, as it is set aside (with its reason, before its offset is committed). */

@@ -29,7 +29,7 @@ export interface WorkerOptions {
   groupId: string;
   clientId: string;
   clickhouse: ClickHouseOptions;
-  /** How rows are sent (default TabSeparated; bench:worker compares). */
+  /** How rows are sent (default RowBinary; bench:worker compares the formats). */
   insertFormat?: InsertFormat;
   /** Days `events` and `arrivals` keep rows in the current schema (ClickHouse 24.8+); 0 keeps all. Default 0. */
   retentionDays?: number;
@@ -228,7 +228,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (schema.exactlyOnce && schema.family === 'legacy') {
       options.logger.warn({ database }, 'this database holds the 18.16 schema on a current ClickHouse: kept as is (docs/analytics.md tells how to move it to the current schema)');
     }
-    writer = new ClickHouseEventWriter(client, database, { family: schema.family, exactlyOnce: schema.exactlyOnce, ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }) });
+    writer = new ClickHouseEventWriter(client, database, {
+      family: schema.family,
+      exactlyOnce: schema.exactlyOnce,
+      // Another transport than HTTP is chdb's in-process engine: RowBinary goes to it as a file.
+      binaryBodies: options.clickhouse.connection === undefined ? 'request' : 'file',
+      ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }),
+    });
   } catch (err) {
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;

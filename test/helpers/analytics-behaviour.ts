@@ -10,7 +10,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../shared/backends/types.js';
 import { exampleEventRecord } from '../../shared/events/schema.js';
-import { ClickHouseEventStore, ClickHouseEventWriter, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
+import { ClickHouseEventStore, ClickHouseEventWriter, quoteIdentifier, type BinaryBodies, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
 import { ensureSchema, type EnsuredSchema } from '../../shared/backends/clickhouse/family.js';
 import { hash64 } from '../../shared/backends/clickhouse/current-rows.js';
 
@@ -42,6 +42,8 @@ export function analyticsEvent(over: Partial<EventRecord> = {}): EventRecord {
 
 export interface AnalyticsTarget {
   client: ClickHouseClient;
+  /** How the writer's RowBinary bodies reach the engine ('file' for chdb). */
+  binaryBodies: BinaryBodies;
   /** A fresh database name per call. */
   newDatabase(): string;
 }
@@ -56,7 +58,7 @@ interface Prepared {
 async function prepare(target: AnalyticsTarget): Promise<Prepared> {
   const db = target.newDatabase();
   const schema = await ensureSchema(target.client, db, { retentionDays: 0 });
-  const writer = new ClickHouseEventWriter(target.client, db, { family: schema.family, exactlyOnce: schema.exactlyOnce });
+  const writer = new ClickHouseEventWriter(target.client, db, { family: schema.family, exactlyOnce: schema.exactlyOnce, binaryBodies: target.binaryBodies });
   return { db, schema, writer, store: new ClickHouseEventStore(target.client, db) };
 }
 
@@ -93,7 +95,7 @@ export function describeAnalytics(label: string, tag: 'current' | '18.16', targe
       await writer.insert(encoded, 'docs:0:1-6');
       // An unmerged copy (a batch read again and cut differently: another token), so the copies queries have something to show.
       await client.command({ query: `SYSTEM STOP MERGES ${quoteIdentifier(db)}.events` });
-      await writer.insert([encoded[1]!], 'docs:0:2-2');
+      await writer.insert(writer.encode([events[1]!], Date.now()), 'docs:0:2-2');
 
       const blocks = docsBlocks(tag);
       expect(blocks.length).toBe(14);

@@ -18,8 +18,9 @@ import { wellFormed } from './sql.js';
  *   n stored events: about n^2 / 2^65, 3e-6 at ten million events.
  * - Codecs were chosen by measurement (bench/clickhouse-schemas.ts, figures in bench/RESULTS.md).
  *
- * Rows are sent as JSONEachRow, instants as `YYYY-MM-DD hh:mm:ss.fffffff` text (UTC), which
- * DateTime64 parses over its whole range; a number would be read as seconds.
+ * The text rows (TabSeparated, JSONEachRow; the worker sends RowBinary, row-binary.ts) carry
+ * instants as `YYYY-MM-DD hh:mm:ss.fffffff` text (UTC), which DateTime64 parses over its whole
+ * range; a number would be read as seconds.
  */
 
 /** Codec of each kind's columns (measured: bench/clickhouse-schemas.ts, figures in bench/RESULTS.md). */

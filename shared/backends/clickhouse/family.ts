@@ -88,18 +88,20 @@ export async function ensureSchema(client: ClickHouseClient, database: string, o
 /** How a family's rows are encoded and partitioned. */
 export interface FamilyRows {
   codec: EventRowCodec;
-  /** The partition a row lands in, from its event: inserts are split so no block spans too many. */
-  partitionOf: (event: { eventTime: { epochMs: number }; receivedAt: number }) => number;
+  /** The instant (epoch ms) an event's partition is the month of: event time (18.16) or receipt time (current). */
+  partitionInstant: (event: { eventTime: { epochMs: number }; receivedAt: number }) => number;
+  /** The partition (yyyymm) of that instant: inserts are split so no block spans too many. */
+  partitionOfInstant: (epochMs: number) => number;
 }
 
-const receiptMonth = (e: { receivedAt: number }): number => {
-  const d = new Date(e.receivedAt);
+const utcMonth = (epochMs: number): number => {
+  const d = new Date(epochMs);
   return d.getUTCFullYear() * 100 + d.getUTCMonth() + 1;
 };
 
 export const FAMILY_ROWS: Readonly<Record<SchemaFamily, FamilyRows>> = {
-  legacy: { codec: EVENT_ROWS, partitionOf: (e) => partitionMonth(e.eventTime.epochMs) },
-  current: { codec: CURRENT_ROWS, partitionOf: receiptMonth },
+  legacy: { codec: EVENT_ROWS, partitionInstant: (e) => e.eventTime.epochMs, partitionOfInstant: partitionMonth },
+  current: { codec: CURRENT_ROWS, partitionInstant: (e) => e.receivedAt, partitionOfInstant: utcMonth },
 };
 
 export { FIRST_CURRENT_VERSION };

@@ -8,9 +8,10 @@ import { wellFormed } from './sql.js';
  * test/event-schema-clickhouse.scale-out.test.ts checks that what they create on the real server is
  * exactly `eventColumns()`.
  *
- * Rows are sent with `FORMAT JSONEachRow`. Times are sent as `YYYY-MM-DD hh:mm:ss` text in UTC,
- * which every ClickHouse release parses without settings; 64-bit integers as decimal text, which
- * JSONEachRow accepts for numeric columns.
+ * These text rows serve the TabSeparated and JSONEachRow inserts (tests, bench:worker; the worker
+ * sends RowBinary, row-binary.ts, which stores the same values). Times are `YYYY-MM-DD hh:mm:ss`
+ * text in UTC, which every ClickHouse release parses without settings; 64-bit integers decimal
+ * text, which both text formats accept for numeric columns.
  */
 export type EventRowValue = string | number | null | string[];
 /** One row of the `events` table, by column name. */

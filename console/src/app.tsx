@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, createAdminApi } from './api.js';
 import { ConsoleContext, describeError, type Console, type Notice } from './context.js';
 import { LANGUAGES, pickLanguage, translate, type Lang, type MessageKey, type Translate } from './i18n.js';
@@ -109,7 +109,9 @@ export function App() {
   const route = useHashRoute();
 
   const t = useCallback<Translate>((key: MessageKey, vars) => translate(lang, key, vars), [lang]);
-  useEffect(() => {
+  // A layout effect: the page's language changes in the same frame as its texts (a plain effect
+  // ran a frame later, so a screen reader could read Spanish texts as English).
+  useLayoutEffect(() => {
     document.documentElement.lang = lang;
     document.title = translate(lang, 'app.title');
   }, [lang]);

@@ -129,6 +129,8 @@ export interface Proc {
   alive(): boolean;
   kill9(): void;
   stop(): Promise<void>;
+  /** The last 8,000 characters the process wrote (stdout and stderr): what a failing test prints. */
+  logTail(): string;
 }
 
 /** The environment every process of one test shares: the HA engines, isolated names. */
@@ -192,6 +194,7 @@ export async function startProc(kind: 'gateway' | 'worker', env: Record<string, 
     child,
     ...urls,
     alive: () => !exited,
+    logTail: () => tail,
     kill9: () => {
       if (!exited) child.kill('SIGKILL');
     },

@@ -34,13 +34,20 @@ type Load = ReturnType<typeof startLoad>;
 type CommandLoad = ReturnType<typeof startCommandLoad>;
 
 /** Seconds from the kill until the Sentinels named another primary, and until an insert was acknowledged again. */
-async function failover(killed: string, killedAt: number, load: Load): Promise<{ failoverSeconds: number; resumedAfterSeconds: number }> {
+async function failover(killed: string, killedAt: number, load: Load, r: Run): Promise<{ failoverSeconds: number; resumedAfterSeconds: number }> {
   const promoted = await waitFor('the replica promoted', async () => ((await redisPrimary()).node !== killed ? Date.now() : undefined), 60_000);
   const resumed = await waitFor(
     'an insert acknowledged after the kill',
     () => load.answers.find((a) => a.startedAt > killedAt + 600 && (a.code ?? 0) > 0)?.endedAt,
     RESUME_BOUND_MS + 10_000,
-  );
+  ).catch((err: unknown) => {
+    // What the gateways said and answered meanwhile: the only record of a run that did not resume.
+    const since = load.answers.filter((a) => a.startedAt > killedAt);
+    const codes = new Map<string, number>();
+    for (const a of since) codes.set(String(a.code), (codes.get(String(a.code)) ?? 0) + 1);
+    const logs = r.gateways.map((g, i) => `--- gateway ${i} (alive ${g.alive()}):\n${g.logTail()}`).join('\n');
+    throw new Error(`${String(err)}\nanswers since the kill by code: ${JSON.stringify([...codes])}\n${logs}`);
+  });
   return { failoverSeconds: (promoted - killedAt) / 1000, resumedAfterSeconds: (resumed - killedAt) / 1000 };
 }
 
@@ -121,7 +128,7 @@ describe('Redis failover (Sentinel)', () => {
     await sleep(500);
     r.gateways[1]!.kill9();
     r.worker.kill9();
-    const times = await failover(primary.node, killedAt, load);
+    const times = await failover(primary.node, killedAt, load, r);
     r.gateways[1] = await startProc('gateway', r.env);
     r.worker = await startProc('worker', r.env);
     const { t, commandsLost } = await finish(r, primary.node, load, commands);
@@ -169,7 +176,7 @@ describe('Redis failover (Sentinel)', () => {
       const queuedWhileCut = commands.queued.filter((q) => q.at > cutAt + 1500 && q.at < killedAt).length;
       killNode(primary.node);
       link.close();
-      const times = await failover(primary.node, killedAt, load);
+      const times = await failover(primary.node, killedAt, load, r);
       // And one restarted after the failover takes its block from what the promoted replica knows.
       r.gateways[1].kill9();
       r.gateways[1] = await startProc('gateway', r.env);

@@ -22,6 +22,12 @@ class ModelIndex<T> {
     const e = this.map.get(key);
     if (e !== undefined && e.pending === tag) this.map.delete(key);
   }
+  settleAll(tag: T): void {
+    for (const e of this.map.values()) if (e.pending === tag) e.pending = null;
+  }
+  forgetAll(tag: T): void {
+    for (const [key, e] of this.map) if (e.pending === tag) this.map.delete(key);
+  }
   prune(cutoff: number, max: number): void {
     for (const [key, e] of this.map) {
       if (e.pending !== null || (e.receivedAt > cutoff && this.map.size <= max)) break;
@@ -110,6 +116,15 @@ describe('DedupeRing', () => {
       } else if (r < 0.8) {
         ring.forget(key, group);
         model.forget(key, group);
+      } else if (r < 0.81) {
+        // A whole commit group at once, as the event log settles or fails one.
+        if (next() < 0.8) {
+          ring.settleAll(group);
+          model.settleAll(group);
+        } else {
+          ring.forgetAll(group);
+          model.forgetAll(group);
+        }
       } else if (r < 1 - pruneShare) {
         // Settle everything now and then, so pruning can move.
         if (next() < 0.05) {

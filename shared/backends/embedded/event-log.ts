@@ -307,14 +307,14 @@ export class SqliteEventLog implements EventLog {
       group.status = 'committed';
       this.lastCommitFailed = false;
       // Committed entries drop the group so its events can be garbage-collected.
-      for (const event of group.events) this.dedupe.settle(event.dedupeKey, group);
+      this.dedupe.settleAll(group);
       this.counters.commits++;
       this.counters.events += group.events.length;
     } catch (error) {
       group.status = 'failed';
       this.lastCommitFailed = true;
       // Never acknowledged, so a retry must be stored, not answered as a duplicate.
-      for (const event of group.events) this.dedupe.forget(event.dedupeKey, group);
+      this.dedupe.forgetAll(group);
       this.counters.failedCommits++;
       this.options.onCommitError?.(error, group.events.length);
     }

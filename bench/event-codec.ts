@@ -7,6 +7,7 @@
  */
 import { decodeEvent, encodeEvent, type WireVersion } from '../shared/events/wire.js';
 import { exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
+import { typicalEvent } from './lib/typical-event.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -17,27 +18,7 @@ const ROUNDS = arg('rounds', 5);
 
 /** A LoginYInsertarEvento2 event as a tracker sends it: reception time, raw payload, two sensors. */
 function typical(i: number): EventRecord {
-  return {
-    ...exampleEventRecord(),
-    systemUser: `provider${i % 20}`,
-    dominio: `AB${String(i % 5000).padStart(3, '0')}CD`,
-    nroSerie: `SN-${i % 5000}`,
-    latitud: -34.6 + (i % 100) / 1000,
-    longitud: -58.4 - (i % 100) / 1000,
-    rumbo: 180,
-    valido: true,
-    eventTimeText: '2024-05-01T09:00:00.123',
-    eventTime: { epochMs: 1_714_554_000_000 + i, subMsTicks: i % 10_000 },
-    receptionTimeText: '2024-05-01T09:00:01',
-    receptionTime: { epochMs: 1_714_554_001_000 + i, subMsTicks: 0 },
-    crudo: '$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A',
-    sensors: [
-      { clave: 'ign', valor: '1' },
-      { clave: 'temp', valor: '21.5' },
-    ],
-    operation: 'LoginYInsertarEvento2',
-    dedupeKey: `Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2Fy${i}`,
-  };
+  return typicalEvent(i, { latitud: -34.6 + (i % 100) / 1000, longitud: -58.4 - (i % 100) / 1000, dedupeKey: `Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2Fy${i}` });
 }
 
 /** The plain LoginYInsertarEvento: no reception time, no raw payload, no sensors. */

@@ -17,7 +17,8 @@ import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
 import { CONTROL, CONTROL_BYTES, HEADER_BYTES, WriterRing, type GroupToWrite } from '../shared/backends/embedded/writer-ring.js';
 import { EVENT_BINARY } from '../shared/events/binary.js';
-import { exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
+import type { EventRecord } from '../shared/events/schema.js';
+import { typicalEvent } from './lib/typical-event.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,25 +30,7 @@ const ROUNDS = arg('rounds', 5);
 
 /** The same typical LoginYInsertarEvento2 event as bench/embedded-eventlog.ts. */
 function typical(i: number): EventRecord {
-  return {
-    ...exampleEventRecord(),
-    systemUser: `provider${i % 20}`,
-    dominio: `AB${String(i % 5000).padStart(3, '0')}CD`,
-    nroSerie: `SN-${i % 5000}`,
-    rumbo: 180,
-    valido: true,
-    eventTimeText: '2024-05-01T09:00:00.123',
-    eventTime: { epochMs: 1_714_554_000_000 + i, subMsTicks: i % 10_000 },
-    receptionTimeText: '2024-05-01T09:00:01',
-    receptionTime: { epochMs: 1_714_554_001_000 + i, subMsTicks: 0 },
-    crudo: '$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A',
-    sensors: [
-      { clave: 'ign', valor: '1' },
-      { clave: 'temp', valor: '21.5' },
-    ],
-    operation: 'LoginYInsertarEvento2',
-    dedupeKey: `bench-${i}`,
-  };
+  return typicalEvent(i);
 }
 
 const events = Array.from({ length: SIZE }, (_, i) => typical(i));

@@ -63,7 +63,16 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
    */
   const verify = async (position: TopicPosition, floor: bigint, blockSize: number): Promise<bigint> => {
     const marker = redis.keys.idBlocksChecked();
-    if ((await redis.redis.get(marker)) === position.topicId) return floor;
+    // The marker is "<topic id> <floor it was checked to>": a gateway that finds the topic checked
+    // by another still takes that floor. Trusting the topic id alone issued ids twice (a CI run):
+    // the checker sets the marker before its first block record carries the raised floor, and a
+    // gateway checking in between kept its own lower floor. A marker without a floor (an older
+    // release) is checked again.
+    const [checkedTopic, checkedFloor] = ((await redis.redis.get(marker)) ?? '').split(' ');
+    if (checkedTopic === position.topicId && checkedFloor !== undefined && /^\d+$/.test(checkedFloor)) {
+      const agreed = BigInt(checkedFloor);
+      return agreed > floor ? agreed : floor;
+    }
     const highest = await highestStoredId({
       kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafkaClientId, logger: idLogger }),
       topic: config.kafkaTopic,
@@ -81,7 +90,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
         `event-id floor raised to ${raised}: the id-blocks topic was not known to be ahead of the stored ids`,
       );
     }
-    await redis.redis.set(marker, position.topicId);
+    await redis.redis.set(marker, `${position.topicId} ${raised}`);
     return raised;
   };
   const ids = new KafkaIdAllocator({

@@ -56,3 +56,20 @@ export async function highestStoredId(sources: HighestStoredIdSources): Promise<
   );
   return highest;
 }
+
+/** The Redis marker of an id-blocks topic checked against the stored ids: its topic id and the floor it was checked to. */
+export function checkedMarker(topicId: string, floor: bigint): string {
+  return `${topicId} ${floor}`;
+}
+
+/**
+ * The floor to use for a topic another gateway already checked (the higher of the marker's and
+ * `floor`), or null when the marker is of another topic, missing, or of a release that wrote no
+ * floor: then the topic must be checked here.
+ */
+export function floorCheckedBefore(marker: string | null, topicId: string, floor: bigint): bigint | null {
+  const [checkedTopic, checkedFloor] = (marker ?? '').split(' ');
+  if (checkedTopic !== topicId || checkedFloor === undefined || !/^\d+$/.test(checkedFloor)) return null;
+  const agreed = BigInt(checkedFloor);
+  return agreed > floor ? agreed : floor;
+}

@@ -2,7 +2,7 @@ import { redisConfigured, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
-import { highestStoredId } from './distributed-ids.js';
+import { checkedMarker, floorCheckedBefore, highestStoredId } from './distributed-ids.js';
 import { createKafkaClient } from './kafka/client.js';
 import { openDistributedOperations } from './distributed-operations.js';
 import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
@@ -68,11 +68,8 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     // the checker sets the marker before its first block record carries the raised floor, and a
     // gateway checking in between kept its own lower floor. A marker without a floor (an older
     // release) is checked again.
-    const [checkedTopic, checkedFloor] = ((await redis.redis.get(marker)) ?? '').split(' ');
-    if (checkedTopic === position.topicId && checkedFloor !== undefined && /^\d+$/.test(checkedFloor)) {
-      const agreed = BigInt(checkedFloor);
-      return agreed > floor ? agreed : floor;
-    }
+    const agreed = floorCheckedBefore(await redis.redis.get(marker), position.topicId, floor);
+    if (agreed !== null) return agreed;
     const highest = await highestStoredId({
       kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafkaClientId, logger: idLogger }),
       topic: config.kafkaTopic,
@@ -90,7 +87,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
         `event-id floor raised to ${raised}: the id-blocks topic was not known to be ahead of the stored ids`,
       );
     }
-    await redis.redis.set(marker, `${position.topicId} ${raised}`);
+    await redis.redis.set(marker, checkedMarker(position.topicId, raised));
     return raised;
   };
   const ids = new KafkaIdAllocator({

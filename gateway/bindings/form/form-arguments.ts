@@ -1,7 +1,7 @@
 import { isArrayParam, type ArgumentBag, type DateTimeValue, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
 import { trimWhiteSpace } from '../../../shared/xsd/dotnet-chars.js';
 import { toBoolean, toDateTime, toDouble, toInt32 } from '../../../shared/xsd/dotnet-convert.js';
-import { converterOf, InvalidValueError, MissingParameterError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
+import { converterOf, readScalar, InvalidValueError, MissingParameterError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
 import type { FormFields } from './form-decoder.js';
 
 /**
@@ -11,18 +11,7 @@ import type { FormFields } from './form-decoder.js';
  * (form-plan.ts); both use the conversions below.
  */
 function formValue(field: ScalarField, text: string, today: Today): unknown {
-  switch (field.type) {
-    case 'string':
-      return text;
-    case 'double':
-      return readDouble(text);
-    case 'dateTime':
-      return readDateTime(text, today);
-    case 'int':
-      return readInt(field.name, text);
-    case 'boolean':
-      return readBoolean(field.name, text);
-  }
+  return readScalar(field, text, today, FORM_READERS);
 }
 
 const FORM_READERS: ScalarReaders = { string: (text) => text, double: readDouble, dateTime: readDateTime, int: readInt, boolean: readBoolean };

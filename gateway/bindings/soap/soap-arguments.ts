@@ -8,7 +8,7 @@ import {
 } from '../../../shared/catalogue/index.js';
 import { parseBoolean, parseDouble, parseInt32 } from '../../../shared/xsd/values.js';
 import { parseXmlDateTime } from '../../../shared/xsd/xml-convert.js';
-import { converterOf, InvalidValueError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
+import { converterOf, readScalar, InvalidValueError, type Converter, type DecodedCall, type ScalarReaders, type Today } from '../arguments.js';
 import type { XmlNode } from './envelope.js';
 
 /**
@@ -60,18 +60,7 @@ export function soapConverter(field: ScalarField): Converter {
 
 /** XmlSerializer's reading of a SOAP element's text. */
 function soapValue(field: ScalarField, text: string, today: Today): unknown {
-  switch (field.type) {
-    case 'string':
-      return readString(text, today);
-    case 'double':
-      return readDouble(text, today);
-    case 'dateTime':
-      return readDateTime(text, today);
-    case 'int':
-      return readInt(field.name, text);
-    case 'boolean':
-      return readBoolean(field.name, text);
-  }
+  return readScalar(field, text, today, SOAP_READERS);
 }
 
 function soapScalar(field: ScalarField, node: XmlNode | undefined, today: Today): unknown {

@@ -64,6 +64,26 @@ describe('CachedProviderStore', () => {
     expect(await cached.get('acme')).toBeNull();
   });
 
+  it('a lookup in flight across its own create does not leave "unknown" cached', async () => {
+    const inner = new CountingStore();
+    const cached = new CachedProviderStore(inner, 60_000, () => 0);
+    // The lookup reads the store before the create lands and finishes after it (Redis restarted empty, an operator recreating the provider).
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const read = inner.get.bind(inner);
+    inner.get = async (u: string) => {
+      const found = await read(u);
+      await gate;
+      return found;
+    };
+    const lookup = cached.get('acme');
+    await cached.create(acme);
+    release();
+    expect(await lookup).toBeNull();
+    inner.get = read;
+    expect((await cached.get('acme'))?.passwordHash).toBe('h1');
+  });
+
   it('a TTL of 0 disables it', async () => {
     const inner = new CountingStore();
     await inner.create(acme);

@@ -9,6 +9,11 @@ import type { Provider, ProviderPatch, ProviderStore } from './types.js';
  */
 export class CachedProviderStore implements ProviderStore {
   private readonly cache = new Map<string, { provider: Provider | null; until: number }>();
+  /**
+   * Bumped by every write and invalidation: a lookup that was in flight across one keeps its answer
+   * out of the cache (it may be the record from before the write, such as "unknown" before a create).
+   */
+  private writes = 0;
 
   constructor(
     private readonly inner: ProviderStore,
@@ -18,8 +23,9 @@ export class CachedProviderStore implements ProviderStore {
     private readonly announce: (systemUser: string) => void = () => {},
   ) {}
 
-  /** Forgets the cached record: another thread of this process changed it. */
+  /** Forgets the cached record: this store or another thread of this process changed it. */
   invalidate(systemUser: string): void {
+    this.writes++;
     this.cache.delete(systemUser);
   }
 
@@ -33,7 +39,9 @@ export class CachedProviderStore implements ProviderStore {
     const hit = this.cache.get(systemUser);
     const now = this.now();
     if (hit !== undefined && hit.until > now) return hit.provider;
+    const writesBefore = this.writes;
     const provider = await this.inner.get(systemUser);
+    if (this.writes !== writesBefore) return provider;
     // Unknown users are cached too (briefly), so a flood of bad logins costs no lookups.
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(systemUser, { provider, until: now + this.ttlMs });
@@ -41,22 +49,11 @@ export class CachedProviderStore implements ProviderStore {
   }
 
   async create(provider: Provider): Promise<Provider | null> {
-    this.cache.delete(provider.systemUser);
-    try {
-      return await this.inner.create(provider);
-    } finally {
-      this.announce(provider.systemUser);
-    }
+    return this.writing(provider.systemUser, () => this.inner.create(provider));
   }
 
   async update(systemUser: string, patch: ProviderPatch, now: number): Promise<Provider | null> {
-    this.cache.delete(systemUser);
-    try {
-      return await this.inner.update(systemUser, patch, now);
-    } finally {
-      this.cache.delete(systemUser);
-      this.announce(systemUser);
-    }
+    return this.writing(systemUser, () => this.inner.update(systemUser, patch, now));
   }
 
   list(): Promise<Provider[]> {
@@ -64,11 +61,16 @@ export class CachedProviderStore implements ProviderStore {
   }
 
   async delete(systemUser: string): Promise<boolean> {
-    this.cache.delete(systemUser);
+    return this.writing(systemUser, () => this.inner.delete(systemUser));
+  }
+
+  /** A write: the record forgotten before and after it (a lookup overlapping it caches nothing), the other threads told. */
+  private async writing<T>(systemUser: string, write: () => Promise<T>): Promise<T> {
+    this.invalidate(systemUser);
     try {
-      return await this.inner.delete(systemUser);
+      return await write();
     } finally {
-      this.cache.delete(systemUser);
+      this.invalidate(systemUser);
       this.announce(systemUser);
     }
   }

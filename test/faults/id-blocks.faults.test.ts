@@ -82,12 +82,24 @@ describe('ids and Redis or Kafka failures mid-ingest (two gateways, the worker)'
     const deadline = Date.now() + 60_000;
     const ackedAfter = (gw: string) => answers.filter((a) => a.gateway === gw && a.sentAt > resumedAt && a.code > 0).length;
     while (ackedAfter('gw1') < 50 || ackedAfter('gw2') < 50) {
-      if (Date.now() > deadline) throw new Error(`${name}: ingest did not resume (${ackedAfter('gw1')} / ${ackedAfter('gw2')})`);
+      if (Date.now() > deadline) throw new Error(`${name}: ingest did not resume (${ackedAfter('gw1')} / ${ackedAfter('gw2')})\n${await whatTheyAnswered(answers, resumedAt)}`);
       await sleep(100);
     }
     stopping = true;
     await Promise.all(loops);
     return answers;
+  }
+
+  /** A run that did not resume: each gateway's answers since the recovery by code, and its login-failure counters. */
+  async function whatTheyAnswered(answers: readonly Answer[], since: number): Promise<string> {
+    const lines: string[] = [];
+    for (const [label, gw] of [['gw1', c.gw1], ['gw2', c.gw2]] as const) {
+      const codes = new Map<string, number>();
+      for (const a of answers) if (a.gateway === label && a.sentAt > since) codes.set(String(a.code), (codes.get(String(a.code)) ?? 0) + 1);
+      const failures = (await gw.app.metricsText()).split('\n').filter((l) => /^gateway_(login_failures|lockouts)/.test(l));
+      lines.push(`${label}: answers by code ${JSON.stringify([...codes])}; ${failures.join('; ')}`);
+    }
+    return lines.join('\n');
   }
 
   /** The guarantees, and the figures for bench/RESULTS.md. */

@@ -36,6 +36,11 @@ export interface KeyRows {
   batch?: Row;
   paced?: Row;
   even?: Row;
+  /**
+   * The ceiling and gSOAP's pool at the same evenly paced rate: the p99 this box and load generator
+   * give a server that is nowhere near its limit (what part of ours is the harness's).
+   */
+  evenBaselines?: Row[];
 }
 
 interface Plan {
@@ -160,5 +165,19 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
     { start: startOurs, check: true, warmUp, measure: (t) => medianP99(PACED_RUNS, () => wrk(t, 'soap11-insert-paced.lua', { args: [String(rate)], seconds: DURATION })) },
     'wrk, paced',
   );
-  return { ceiling, peers, soap11, batch, paced, even };
+  const evenBaselines: Row[] = [];
+  const evenly = (start: () => Promise<Target>, check: boolean): Plan => ({
+    start,
+    check,
+    warmUp,
+    measure: (t) => medianP99(PACED_RUNS, () => wrk(t, 'soap11-insert-paced.lua', { args: [String(rate)], seconds: DURATION })),
+  });
+  const sameRate = `${SOAP11_INSERT} at our 70% rate, evenly spaced (${rate} req/s offered; median p99 of ${PACED_RUNS})`;
+  evenBaselines.push(await row(rows, { role: 'ceiling', server: 'uWebSockets.js', scenario: `bare, ${sameRate}`, eventsPerRequest: null, loadGen: 'wrk, paced' }, evenly(startCeiling, false)));
+  if (PEERS.has('gsoap')) {
+    evenBaselines.push(
+      await row(rows, { role: 'peer', server: 'gSOAP 2.8, 2-thread pool', scenario: `in-memory, ${sameRate}`, eventsPerRequest: null, loadGen: 'wrk, paced' }, evenly(() => startGsoap(2), true)),
+    );
+  }
+  return { ceiling, peers, soap11, batch, paced, even, evenBaselines };
 }

@@ -56,6 +56,8 @@ export interface BinaryReader {
   text(): string;
   /** The `events` row (eventColumns() order, storedAt last) of the next record: what the writer binds. */
   row(storedAt: number): unknown[];
+  /** The same row written into `out` from index `at` (a multi-row INSERT's parameters); the index after it. */
+  rowInto(storedAt: number, out: unknown[], at: number): number;
   /** The next record, of the first `count` fields of the layout (fields past it are left out). */
   record(count: number): { id: bigint; event: Record<string, unknown> };
 }
@@ -179,11 +181,10 @@ function readColumns(f: EventField, name: string): { code: string; columns: stri
  * The row is in table order (its columns'), the bytes in layout order: values are read into
  * locals, then returned as one array literal in column order.
  */
-function rowOrder(fields: readonly EventField[], layout: readonly EventField[]): string {
+function rowOrder(fields: readonly EventField[], layout: readonly EventField[]): { reads: string; columns: string[] } {
   const read = new Map(layout.map((f, i) => [f, readColumns(f, `c${i}`)]));
   const code = layout.map((f) => read.get(f)!.code);
-  const columns = fields.flatMap((f) => read.get(f)!.columns);
-  return `${code.join('\n    ')}\n    return [recordId, ${columns.join(', ')}, storedAt];`;
+  return { reads: code.join('\n    '), columns: ['recordId', ...fields.flatMap((f) => read.get(f)!.columns), 'storedAt'] };
 }
 
 /**
@@ -200,10 +201,11 @@ export function readerSource(fields: readonly EventField[]): string {
   // The event's keys in table order, as the JSON codec and the record type have them.
   const locals = new Map(layout.map((f, i) => [f, local(i)]));
   const tableOrder = fields.map((f) => `${q(f.name)}: ${locals.get(f) ?? 'undefined'}`).join(', ');
+  const row = rowOrder(fields, layout);
   return `(function (initial) {
   let buf = initial;
   let view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const r = { pos: 0, end: buf.length, use, at, u8, u16, u32, f64, text, row, record };
+  const r = { pos: 0, end: buf.length, use, at, u8, u16, u32, f64, text, row, rowInto, record };
   function use(b) { buf = b; view = new DataView(b.buffer, b.byteOffset, b.byteLength); at(0, b.length); }
   // Texts are cut from one latin1 string of the bytes to the end (one native call per message, not
   // one per text); only ASCII texts, where latin1 and UTF-8 agree. Dropped when the window moves.
@@ -242,7 +244,14 @@ export function readerSource(fields: readonly EventField[]): string {
   function id() { need(8); const v = view.getBigUint64(r.pos, true); r.pos += 8; return v; }
   function row(storedAt) {
     const recordId = id();
-    ${rowOrder(fields, layout)}
+    ${row.reads}
+    return [${row.columns.join(', ')}];
+  }
+  function rowInto(storedAt, out, at) {
+    const recordId = id();
+    ${row.reads}
+    ${row.columns.map((c, i) => `out[at + ${i}] = ${c};`).join(' ')}
+    return at + ${row.columns.length};
   }
   function record(count) {
     const recordId = id();

@@ -72,6 +72,8 @@ export type EventRow = EventRowValue[];
 /** The INSERT, the row encoder and decoder, and the storability check for one field table. */
 export interface EventRowCodec {
   insertSql: string;
+  /** One INSERT of `rows` rows (a writer binds a group in chunks: one statement step per chunk, not per row). */
+  insertRowsSql: (rows: number) => string;
   toRow: (id: bigint, e: EventRecord, storedAt: number) => EventRow;
   /** A row read with safeIntegers (`SELECT *`): INTEGER columns are bigints. */
   fromRow: (row: Readonly<Record<string, unknown>>) => StoredEvent;
@@ -113,7 +115,9 @@ function columnValues(f: EventField, v: string): string[] {
 
 export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
   const columns = eventColumns(fields);
-  const insertSql = `INSERT INTO events (${columns.map((c) => c.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+  const placeholders = `(${columns.map(() => '?').join(', ')})`;
+  const insertRowsSql = (rows: number): string => `INSERT INTO events (${columns.map((c) => c.name).join(', ')}) VALUES ${Array(rows).fill(placeholders).join(', ')}`;
+  const insertSql = insertRowsSql(1);
   const storable = recordCheck(fields, (f) => f.name);
   // Compiled once (see schema.ts): the row builder runs per event at tens of thousands a second.
   const rowValues = fields.flatMap((f) => columnValues(f, property('e', f.name)));
@@ -166,7 +170,7 @@ export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST):
     throw new TypeError(`Event for ${e.systemUser}/${e.dominio} cannot be stored: ${invalidField(f, e[f.name])}.`);
   }
 
-  return { insertSql, toRow, fromRow, checkStorable };
+  return { insertSql, insertRowsSql, toRow, fromRow, checkStorable };
 }
 
 /** The codec of EVENT_FIELDS. */

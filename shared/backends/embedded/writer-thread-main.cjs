@@ -24,7 +24,20 @@ const db = new Database(options.file);
 db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${options.synchronous}`);
 db.pragma('busy_timeout = 5000');
-const insert = db.prepare(options.insertSql);
+// Statements of 1 … n rows, prepared when first needed, each with its own parameter array.
+/** @type {({ insert: import('better-sqlite3').Statement, values: unknown[] } | undefined)[]} */
+const byRows = [];
+const chunkRows = options.insertRowsSql.length;
+function chunkOf(/** @type {number} */ rows) {
+  let chunk = byRows[rows];
+  if (chunk === undefined) {
+    const sql = options.insertRowsSql[rows - 1];
+    if (sql === undefined) throw new Error(`no INSERT of ${rows} rows`);
+    chunk = { insert: db.prepare(sql), values: [] };
+    byRows[rows] = chunk;
+  }
+  return chunk;
+}
 const upsert = db.prepare(options.upsertSql);
 const probe = db.prepare(options.probeSql);
 
@@ -38,7 +51,14 @@ const ring = makeReader(Buffer.from(buffer, controlBytes, capacity));
 /** Inserts a write message's events and last reports; `reader.pos` is at its body. */
 const write = db.transaction((/** @type {import('../../events/binary.js').BinaryReader} */ reader, /** @type {number} */ count) => {
   const storedAt = reader.f64();
-  for (let i = 0; i < count; i++) insert.run(reader.row(storedAt));
+  for (let left = count; left > 0; ) {
+    const rows = left < chunkRows ? left : chunkRows;
+    const { insert, values } = chunkOf(rows);
+    let at = 0;
+    for (let i = 0; i < rows; i++) at = reader.rowInto(storedAt, values, at);
+    insert.run(values);
+    left -= rows;
+  }
   const reports = reader.u32();
   for (let i = 0; i < reports; i++) upsert.run(reader.text(), reader.text(), reader.f64(), reader.u16());
 });

@@ -90,6 +90,26 @@ describe('openRedisStores', () => {
     expect(await s.healthy()).toBe(false);
   });
 
+  it('a client that ends by itself (ioredis does, in a failover race) is connected again; close() ends it for good', async () => {
+    const warnings: string[] = [];
+    const s = await openRedisStores({ url: redisUrl, keyPrefix: freshPrefix(), logger: { warn: (_o, msg) => warnings.push(msg) } });
+    // Ended without this module asking: the state ioredis leaves a Sentinel client in when its
+    // failover detector fires mid-connect (every call then fails with "Connection is closed.").
+    s.redis.disconnect();
+    await new Promise((r) => s.redis.once('end', r));
+    const deadline = Date.now() + 5000;
+    while (!(await s.healthy())) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await s.providers.get('nobody')).toBeNull();
+    expect(warnings).toContain('Redis client ended by itself; connecting it again');
+    await s.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(s.redis.status).toBe('end');
+    expect(await s.healthy()).toBe(false);
+  });
+
   it('fails fast with a clear error when Redis cannot be reached', async () => {
     const port = await freePort();
     const started = Date.now();

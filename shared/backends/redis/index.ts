@@ -191,6 +191,25 @@ function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password'
   };
 }
 
+/**
+ * ioredis can end a client for good while Redis is merely failing over: in Sentinel mode its
+ * failover detector, hearing +switch-master while the client is between asking a Sentinel and
+ * connecting, makes the connector throw "Connection is closed", and the client goes to `end`
+ * instead of retrying. Every later call then fails at once, forever (seen in the HA failover test
+ * under load: one gateway answered -5 for good while the other resumed; redis/ioredis#1683 reports
+ * the same symptom). A client ended by anything but this module is connected again.
+ */
+export function keepConnecting(client: Redis, closed: () => boolean, logger: RedisLogger, endpoint: string, delayMs = 100): void {
+  client.on('end', () => {
+    if (closed()) return;
+    logger.warn({ endpoint }, 'Redis client ended by itself; connecting it again');
+    setTimeout(() => {
+      // A failed attempt ends the client again, which comes back here.
+      if (!closed() && client.status === 'end') client.connect().catch(() => undefined);
+    }, delayMs).unref();
+  });
+}
+
 /** The client of either form: Sentinels when given, else the URL. */
 function createRedisClient(options: RedisStoresOptions): Redis {
   if (options.sentinels !== undefined && options.sentinels.length > 0) return new Redis(redisSentinelOptions(options));
@@ -250,6 +269,10 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     logger.warn({ endpoint }, 'Redis connection restored');
   });
 
+  // Set before this module disconnects a client itself: only then may it stay ended.
+  let closed = false;
+  keepConnecting(redis, () => closed, logger, endpoint);
+
   try {
     const info = await guard('open', () => redis.info('server'));
     const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? '0';
@@ -262,6 +285,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     const loaded = await guard('open', () => load.exec());
     for (const [err] of loaded ?? []) if (err !== null) throw err;
   } catch (err) {
+    closed = true;
     redis.disconnect();
     if (err instanceof RedisUnavailableError) throw err;
     throw err instanceof Error ? err : new Error(String(err));
@@ -276,6 +300,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   durable?.on('error', () => {
     // Reported once by the main connection's listener; calls on this one reject and it reconnects.
   });
+  if (durable !== null) keepConnecting(durable, () => closed, logger, endpoint);
   const durableWrites = durable === null ? null : { redis: durable, replicas: commandReplicas, waitMs: options.commandWaitMs ?? 1000 };
 
   return {
@@ -298,6 +323,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
       }
     },
     close() {
+      closed = true;
       closing ??= (async () => {
         try {
           if (redis.status === 'ready') await within(redis.quit(), 2000, 'timeout');

@@ -146,6 +146,9 @@ describe('Redis failover (Sentinel)', () => {
   });
 
   it('(b) replication link cut, then primary kill -9: the replica missed the last writes, still nothing lost and no id twice', async () => {
+    // A failed (a) left its processes running: stop them first, or they outlive the file.
+    await stopRun(run);
+    run = undefined;
     await redisSettled();
     run = await startRun();
     const r = run;

@@ -17,7 +17,6 @@ import { UPSERT_LAST_REPORT_SQL } from '../shared/backends/embedded/trips.js';
 import { WriterThread, type GroupToWrite } from '../shared/backends/embedded/writer-thread.js';
 import { EVENT_FIELD_LIST, exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
 import type { AppendOutcome } from '../shared/backends/types.js';
-import type { StoreAccess } from '../shared/backends/embedded/store-access.js';
 import { sample } from './helpers/event-samples.js';
 
 const T0 = Date.UTC(2026, 10, 25, 12);
@@ -32,7 +31,7 @@ function tempDir(): string {
   return dir;
 }
 
-function openLog(offThread: boolean, extra: { ringBytes?: number; maxGroupEvents?: number; access?: StoreAccess } = {}): { db: SqliteDatabase; log: SqliteEventLog; errors: unknown[] } {
+function openLog(offThread: boolean, extra: { ringBytes?: number; maxGroupEvents?: number } = {}): { db: SqliteDatabase; log: SqliteEventLog; errors: unknown[] } {
   const db = openDatabase(tempDir(), 'NORMAL');
   const errors: unknown[] = [];
   const log = new SqliteEventLog(db, { dedupeWindowMs: 60_000, now: () => T0, offThread, synchronous: 'NORMAL', onCommitError: (e) => errors.push(e), ...extra });
@@ -136,22 +135,6 @@ describe('writer ring', () => {
     // The killed transaction left nothing behind.
     expect(storedIds.size).toBe(300 + 100);
   }, 60_000);
-
-  it('hands the group that filled during a commit to the writer before answering that commit\'s callers', async () => {
-    const seen: string[] = [];
-    // Only the hand-off announcement is used here: each group given to the writer calls it once.
-    const access = { committing: () => seen.push('handed') } as unknown as StoreAccess;
-    const { log } = openLog(true, { access });
-    const first = log.append(records(1, 4)).then(() => seen.push('first answered'));
-    await new Promise((r) => setImmediate(r)); // the first group is handed over on this turn
-    expect(seen).toEqual(['handed']);
-    // Joins the next group while the first commits.
-    const second = log.append(records(1, 5)).then(() => seen.push('second answered'));
-    await Promise.all([first, second]);
-    // The writer got the second group before the first's answers were written, not a turn after them.
-    expect(seen).toEqual(['handed', 'handed', 'first answered', 'second answered']);
-    await log.close();
-  });
 
   it('close drains what is queued; probes commit through the ring', async () => {
     const { db, log } = openLog(true, { ringBytes: 1024 });

@@ -241,8 +241,8 @@ export class SqliteEventLog implements EventLog {
 
   async close(): Promise<void> {
     this.closed = true;
-    // Drain: the commits in flight (each starts the next), then every group still queued, in order.
-    while (this.committing !== null) await this.committing;
+    // Drain: the commit in flight, then every group still queued, in order.
+    if (this.committing !== null) await this.committing;
     while (this.groups.length > 0) await this.flushHead();
     await this.writer.close();
   }
@@ -282,16 +282,12 @@ export class SqliteEventLog implements EventLog {
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      if (this.committing === null && this.groups.length > 0) this.flushNow();
-    });
-  }
-
-  /** Starts committing the oldest group; `committing` is that commit until the next one replaces it. */
-  private flushNow(): void {
-    const commit = this.flushHead();
-    this.committing = commit;
-    void commit.finally(() => {
-      if (this.committing === commit) this.committing = null;
+      if (this.committing === null && this.groups.length > 0) {
+        this.committing = this.flushHead().finally(() => {
+          this.committing = null;
+          if (this.groups.length > 0) this.scheduleFlush();
+        });
+      }
     });
   }
 
@@ -325,9 +321,6 @@ export class SqliteEventLog implements EventLog {
     const elapsed = performance.now() - started;
     this.counters.commitMs += elapsed;
     this.counters.maxCommitMs = Math.max(this.counters.maxCommitMs, elapsed);
-    // The group that filled meanwhile goes to the writer before this one's callers are answered:
-    // the writer commits it while this thread writes those answers, instead of waiting for them.
-    if (this.groups.length > 0) this.flushNow();
     group.resolve();
     if (group.status === 'committed') this.options.onCommitted?.(group.events, group.ids, storedAt);
     this.prune();

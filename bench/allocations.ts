@@ -7,7 +7,9 @@
  *
  * Run: npx tsx bench/allocations.ts [script.lua [wrk script args]]
  *      (env DURATION=5, CONNECTIONS=50, RATE=16000 for the paced part (0 skips it), TOP=30;
- *      GATEWAY_THREADS=1 unless set)
+ *      GATEWAY_THREADS=1 unless set; SERVER_NODE_ARGS: more Node.js flags for the server, e.g.
+ *      `--no-turbo-inlining` so that allocations are charged to the function that makes them,
+ *      not to the one an optimised caller inlined it into)
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +24,7 @@ const RATE = Number(process.env.RATE ?? 16_000);
 const TOP = Number(process.env.TOP ?? 30);
 const ROOT = path.resolve(import.meta.dirname, '..');
 const env = { SQLITE_SYNCHRONOUS: 'FULL', GATEWAY_THREADS: process.env.GATEWAY_THREADS ?? '1' };
+const serverArgs = (process.env.SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 
 interface SampleNode {
   id: number;
@@ -40,7 +43,7 @@ async function allocations(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-alloc-'));
   const server = await startServer(
     { ...env, HEAP_SAMPLER_DIR: dir },
-    { nodeArgs: ['--import', path.join(import.meta.dirname, 'lib', 'heap-sampler.mjs')] },
+    { nodeArgs: [...serverArgs, '--import', path.join(import.meta.dirname, 'lib', 'heap-sampler.mjs')] },
   );
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
@@ -75,7 +78,7 @@ async function allocations(): Promise<void> {
 }
 
 async function scavengePauses(): Promise<void> {
-  const server = await startServer(env, { nodeArgs: ['--trace-gc-nvp'] });
+  const server = await startServer(env, { nodeArgs: [...serverArgs, '--trace-gc-nvp'] });
   let trace = '';
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });

@@ -82,6 +82,6 @@ describe('Metrics request and event-result tallies', () => {
     );
     // The duration histogram still sees every request.
     const seconds = json.find((m) => m.name === 'gateway_request_duration_seconds')!;
-    expect(seconds.values.find((v) => v.metricName === 'gateway_request_duration_seconds_count')?.value).toBe(2);
+    expect(seconds.values.find((v) => 'metricName' in v && v.metricName === 'gateway_request_duration_seconds_count')?.value).toBe(2);
   });
 });

@@ -37,13 +37,16 @@ class XsdParser {
   kind: Kind = KIND.Unspecified;
   zoneHour = 0;
   zoneMinute = 0;
-  private readonly length: number;
+  private text = '';
+  private length = 0;
 
-  constructor(private readonly text: string) {
+  /** Parses `text` from scratch: every field is set again (one parser serves every call, see PARSER). */
+  parse(text: string): TypeCode | null {
+    this.text = text;
     this.length = text.length;
-  }
-
-  parse(): TypeCode | null {
+    this.year = this.month = this.day = this.hour = this.minute = this.second = this.fraction = 0;
+    this.kind = KIND.Unspecified;
+    this.zoneHour = this.zoneMinute = 0;
     let start = 0;
     while (start < this.length && isWhiteSpace(this.text.charCodeAt(start))) start++;
     if (this.parseDate(start)) {
@@ -195,9 +198,12 @@ class XsdParser {
   }
 }
 
+/** Parsing is synchronous and never re-entered, so one parser serves every call: two fewer objects per event. */
+const PARSER = new XsdParser();
+
 function strict(text: string, todayOf: () => CivilDate): ParsedDateTime | null {
-  const p = new XsdParser(text);
-  const type = p.parse();
+  const p = PARSER;
+  const type = p.parse(text);
   if (type === null) return null;
   let value: DayTicks = {
     days: daysFromCivil(p.year, p.month, p.day),

@@ -178,8 +178,9 @@ function readColumns(f: EventField, name: string): { code: string; columns: stri
 }
 
 /**
- * The row is in table order (its columns'), the bytes in layout order: values are read into
- * locals, then returned as one array literal in column order.
+ * The row is in table order (its columns'), the bytes in layout order: `reads` reads the values
+ * into locals, `columns` names those locals in column order (row() returns them as one array
+ * literal, rowInto() stores them into its array).
  */
 function rowOrder(fields: readonly EventField[], layout: readonly EventField[]): { reads: string; columns: string[] } {
   const read = new Map(layout.map((f, i) => [f, readColumns(f, `c${i}`)]));

@@ -115,8 +115,9 @@ function columnValues(f: EventField, v: string): string[] {
 
 export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
   const columns = eventColumns(fields);
+  const head = `INSERT INTO events (${columns.map((c) => c.name).join(', ')}) VALUES `;
   const placeholders = `(${columns.map(() => '?').join(', ')})`;
-  const insertRowsSql = (rows: number): string => `INSERT INTO events (${columns.map((c) => c.name).join(', ')}) VALUES ${Array(rows).fill(placeholders).join(', ')}`;
+  const insertRowsSql = (rows: number): string => head + Array<string>(rows).fill(placeholders).join(', ');
   const insertSql = insertRowsSql(1);
   const storable = recordCheck(fields, (f) => f.name);
   // Compiled once (see schema.ts): the row builder runs per event at tens of thousands a second.

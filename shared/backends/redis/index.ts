@@ -199,7 +199,7 @@ function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password'
  * under load: one gateway answered -5 for good while the other resumed; redis/ioredis#1683 reports
  * the same symptom). A client ended by anything but this module is connected again.
  */
-export function keepConnecting(client: Redis, closed: () => boolean, logger: RedisLogger, endpoint: string, delayMs = 100): void {
+function keepConnecting(client: Redis, closed: () => boolean, logger: RedisLogger, endpoint: string, delayMs = 100): void {
   client.on('end', () => {
     if (closed()) return;
     logger.warn({ endpoint }, 'Redis client ended by itself; connecting it again');

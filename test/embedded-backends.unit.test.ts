@@ -384,10 +384,13 @@ describe('EventLog', () => {
     side.exec(`CREATE TRIGGER refuse_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'simulated I/O failure'); END`);
 
     const e = event();
-    const [failed, alsoFailed] = await Promise.all([
+    const [failed, alsoFailed, resentAlone] = await Promise.all([
       b.eventLog.append([e, { ...e, receivedAt: e.receivedAt + 1 }]),
       b.eventLog.append([event()]),
+      // A one-event call resending a copy still pending shares that copy's failed commit.
+      b.eventLog.append([{ ...e, receivedAt: e.receivedAt + 3 }]),
     ]);
+    expect(resentAlone).toEqual([{ ok: false, reason: 'unavailable' }]);
     expect(failed).toEqual([
       { ok: false, reason: 'unavailable' },
       { ok: false, reason: 'unavailable' },

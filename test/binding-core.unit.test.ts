@@ -82,7 +82,10 @@ function setup(invoke: (op: OperationDef, args: ArgumentBag, ctx: CallContext) =
   const codec = new TestCodec();
   const logs: string[] = [];
   const logger = pino({ level: 'error' }, { write: (line: string) => void logs.push(line) });
-  const service = { invoke } as unknown as OperationService;
+  // BindingCore calls `start`, the callback form of `invoke`.
+  const service = {
+    start: (op: OperationDef, args: ArgumentBag, ctx: CallContext, done: (r: unknown) => void, failed: (e: unknown) => void) => void invoke(op, args, ctx).then(done, failed),
+  } as unknown as OperationService;
   const config = loadConfig({ SESSION_COOKIE_NAME: 'SID' });
   const core = new BindingCore(codec, { service, config, logger, clock: () => NOW, cookieHeader: (id) => `SID=${id}; path=/`, rejected: () => undefined });
   return { core, codec, logs };

@@ -94,6 +94,24 @@ export function readScalar(field: ScalarField, text: string, today: Today, reade
 export type Today = () => CivilDate;
 
 /** Today's date in `zone`, looked up only if a value needs it. */
+/**
+ * `todayIn` reused call after call (one per binding, no closure per request): `at(now)` before
+ * each decode, which reads the date only if a value needs it.
+ */
+export class TodayAt {
+  private now = 0;
+  private date: CivilDate | null = null;
+  readonly today: Today = () => (this.date ??= civilDateIn(this.now, this.zone));
+
+  constructor(private readonly zone: string) {}
+
+  at(now: number): Today {
+    this.now = now;
+    this.date = null;
+    return this.today;
+  }
+}
+
 export function todayIn(zone: string, clock: () => number): Today {
   let today: CivilDate | undefined;
   return () => (today ??= civilDateIn(clock(), zone));

@@ -6,7 +6,7 @@ import { ClientError, type ClientErrorKey, type ClientErrorParams } from '../err
 import type { CallContext } from '../service/context.js';
 import { readCookie, Status, statusLine, TEXT_PLAIN, type Exchange, type ProxyTrust, type RejectReason } from '../transport/exchange.js';
 import type { OperationService } from '../service/service.js';
-import { todayIn, type DecodedCall, type Today } from './arguments.js';
+import { TodayAt, type DecodedCall, type Today } from './arguments.js';
 
 /** The answer to every failure that is ours, never the client's (docs/protocol.md §Errors). */
 export const INTERNAL_ERROR = ClientError.of('internalError');
@@ -35,8 +35,8 @@ export interface BindingCodec<Frame, Input, Writer> {
   /** Renders what is constant in an operation's answers (BindingCore keeps one per operation). */
   writer(op: OperationDef): Writer;
   contentType(frame: Frame): string;
-  /** The body of a successful call's answer. */
-  encode(writer: Writer, frame: Frame, result: unknown): string;
+  /** The body of a successful call's answer (bytes: see soap/answer-bytes.ts for how long they stay valid). */
+  encode(writer: Writer, frame: Frame, result: unknown): string | Uint8Array;
   /** Answers a registry error the operation layer threw, or INTERNAL_ERROR for an error of ours. */
   fault(ex: Exchange, frame: Frame, error: ClientError): void;
 }
@@ -63,6 +63,7 @@ export class BindingCore<Frame, Input, Writer> {
   private readonly trust: ProxyTrust;
   private readonly writers = new Map<string, Writer>();
   private readonly failed: string;
+  private readonly today: TodayAt;
 
   constructor(
     private readonly codec: BindingCodec<Frame, Input, Writer>,
@@ -70,28 +71,34 @@ export class BindingCore<Frame, Input, Writer> {
   ) {
     this.trust = proxyaddr.compile(deps.config.trustedProxies);
     this.failed = `${codec.name} request failed`;
+    this.today = new TodayAt(deps.config.timeZone);
   }
 
   /** Runs `op` with what the request carried and answers it; never throws. */
   call(ex: Exchange, frame: Frame, op: OperationDef, input: Input): void {
     const { config, clock } = this.deps;
     ex.operation = op.name;
+    const now = clock();
     let decoded: DecodedCall;
     try {
-      decoded = this.codec.decode(op, input, todayIn(config.timeZone, clock));
+      decoded = this.codec.decode(op, input, this.today.at(now));
     } catch (err) {
       if (!this.codec.refuse(ex, frame, err)) this.internalError(ex, frame, err);
       return;
     }
     const ctx: CallContext = {
       operation: op.name,
-      now: clock(),
+      now,
       sessionId: readCookie(ex.header('cookie'), config.sessionCookieName),
       extras: decoded.extras,
       clientAddress: () => ex.clientAddress(this.trust),
       newSessionId: null,
+      provider: null,
     };
-    this.deps.service.invoke(op, decoded.args, ctx).then(
+    this.deps.service.start(
+      op,
+      decoded.args,
+      ctx,
       (result) => this.answer(ex, frame, op, ctx, result),
       (err: unknown) => (err instanceof ClientError ? this.codec.fault(ex, frame, err) : this.internalError(ex, frame, err)),
     );
@@ -109,7 +116,7 @@ export class BindingCore<Frame, Input, Writer> {
   }
 
   private answer(ex: Exchange, frame: Frame, op: OperationDef, ctx: CallContext, result: unknown): void {
-    let body: string;
+    let body: string | Uint8Array;
     try {
       body = this.codec.encode(this.writer(op), frame, result);
     } catch (err) {

@@ -13,10 +13,21 @@ export interface CallContext {
   readonly clientAddress: () => string;
   /** Set by a successful Login: the binding sends it as the session cookie. */
   newSessionId: string | null;
+  /**
+   * Null until the call pipeline resolves the provider (then the call is an AuthenticatedCall).
+   * Declared from the start so that setting it does not reshape the object on every request.
+   */
+  provider: Provider | null;
 }
 
 /** The context of an operation whose provider the call pipeline has resolved. */
 export interface AuthenticatedCall extends CallContext {
-  readonly provider: Provider;
+  provider: Provider;
+}
+
+/** The context, now known to be `provider`'s call. */
+export function authenticated(ctx: CallContext, provider: Provider): AuthenticatedCall {
+  ctx.provider = provider;
+  return ctx as AuthenticatedCall;
 }
 

@@ -69,8 +69,13 @@ export class EventIngest {
 
   /** Records for the valid events; the invalid ones answered -3. */
   private validate(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Batch {
-    const batch: Batch = { codes: new Array<number>(inputs.length), accepted: [], positions: [] };
     const zone = provider.timeZone ?? this.options.timeZone;
+    if (inputs.length === 1) {
+      // A plain insert: arrays of exactly one (pushing onto [] reserves room for 17).
+      const record = this.toRecord(provider.systemUser, inputs[0]!, zone, operation, now);
+      return record === null ? { codes: [ResultCode.InvalidEvent], accepted: [], positions: [] } : { codes: [0], accepted: [record], positions: [0] };
+    }
+    const batch: Batch = { codes: new Array<number>(inputs.length), accepted: [], positions: [] };
     for (let i = 0; i < inputs.length; i++) {
       const record = this.toRecord(provider.systemUser, inputs[i]!, zone, operation, now);
       if (record === null) batch.codes[i] = ResultCode.InvalidEvent;

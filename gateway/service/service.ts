@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { Authenticator } from './auth.js';
 import { ClientError } from '../errors/registry.js';
-import type { AuthenticatedCall, CallContext } from './context.js';
+import { authenticated, type AuthenticatedCall, type CallContext } from './context.js';
 import { EventIngest } from './events.js';
 import { createHandlers, type Handlers, type ServiceBackends } from './handlers.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -76,15 +76,30 @@ export class OperationService {
   }
 
   /** `args` must have been decoded for `op` (gateway/bindings/soap/soap-arguments.ts, form/form-arguments.ts), which makes the casts sound. */
-  async invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
+  invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
+    return new Promise((resolve, reject) => this.start(op, args, ctx, resolve, reject));
+  }
+
+  /**
+   * `invoke` for the bindings: the answer goes to `done`, an error that is not a backend's
+   * unavailability to `failed`. Callbacks, not a promise per layer: a call answered from memory up
+   * to the event log's append costs no promise of its own.
+   */
+  start(op: OperationDef, args: ArgumentBag, ctx: CallContext, done: (result: unknown) => void, failed: (err: unknown) => void): void {
     const plan = this.plans.get(op.name);
-    if (plan === undefined) throw new Error(`No handler for ${op.name}.`);
-    try {
-      return await this.run(plan, args, ctx);
-    } catch (err) {
-      if (!(err instanceof BackendUnavailableError)) throw err;
-      return answer(retryLater(op), args);
+    if (plan === undefined) {
+      failed(new Error(`No handler for ${op.name}.`));
+      return;
     }
+    let result: unknown;
+    try {
+      result = this.run(plan, args, ctx);
+    } catch (err) {
+      settleFailure(op, args, err, done, failed);
+      return;
+    }
+    if (result instanceof Promise) result.then(done, (err: unknown) => settleFailure(op, args, err, done, failed));
+    else done(result);
   }
 
   /**
@@ -106,7 +121,7 @@ export class OperationService {
   /** Limits, then the handler, for a call whose provider is known. */
   private authorised(plan: Plan, args: ArgumentBag, ctx: CallContext, provider: Provider): unknown {
     const { op, limits, handler } = plan;
-    const call: AuthenticatedCall = Object.assign(ctx, { provider });
+    const call = authenticated(ctx, provider);
     const check = limits.check(args);
     if (!check.callInvalid && check.invalidItems.size === 0) return handler(args, call);
     const refusals = op.refusals!;
@@ -151,6 +166,22 @@ export class OperationService {
     const provider = await this.backends.providers.get(systemUser);
     return provider?.enabled === true ? provider : null;
   }
+}
+
+/** A backend that cannot be reached is answered "retry later"; anything else is passed on. */
+function settleFailure(op: OperationDef, args: ArgumentBag, err: unknown, done: (result: unknown) => void, failed: (err: unknown) => void): void {
+  if (!(err instanceof BackendUnavailableError)) {
+    failed(err);
+    return;
+  }
+  let result: unknown;
+  try {
+    result = answer(retryLater(op), args);
+  } catch (refusal) {
+    failed(refusal);
+    return;
+  }
+  done(result);
 }
 
 /** The value (or fault) a refusal answers with; `eachOf` repeats it for every item of a batch. */

@@ -72,7 +72,7 @@ export class Exchange {
   }
 
   /** Sends a complete response unless one was sent already or the client went away. */
-  send(status: string, contentType: string | null, body: string, extraHeaders?: readonly [string, string][]): void {
+  send(status: string, contentType: string | null, body: string | Uint8Array, extraHeaders?: readonly [string, string][]): void {
     this.respond(status, contentType, body, extraHeaders, false);
   }
 
@@ -84,7 +84,7 @@ export class Exchange {
     this.respond(status, TEXT_PLAIN, `${message}\r\n`, undefined, true);
   }
 
-  private respond(status: string, contentType: string | null, body: string, extraHeaders: readonly [string, string][] | undefined, close: boolean): void {
+  private respond(status: string, contentType: string | null, body: string | Uint8Array, extraHeaders: readonly [string, string][] | undefined, close: boolean): void {
     if (this.done || this.aborted) return;
     this.status = status.slice(0, 3);
     this.res.cork(() => {

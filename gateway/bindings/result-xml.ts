@@ -67,6 +67,7 @@ export class SoapResultWriter {
   private readonly open: string;
   private readonly close: string;
   private readonly empty: string;
+  private readonly tag: string;
 
   constructor(
     private readonly op: OperationDef,
@@ -76,12 +77,18 @@ export class SoapResultWriter {
     this.open = `<${op.name}Response xmlns="${ns}">`;
     this.close = `</${op.name}Response>`;
     this.empty = `<${op.name}Response xmlns="${ns}" />`;
+    this.tag = `${op.name}Result`;
+  }
+
+  /** What a scalar result's Body content has before and after the value's text. */
+  scalarParts(): { open: string; close: string } {
+    return { open: `${this.open}<${this.tag}>`, close: `</${this.tag}>${this.close}` };
   }
 
   /** The Body content for a result value. */
   body(value: Value): string {
     const result = this.op.result;
-    const tag = `${this.op.name}Result`;
+    const tag = this.tag;
     switch (result.kind) {
       case 'scalar':
         return `${this.open}<${tag}>${scalarText(result.type, value)}</${tag}>${this.close}`;

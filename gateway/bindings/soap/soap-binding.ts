@@ -12,6 +12,7 @@ import { CallScanner, type ScannedCall } from './compiled/call-builder.js';
 import type { CallRecord } from './compiled/call-record.js';
 import { catalogPlans } from './compiled/operation-plan.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE } from './envelope-writer.js';
+import { ScalarAnswerBytes } from './answer-bytes.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
 
@@ -19,7 +20,13 @@ const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'applicati
  * SOAP's part of a call (BindingCore): arguments from the Body element's slots, read by the
  * operation's compiled plan (compiled/README.md), answers in the envelope's version.
  */
-class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapResultWriter> {
+/** An operation's answers: as bytes when its result is an int or a boolean, else as text. */
+interface SoapWriter {
+  readonly text: SoapResultWriter;
+  readonly bytes: ScalarAnswerBytes | null;
+}
+
+class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapWriter> {
   readonly name = 'SOAP';
 
   decode(op: OperationDef, record: CallRecord | null, today: Today): DecodedCall {
@@ -34,16 +41,17 @@ class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapResu
     return true;
   }
 
-  writer(op: OperationDef): SoapResultWriter {
-    return new SoapResultWriter(op, this.namespace);
+  writer(op: OperationDef): SoapWriter {
+    const text = new SoapResultWriter(op, this.namespace);
+    return { text, bytes: ScalarAnswerBytes.of(op, text) };
   }
 
   contentType(version: SoapVersion): string {
     return SOAP_CONTENT_TYPE[version];
   }
 
-  encode(writer: SoapResultWriter, version: SoapVersion, result: unknown): string {
-    return envelope(version, writer.body(result));
+  encode(writer: SoapWriter, version: SoapVersion, result: unknown): string | Uint8Array {
+    return writer.bytes?.render(version, result) ?? envelope(version, writer.text.body(result));
   }
 
   fault(ex: Exchange, version: SoapVersion, error: ClientError): void {
@@ -59,7 +67,7 @@ class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapResu
  */
 export class SoapBinding {
   private readonly scanners = new ScannerPool<ScannedCall>(() => new CallScanner(catalogPlans));
-  private readonly core: BindingCore<SoapVersion, CallRecord | null, SoapResultWriter>;
+  private readonly core: BindingCore<SoapVersion, CallRecord | null, SoapWriter>;
 
   private readonly config: Config;
   /** Counts a request refused while reading it (docs/protocol.md §Encodings). */

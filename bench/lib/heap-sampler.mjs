@@ -4,7 +4,7 @@
 // signal is needed: HEAP_SAMPLER_DIR/start, HEAP_SAMPLER_DIR/stop; the profile is written to
 // HEAP_SAMPLER_DIR/allocations.heapprofile.
 import console from 'node:console';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import process from 'node:process';
@@ -25,7 +25,9 @@ if (dir) {
       state = 'done';
       clearInterval(timer);
       void session.post('HeapProfiler.stopSampling').then(({ profile }) => {
-        writeFileSync(path.join(dir, 'allocations.heapprofile'), JSON.stringify(profile));
+        // Written whole under another name, then renamed: the bench reads it as soon as it exists.
+        writeFileSync(path.join(dir, 'allocations.partial'), JSON.stringify(profile));
+        renameSync(path.join(dir, 'allocations.partial'), path.join(dir, 'allocations.heapprofile'));
       });
     }
   }, 50);

@@ -1,5 +1,6 @@
 import type { ParsedDateTime } from '../catalogue/types.js';
 import type { EventInstant } from '../backends/types.js';
+import { daysFromCivil } from './calendar.js';
 
 /**
  * Time-zone arithmetic on the platform's IANA database (Intl), so zone rules stay current with
@@ -38,10 +39,15 @@ export function offsetMinutesAt(zone: string, epochMs: number): number {
   return Math.round((asUtc - wholeSecond) / 60_000);
 }
 
-function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
-  const d = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));
-  d.setUTCFullYear(year); // Date.UTC maps years 0..99 to 1900..1999
-  return d.getTime();
+/** Days from 0001-01-01 to 1970-01-01. */
+const UNIX_EPOCH_DAYS = daysFromCivil(1970, 1, 1);
+
+/**
+ * Epoch ms of a proleptic Gregorian date and time read as UTC (any year: Date.UTC would map 0..99
+ * to 1900..1999). Arithmetic rather than a Date: two per event, and a Date was an object each.
+ */
+export function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
+  return (daysFromCivil(year, month, day) - UNIX_EPOCH_DAYS) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + ms;
 }
 
 /**

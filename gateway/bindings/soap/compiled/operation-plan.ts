@@ -3,6 +3,7 @@ import { isArrayParam, operationList, type ArgumentBag, type ArrayParam, type Op
 import { NO_EXTRAS, type DecodedCall, type Today } from '../../arguments.js';
 import { soapConverter, soapDefault } from '../soap-arguments.js';
 import { TEXT, type CallRecord } from './call-record.js';
+import { compileFunction } from '../../../../shared/events/schema.js';
 
 /** Buckets of a NameTable: a power of two well above the longest list (a dozen names). */
 const BUCKETS = 64;
@@ -80,8 +81,8 @@ export class OperationPlan {
   readonly params: NameTable;
   /** Per parameter: its items' layout, or null for a scalar parameter. */
   readonly layouts: readonly (ItemLayout | null)[];
-  private readonly names: readonly string[];
-  private readonly readers: readonly ParamReader[];
+  /** The arguments as one object literal, parameters in catalogue order (see `argumentsBuilder`). */
+  private readonly build: (record: CallRecord | null, today: Today) => ArgumentBag;
 
   constructor(
     readonly op: OperationDef,
@@ -90,17 +91,34 @@ export class OperationPlan {
   ) {
     this.params = new NameTable(op.params.map((p) => p.name));
     this.layouts = op.params.map((p) => (isArrayParam(p) ? new ItemLayout(p) : null));
-    this.names = op.params.map((p) => p.name);
-    this.readers = op.params.map((p, i) => paramReader(p, i));
+    this.build = argumentsBuilder(
+      op.params.map((p) => p.name),
+      op.params.map((p, i) => paramReader(p, i)),
+    );
   }
 
   decode(record: CallRecord | null, today: Today): DecodedCall {
-    const args: ArgumentBag = {};
-    const names = this.names;
-    const readers = this.readers;
-    for (let p = 0; p < names.length; p++) args[names[p]!] = readers[p]!(record, today);
+    const args = this.build(record, today);
     return { args, extras: record === null || record.extraCount === 0 ? NO_EXTRAS : extrasOf(record, args) };
   }
+}
+
+/**
+ * `{ [names[0]]: readers[0](record, today), ... }` compiled once: one allocation with a fixed
+ * shape, where adding a dozen computed keys to `{}` grew its property store several times per
+ * request (bench/allocations.ts). Values are read in order, so the first bad one is the one named.
+ */
+function argumentsBuilder(names: readonly string[], readers: readonly ParamReader[]): (record: CallRecord | null, today: Today) => ArgumentBag {
+  const entries = names.map((name, i) => `${JSON.stringify(name)}: readers[${i}](record, today)`);
+  return compileFunction(['record', 'today'], `return { ${entries.join(', ')} };`, { readers });
+}
+
+/** One array item's fields as an object literal from its slots (missing ones: the type's default). */
+type ItemBuilder = (states: Uint8Array, texts: readonly (string | undefined)[], base: number, today: Today) => ArgumentBag;
+
+function itemBuilder(fieldNames: readonly string[], converts: readonly ((text: string, today: Today) => unknown)[], missing: readonly unknown[]): ItemBuilder {
+  const entries = fieldNames.map((name, f) => `${JSON.stringify(name)}: states[base + ${f}] === TEXT ? converts[${f}](texts[base + ${f}], today) : missing[${f}]`);
+  return compileFunction(['states', 'texts', 'base', 'today'], `return { ${entries.join(', ')} };`, { converts, missing, TEXT });
 }
 
 function paramReader(param: Param, p: number): ParamReader {
@@ -111,16 +129,13 @@ function paramReader(param: Param, p: number): ParamReader {
   const missing = item.fields.map((f) => soapDefault(f.type));
   const fieldNames = item.fields.map((f) => f.name);
   const stride = fieldNames.length;
+  const build = itemBuilder(fieldNames, converts, missing);
   return (record, today) => {
     if (record === null || record.states[p] !== TEXT) return null;
     const list = record.items[p]!;
     const { states, texts } = list;
-    const out: ArgumentBag[] = [];
-    for (let k = 0, base = 0; k < list.count; k++, base += stride) {
-      const value: ArgumentBag = {};
-      for (let f = 0; f < stride; f++) value[fieldNames[f]!] = states[base + f] === TEXT ? converts[f]!(texts[base + f]!, today) : missing[f];
-      out.push(value);
-    }
+    const out = new Array<ArgumentBag>(list.count);
+    for (let k = 0, base = 0; k < list.count; k++, base += stride) out[k] = build(states, texts, base, today);
     return out;
   };
 }

@@ -59,6 +59,7 @@ function openBackends(mode: string, config: Config, logger: Logger, metrics: Met
     idFloor: config.idFloor,
     now: clock,
     onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
+    onGroupCommitted: (events) => metrics.publishBatchSize.observe(events),
   });
 }
 

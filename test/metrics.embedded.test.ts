@@ -53,6 +53,9 @@ describe('metrics', () => {
     const delta = (series: string): number => value(after, series) - value(before, series);
     expect(delta('gateway_event_results_total{operation="LoginYInsertarEventos",result="id"}')).toBe(3);
     expect(delta('gateway_event_results_total{operation="LoginYInsertarEventos",result="-3"}')).toBe(2);
+    // The embedded log's commits are sized too: this batch's three stored events in one group.
+    expect(delta('gateway_event_publish_batch_size_count')).toBe(1);
+    expect(delta('gateway_event_publish_batch_size_sum')).toBe(3);
   });
 
   it('requires the admin token', async () => {

@@ -38,6 +38,8 @@ export interface EmbeddedOptions {
   onCommitError?: (error: unknown, events: number) => void;
   /** Every event id issued is greater than this (ID_FLOOR). Default 0. */
   idFloor?: bigint;
+  /** Told the size of each committed group (gateway_event_publish_batch_size). */
+  onGroupCommitted?: (events: number) => void;
 }
 
 /** Backends plus what only the embedded mode has: event-log counters. */
@@ -89,6 +91,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
       synchronous: options.sqliteSynchronous,
       ...(options.idFloor === undefined ? {} : { idFloor: options.idFloor }),
       onCommitted: (events, ids, storedAt) => {
+        options.onGroupCommitted?.(events.length);
         arrivals.record(events);
         feed.publish(events, ids, storedAt);
       },

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH, ResultCode, type EventInput } from '../../shared/catalogue/index.js';
 import { UniformTimeout } from '../../shared/async.js';
@@ -7,6 +6,7 @@ import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js'
 import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
 import { TokenBucketLimiter, type RateLimiter } from './rate-limit.js';
+import { dedupeKey } from './dedupe-key.js';
 
 
 /** Ids are 64-bit; clients get them folded into xs:int 1..2147483647. Never 0. */
@@ -177,7 +177,7 @@ export class EventIngest {
       crudo: e.Crudo ?? null,
       sensors,
       operation,
-      dedupeKey: hash('sha256', `${systemUser}\0${dominio}\0${nroSerie}\0${codigo}\0${eventTime.epochMs}.${eventTime.subMsTicks}\0${e.Latitud}\0${e.Longitud}`, 'base64'),
+      dedupeKey: dedupeKey(systemUser, dominio, nroSerie, codigo, eventTime.epochMs, eventTime.subMsTicks, e.Latitud, e.Longitud),
     };
   }
 }

@@ -17,10 +17,12 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-interface Waiter {
-  readonly deadline: number;
-  readonly expire: (err: TimeoutError) => void;
+/** A call `UniformTimeout` times: `track` sets its deadline, `settle` or the timer ends it. */
+export interface TimedWaiter {
+  deadline: number;
   settled: boolean;
+  /** Called once if the deadline passes first (the waiter is settled by then). */
+  expire(err: TimeoutError): void;
 }
 
 /** Settled waiters dropped from the front before the queue array is compacted. */
@@ -35,7 +37,7 @@ const COMPACT_AFTER = 1024;
  * `ms`, not once per call; it is unref'd and never keeps the process alive.
  */
 export class UniformTimeout {
-  private waiting: Waiter[] = [];
+  private waiting: TimedWaiter[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | null = null;
 
@@ -53,12 +55,27 @@ export class UniformTimeout {
     return n;
   }
 
+  /**
+   * Starts timing `waiter` (a caller's own object: no promise or closure per call); the caller
+   * calls `settle` when its call ends. With no time at all it expires before this returns.
+   */
+  track(waiter: TimedWaiter): void {
+    waiter.settled = false;
+    if (this.ms <= 0) {
+      waiter.settled = true;
+      waiter.expire(new TimeoutError(`${this.what}: no time left`));
+      return;
+    }
+    waiter.deadline = this.now() + this.ms;
+    this.waiting.push(waiter);
+    if (this.timer === null) this.arm(this.ms);
+  }
+
   race<T>(promise: Promise<T>): Promise<T> {
     if (this.ms <= 0) return Promise.reject(new TimeoutError(`${this.what}: no time left`));
     return new Promise<T>((resolve, reject) => {
-      const waiter: Waiter = { deadline: this.now() + this.ms, expire: reject, settled: false };
-      this.waiting.push(waiter);
-      if (this.timer === null) this.arm(this.ms);
+      const waiter: TimedWaiter = { deadline: 0, expire: reject, settled: false };
+      this.track(waiter);
       promise.then(
         (value) => {
           if (this.settle(waiter)) resolve(value);
@@ -71,8 +88,8 @@ export class UniformTimeout {
     });
   }
 
-  /** False when the waiter had already timed out. */
-  private settle(waiter: Waiter): boolean {
+  /** Ends a tracked call; false when it had timed out already (its `expire` was called). */
+  settle(waiter: TimedWaiter): boolean {
     if (waiter.settled) return false;
     waiter.settled = true;
     this.dropSettled();

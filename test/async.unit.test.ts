@@ -90,6 +90,31 @@ describe('UniformTimeout', () => {
     await expect(new UniformTimeout(0, 'event append').race(new Promise(() => {}))).rejects.toThrow('event append: no time left');
   });
 
+  it('times a caller\'s own waiter: expires it once at its deadline, or never once settled', async () => {
+    vi.useFakeTimers();
+    const timeouts = new UniformTimeout(100, 'event append', Date.now);
+    const expired: string[] = [];
+    const waiter = (name: string) => ({ deadline: 0, settled: false, expire: (err: TimeoutError) => void expired.push(`${name}: ${err.message}`) });
+    const late = waiter('late');
+    const prompt = waiter('prompt');
+    timeouts.track(late);
+    await vi.advanceTimersByTimeAsync(40);
+    timeouts.track(prompt);
+    expect(timeouts.settle(prompt)).toBe(true);
+    await vi.advanceTimersByTimeAsync(60);
+    expect(expired).toEqual(['late: event append did not answer within 100 ms']);
+    expect(late.settled).toBe(true);
+    // Settling after the deadline says so: the caller must not answer twice.
+    expect(timeouts.settle(late)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(expired).toHaveLength(1);
+    expect(timeouts.pending).toBe(0);
+    // No time at all: expired before track returns.
+    const none = waiter('none');
+    new UniformTimeout(0, 'event append').track(none);
+    expect(expired[1]).toBe('none: event append: no time left');
+  });
+
   it('keeps memory bounded under a long stream of calls that answer in time', async () => {
     const timeouts = new UniformTimeout(60_000, 'event append');
     for (let i = 0; i < 5000; i++) await timeouts.race(Promise.resolve(i));

@@ -1,7 +1,7 @@
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH, ResultCode, type EventInput } from '../../shared/catalogue/index.js';
-import { UniformTimeout } from '../../shared/async.js';
-import type { AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
+import { UniformTimeout, type TimedWaiter } from '../../shared/async.js';
+import type { AppendCompletion, AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
 import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { parseDouble } from '../../shared/xsd/values.js';
@@ -62,9 +62,18 @@ export class EventIngest {
    * promise chain, the append's.
    */
   insert(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Promise<number[]> {
+    return this.run(provider, inputs, operation, now, allCodes);
+  }
+
+  /** `insert` of one event, answered with its code. */
+  insertOne(provider: Provider, input: EventInput, operation: string, now: number): Promise<number> {
+    return this.run(provider, [input], operation, now, firstCode);
+  }
+
+  private run<R>(provider: Provider, inputs: readonly EventInput[], operation: string, now: number, pick: (codes: number[]) => R): Promise<R> {
     const batch = this.validate(provider, inputs, operation, now);
-    if (!provider.requireRegisteredVehicles) return this.limitAndAppend(provider.systemUser, batch, operation, now);
-    return this.keepRegistered(provider.systemUser, batch).then(() => this.limitAndAppend(provider.systemUser, batch, operation, now));
+    if (!provider.requireRegisteredVehicles) return this.limitAndAppend(provider.systemUser, batch, operation, now, pick);
+    return this.keepRegistered(provider.systemUser, batch).then(() => this.limitAndAppend(provider.systemUser, batch, operation, now, pick));
   }
 
   /** Records for the valid events; the invalid ones answered -3. */
@@ -102,23 +111,34 @@ export class EventIngest {
     batch.positions = positions;
   }
 
-  private limitAndAppend(systemUser: string, batch: Batch, operation: string, now: number): Promise<number[]> {
-    if (batch.accepted.length === 0 || this.limiter === null) return this.append(batch, operation);
+  private limitAndAppend<R>(systemUser: string, batch: Batch, operation: string, now: number, pick: (codes: number[]) => R): Promise<R> {
+    if (batch.accepted.length === 0 || this.limiter === null) return this.append(batch, operation, pick);
     // The bucket is read once at `now`: the first `granted` events go ahead, the rest are over the rate.
     const granted = this.limiter.takeNow?.(systemUser, batch.accepted.length, now);
-    if (granted !== undefined) return this.append(overRate(batch, granted), operation);
-    return this.limiter.take(systemUser, batch.accepted.length, now).then((g) => this.append(overRate(batch, g), operation));
+    if (granted !== undefined) return this.append(overRate(batch, granted), operation, pick);
+    return this.limiter.take(systemUser, batch.accepted.length, now).then((g) => this.append(overRate(batch, g), operation, pick));
   }
 
-  private append(batch: Batch, operation: string): Promise<number[]> {
-    if (batch.accepted.length === 0) return Promise.resolve(this.answered(batch.codes, operation));
-    const started = performance.now();
-    // A late commit after a timeout is harmless: the client's retry is deduplicated to the same id.
-    return this.timeout.race(this.backends.eventLog.append(batch.accepted)).then(
-      (outcomes) => this.stored(batch, outcomes, started, operation),
-      () => this.stored(batch, null, started, operation),
-    );
+  /**
+   * Hands the accepted events to the log and answers once it has (or APPEND_TIMEOUT_MS passed: a
+   * late commit is harmless, the client's retry is deduplicated to the same id). One PendingInsert
+   * is the call's log completion, timeout waiter and answer at once: the promise returned is the
+   * only one the call makes, where a promise per stage (race, then, then) used to be.
+   */
+  private append<R>(batch: Batch, operation: string, pick: (codes: number[]) => R): Promise<R> {
+    if (batch.accepted.length === 0) return Promise.resolve(pick(this.answered(batch.codes, operation)));
+    return new Promise<R>((resolve, reject) => {
+      const pending = new PendingInsert(batch, operation, this.finish, pick, resolve, reject, this.timeout);
+      this.timeout.track(pending);
+      const log = this.backends.eventLog;
+      if (log.appendWith !== undefined) log.appendWith(batch.accepted, pending);
+      else log.append(batch.accepted).then((outcomes) => pending.appended(outcomes), (err: unknown) => pending.refused(err));
+    });
   }
+
+  /** `stored`, bound once for every PendingInsert. */
+  private readonly finish = (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] =>
+    this.stored(batch, outcomes, started, operation);
 
   /** The codes once the log answered: ids, or -5 for what it could not store (null: nothing, in time). */
   private stored(batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] {
@@ -179,6 +199,47 @@ export class EventIngest {
       operation,
       dedupeKey: dedupeKey(systemUser, dominio, nroSerie, codigo, eventTime.epochMs, eventTime.subMsTicks, e.Latitud, e.Longitud),
     };
+  }
+}
+
+const allCodes = (codes: number[]): number[] => codes;
+const firstCode = (codes: number[]): number => codes[0] ?? ResultCode.Unavailable;
+
+/** One insert waiting for the log: its completion, its timeout waiter and its answer in one object. */
+class PendingInsert<R> implements AppendCompletion, TimedWaiter {
+  deadline = 0;
+  settled = false;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly batch: Batch,
+    private readonly operation: string,
+    private readonly stored: (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string) => number[],
+    private readonly pick: (codes: number[]) => R,
+    private readonly resolve: (answer: R) => void,
+    private readonly reject: (err: unknown) => void,
+    private readonly timeout: UniformTimeout,
+  ) {}
+
+  appended(outcomes: AppendOutcome[]): void {
+    if (this.timeout.settle(this)) this.answer(outcomes);
+  }
+
+  /** The log refused the call (an event it cannot hold): answered as unavailable, like a timeout. */
+  refused(_error: unknown): void {
+    if (this.timeout.settle(this)) this.answer(null);
+  }
+
+  expire(): void {
+    this.answer(null);
+  }
+
+  private answer(outcomes: AppendOutcome[] | null): void {
+    try {
+      this.resolve(this.pick(this.stored(this.batch, outcomes, this.started, this.operation)));
+    } catch (err) {
+      this.reject(err);
+    }
   }
 }
 

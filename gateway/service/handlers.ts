@@ -1,4 +1,4 @@
-import { ResultCode, type Args, type EventInput, type OperationName, type Operations, type Result } from '../../shared/catalogue/index.js';
+import { type Args, type EventInput, type OperationName, type Operations, type Result } from '../../shared/catalogue/index.js';
 import type { Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
@@ -30,7 +30,7 @@ export interface HandlerDeps {
 
 export function createHandlers({ backends, config, auth, sessions, ingest }: HandlerDeps): Handlers {
   const insertOne = (event: EventInput, ctx: AuthenticatedCall): Promise<number> =>
-    ingest.insert(ctx.provider, [withExtras(event, ctx.extras)], ctx.operation, ctx.now).then(firstCode);
+    ingest.insertOne(ctx.provider, withExtras(event, ctx.extras), ctx.operation, ctx.now);
 
   /** CambiarClave confirms AntiguaClave; its twin confirms the Password it logged in with (cached). */
   const changePassword = async (ctx: AuthenticatedCall, current: string | null, next: string | null): Promise<boolean> => {
@@ -87,8 +87,4 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
       }));
     },
   };
-}
-
-function firstCode(codes: readonly number[]): number {
-  return codes[0] ?? ResultCode.Unavailable;
 }

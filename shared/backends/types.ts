@@ -222,8 +222,20 @@ export type AppendOutcome =
  */
 export interface EventLog {
   append(events: EventRecord[]): Promise<AppendOutcome[]>;
+  /**
+   * `append` answering through `completion` instead of a promise (a log that has it spares every
+   * insert its promise chain): exactly one of its methods is called once, possibly before this
+   * returns. A rejection of `append` is `refused` here.
+   */
+  appendWith?(events: EventRecord[], completion: AppendCompletion): void;
   /** Flushes what is queued and stops accepting. */
   close(): Promise<void>;
+}
+
+/** Where `appendWith` answers. Its methods must not throw: the log calls them from its commit. */
+export interface AppendCompletion {
+  appended(outcomes: AppendOutcome[]): void;
+  refused(error: unknown): void;
 }
 
 export interface StoredEvent extends EventRecord {

@@ -1,10 +1,11 @@
-import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
+import type { AppendCompletion, AppendOutcome, EventLog, EventRecord } from '../types.js';
 import { DedupeRing } from './dedupe-ring.js';
 import { EVENT_ROWS } from './event-row.js';
-import { STORE_PROBE_SQL, type SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './database.js';
 import type { StoreAccess } from './store-access.js';
-import { noteReport, UPSERT_LAST_REPORT_SQL, type LastReport } from './trips.js';
-import { INSERT_CHUNK_ROWS, WriterThread, type GroupToWrite, type GroupWriter, type LastReportRow } from './writer-thread.js';
+import { noteReport, type LastReport } from './trips.js';
+import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thread.js';
+import { inlineWriter, threadWriter } from './group-writers.js';
 
 /**
  * Events per transaction at most. A commit blocks the event loop (about 20 us per event here), so
@@ -65,6 +66,10 @@ export interface EventLogStats {
 interface Group {
   events: EventRecord[];
   ids: bigint[];
+  /** One-event `appendWith` calls this group decides, side by side: where to answer, with which id, duplicate or not. */
+  completions: AppendCompletion[];
+  completionIds: bigint[];
+  completionDuplicates: boolean[];
   status: 'pending' | 'committed' | 'failed';
   done: Promise<void>;
   resolve: () => void;
@@ -76,42 +81,13 @@ interface Slot {
   group: Group | null;
 }
 
-/**
- * Commits on the caller's own connection (blocks the event loop for the commit). Rows are built
- * from the records directly (EVENT_ROWS.toRow): the reference the writer thread's binary path is
- * compared with (test/writer-ring.embedded.test.ts).
- */
-function inlineWriter(db: SqliteDatabase): GroupWriter {
-  const insert = db.prepare(EVENT_ROWS.insertSql);
-  const upsert = db.prepare(UPSERT_LAST_REPORT_SQL);
-  const probe = db.prepare(STORE_PROBE_SQL);
-  const write = db.transaction(({ ids, events, storedAt, reports }: GroupToWrite) => {
-    for (let i = 0; i < ids.length; i++) insert.run(...EVENT_ROWS.toRow(ids[i]!, events[i]!, storedAt));
-    for (const report of reports) upsert.run(...report);
-  });
-  return {
-    write: async (group) => {
-      write(group);
-    },
-    probe: async (now, padBytes) => {
-      probe.run(now, padBytes);
-    },
-    close: async () => {},
-  };
-}
-
-/** Commits on a writer thread with its own connection to the same file, same durability. */
-function threadWriter(db: SqliteDatabase, configured: 'FULL' | 'NORMAL' | undefined, ringBytes: number | undefined): GroupWriter {
-  // PRAGMA synchronous reads back as a number: 2 = FULL, 1 = NORMAL.
-  const synchronous = configured ?? (Number(db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL');
-  return new WriterThread({
-    file: db.name,
-    synchronous,
-    insertRowsSql: Array.from({ length: INSERT_CHUNK_ROWS }, (_, i) => EVENT_ROWS.insertRowsSql(i + 1)),
-    upsertSql: UPSERT_LAST_REPORT_SQL,
-    probeSql: STORE_PROBE_SQL,
-    ringBytes,
-  });
+/** Answers the group's one-event `appendWith` calls with its fate. */
+function answerCompletions(group: Group): void {
+  const { completions, completionIds, completionDuplicates } = group;
+  const committed = group.status === 'committed';
+  for (let i = 0; i < completions.length; i++) {
+    completions[i]!.appended(committed ? [{ ok: true, id: completionIds[i]!, duplicate: completionDuplicates[i]! }] : [UNAVAILABLE]);
+  }
 }
 
 /**
@@ -174,6 +150,35 @@ export class SqliteEventLog implements EventLog {
     }
   }
 
+  /**
+   * `append` without a promise per call (EventIngest's path): a one-event call waits in its group's
+   * completion list and is answered from the commit; other calls take `append`'s path.
+   */
+  appendWith(events: EventRecord[], completion: AppendCompletion): void {
+    if (events.length !== 1 || this.closed) {
+      this.append(events).then(
+        (outcomes) => completion.appended(outcomes),
+        (err: unknown) => completion.refused(err),
+      );
+      return;
+    }
+    const event = events[0]!;
+    try {
+      EVENT_ROWS.checkStorable(event);
+    } catch (err) {
+      completion.refused(err);
+      return;
+    }
+    const group = this.placeOne(event);
+    if (group === null) {
+      completion.appended([{ ok: true, id: this.placedId, duplicate: true }]);
+      return;
+    }
+    group.completions.push(completion);
+    group.completionIds.push(this.placedId);
+    group.completionDuplicates.push(this.placedDuplicate);
+  }
+
   append(events: EventRecord[]): Promise<AppendOutcome[]> {
     if (this.closed) return Promise.resolve(events.map(() => UNAVAILABLE));
     try {
@@ -191,20 +196,37 @@ export class SqliteEventLog implements EventLog {
    * of groups awaited, an async frame) was a tenth of what a durable insert allocated.
    */
   private appendOne(event: EventRecord): Promise<AppendOutcome[]> {
+    const group = this.placeOne(event);
+    const id = this.placedId;
+    const duplicate = this.placedDuplicate;
+    if (group === null) return Promise.resolve([{ ok: true, id, duplicate }]);
+    return group.done.then(() => (group.status === 'committed' ? [{ ok: true, id, duplicate }] : [UNAVAILABLE]));
+  }
+
+  /** The id `placeOne` answered and whether it is an earlier copy's (fields, not an object per call). */
+  private placedId = 0n;
+  private placedDuplicate = false;
+
+  /**
+   * Queues one event, or finds the earlier copy it resends: the group whose commit decides the
+   * answer, or null when that copy is durable already; the id in `placedId`.
+   */
+  private placeOne(event: EventRecord): Group | null {
     const first = this.dedupe.get(event.dedupeKey);
     if (first !== undefined && event.receivedAt - first.receivedAt < this.options.dedupeWindowMs) {
       this.counters.duplicates++;
-      const id = first.id;
-      const pending = first.pending;
-      if (pending === null) return Promise.resolve([{ ok: true, id, duplicate: true }]);
-      return pending.done.then(() => (pending.status === 'committed' ? [{ ok: true, id, duplicate: true }] : [UNAVAILABLE]));
+      this.placedId = first.id;
+      this.placedDuplicate = true;
+      return first.pending;
     }
     const group = this.openGroup();
     const id = this.nextId++;
     this.dedupe.add(event.dedupeKey, id, event.receivedAt, group);
     group.events.push(event);
     group.ids.push(id);
-    return group.done.then(() => (group.status === 'committed' ? [{ ok: true, id, duplicate: false }] : [UNAVAILABLE]));
+    this.placedId = id;
+    this.placedDuplicate = false;
+    return group;
   }
 
   private async appendMany(events: EventRecord[]): Promise<AppendOutcome[]> {
@@ -295,7 +317,7 @@ export class SqliteEventLog implements EventLog {
     if (tail !== undefined && tail.events.length < this.maxGroupEvents) return tail;
     let resolve: () => void = () => {};
     const done = new Promise<void>((r) => (resolve = r));
-    const group: Group = { events: [], ids: [], status: 'pending', done, resolve };
+    const group: Group = { events: [], ids: [], completions: [], completionIds: [], completionDuplicates: [], status: 'pending', done, resolve };
     this.groups.push(group);
     this.scheduleFlush();
     return group;
@@ -351,6 +373,7 @@ export class SqliteEventLog implements EventLog {
     this.counters.commitMs += elapsed;
     this.counters.maxCommitMs = Math.max(this.counters.maxCommitMs, elapsed);
     group.resolve();
+    answerCompletions(group);
     if (group.status === 'committed') this.options.onCommitted?.(group.events, group.ids, storedAt);
     this.prune();
   }

@@ -115,6 +115,19 @@ describe('UniformTimeout', () => {
     expect(expired[1]).toBe('none: event append: no time left');
   });
 
+  it('holds no waiter the queue head has passed, though calls are always in flight', () => {
+    const timeouts = new UniformTimeout(60_000, 'event append');
+    const waiters = Array.from({ length: 3000 }, () => ({ deadline: 0, settled: false, expire: () => {} }));
+    // A sliding window: three calls in flight at any time, each settled in order.
+    waiters.forEach((w, i) => {
+      timeouts.track(w);
+      if (i >= 3) timeouts.settle(waiters[i - 3]!);
+    });
+    const held = (timeouts as unknown as { waiting: unknown[] }).waiting;
+    expect(timeouts.pending).toBe(3);
+    expect(waiters.slice(0, -3).filter((w) => held.includes(w))).toEqual([]);
+  });
+
   it('keeps memory bounded under a long stream of calls that answer in time', async () => {
     const timeouts = new UniformTimeout(60_000, 'event append');
     for (let i = 0; i < 5000; i++) await timeouts.race(Promise.resolve(i));

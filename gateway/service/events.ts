@@ -205,6 +205,8 @@ export class EventIngest {
 const allCodes = (codes: number[]): number[] => codes;
 const firstCode = (codes: number[]): number => codes[0] ?? ResultCode.Unavailable;
 
+const ANSWERED: Batch = Object.freeze({ codes: [], accepted: [], positions: [] });
+
 /** One insert waiting for the log: its completion, its timeout waiter and its answer in one object. */
 class PendingInsert<R> implements AppendCompletion, TimedWaiter {
   deadline = 0;
@@ -212,7 +214,7 @@ class PendingInsert<R> implements AppendCompletion, TimedWaiter {
   private readonly started = performance.now();
 
   constructor(
-    private readonly batch: Batch,
+    private batch: Batch,
     private readonly operation: string,
     private readonly stored: (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string) => number[],
     private readonly pick: (codes: number[]) => R,
@@ -235,8 +237,11 @@ class PendingInsert<R> implements AppendCompletion, TimedWaiter {
   }
 
   private answer(outcomes: AppendOutcome[] | null): void {
+    const batch = this.batch;
+    // Answered once: whatever still holds this object (a queue slot, a group) holds no records.
+    this.batch = ANSWERED;
     try {
-      this.resolve(this.pick(this.stored(this.batch, outcomes, this.started, this.operation)));
+      this.resolve(this.pick(this.stored(batch, outcomes, this.started, this.operation)));
     } catch (err) {
       this.reject(err);
     }

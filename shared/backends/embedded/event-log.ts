@@ -88,6 +88,8 @@ function answerCompletions(group: Group): void {
   for (let i = 0; i < completions.length; i++) {
     completions[i]!.appended(committed ? [{ ok: true, id: completionIds[i]!, duplicate: completionDuplicates[i]! }] : [UNAVAILABLE]);
   }
+  // A completion reaches its whole call (records, request, answer): the group must not keep them.
+  group.completions = [];
 }
 
 /**

@@ -93,7 +93,6 @@ export function readScalar(field: ScalarField, text: string, today: Today, reade
 /** DateTime.Now's date, for a value that carries none ("10:00:08", xs:time, "Nov 21"). */
 export type Today = () => CivilDate;
 
-/** Today's date in `zone`, looked up only if a value needs it. */
 /**
  * `todayIn` reused call after call (one per binding, no closure per request): `at(now)` before
  * each decode, which reads the date only if a value needs it.
@@ -112,6 +111,7 @@ export class TodayAt {
   }
 }
 
+/** Today's date in `zone`, looked up only if a value needs it. */
 export function todayIn(zone: string, clock: () => number): Today {
   let today: CivilDate | undefined;
   return () => (today ??= civilDateIn(clock(), zone));

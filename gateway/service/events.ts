@@ -128,7 +128,7 @@ export class EventIngest {
   private append<R>(batch: Batch, operation: string, pick: (codes: number[]) => R): Promise<R> {
     if (batch.accepted.length === 0) return Promise.resolve(pick(this.answered(batch.codes, operation)));
     return new Promise<R>((resolve, reject) => {
-      const pending = new PendingInsert(batch, operation, this.finish, pick, resolve, reject, this.timeout);
+      const pending = new PendingInsert(batch, operation, this.stored, pick, resolve, reject, this.timeout);
       this.timeout.track(pending);
       const log = this.backends.eventLog;
       if (log.appendWith !== undefined) log.appendWith(batch.accepted, pending);
@@ -136,12 +136,8 @@ export class EventIngest {
     });
   }
 
-  /** `stored`, bound once for every PendingInsert. */
-  private readonly finish = (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] =>
-    this.stored(batch, outcomes, started, operation);
-
-  /** The codes once the log answered: ids, or -5 for what it could not store (null: nothing, in time). */
-  private stored(batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] {
+  /** The codes once the log answered: ids, or -5 for what it could not store (null: nothing, in time). Bound: every PendingInsert calls it. */
+  private readonly stored = (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] => {
     this.options.metrics?.publishSeconds.observe((performance.now() - started) / 1000);
     const { codes, positions } = batch;
     for (let k = 0; k < positions.length; k++) {
@@ -149,7 +145,7 @@ export class EventIngest {
       codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
     }
     return this.answered(codes, operation);
-  }
+  };
 
   private answered(codes: number[], operation: string): number[] {
     this.options.metrics?.recordEventResults(operation, codes);

@@ -2,6 +2,7 @@ import type { OperationDef } from '../../../shared/catalogue/index.js';
 import type { SoapResultWriter } from '../result-xml.js';
 import type { SoapVersion } from './envelope.js';
 import { envelope } from './envelope-writer.js';
+import { ScratchBytes } from '../../../shared/scratch-bytes.js';
 
 /**
  * The answer of an operation whose result is an int or a boolean, as bytes: the envelope around
@@ -51,23 +52,14 @@ export class ScalarAnswerBytes {
     const before = this.before[version];
     const after = this.after[version];
     const size = before.length + text.length + after.length;
-    if (scratch.length < size) {
-      scratch = Buffer.allocUnsafe(Math.max(size, scratch.length * 2));
-      views.clear();
-    }
-    before.copy(scratch, 0);
+    const buf = scratch.reserve(size);
+    before.copy(buf, 0);
     // Digits, '-', 'true', 'false': one byte per character.
-    scratch.write(text, before.length, 'latin1');
-    after.copy(scratch, before.length + text.length);
-    let view = views.get(size);
-    if (view === undefined) views.set(size, (view = scratch.subarray(0, size)));
-    return view;
+    buf.write(text, before.length, 'latin1');
+    after.copy(buf, before.length + text.length);
+    // Answers come in few lengths: a template per operation and version, up to 11 characters of value.
+    return scratch.view(size);
   }
 }
 
-let scratch = Buffer.allocUnsafe(1024);
-/**
- * Views of `scratch` by length, made once: answers come in few lengths (a template per operation
- * and version, and up to 11 characters of value), and a view per answer was an object per request.
- */
-const views = new Map<number, Buffer>();
+const scratch = new ScratchBytes();

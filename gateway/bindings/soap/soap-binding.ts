@@ -16,16 +16,16 @@ import { ScalarAnswerBytes } from './answer-bytes.js';
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml', 'application/xml']);
 
-/**
- * SOAP's part of a call (BindingCore): arguments from the Body element's slots, read by the
- * operation's compiled plan (compiled/README.md), answers in the envelope's version.
- */
 /** An operation's answers: as bytes when its result is an int or a boolean, else as text. */
 interface SoapWriter {
   readonly text: SoapResultWriter;
   readonly bytes: ScalarAnswerBytes | null;
 }
 
+/**
+ * SOAP's part of a call (BindingCore): arguments from the Body element's slots, read by the
+ * operation's compiled plan (compiled/README.md), answers in the envelope's version.
+ */
 class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapWriter> {
   readonly name = 'SOAP';
 

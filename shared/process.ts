@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { restoreFastStringPrototype } from './fast-string-prototype.js';
 import { createLogger, type Logger } from './logger.js';
 
 export interface Running {
@@ -13,6 +14,8 @@ export interface Running {
  * exit 2 when it is wrong), structured logs, and SIGTERM/SIGINT draining before exit.
  */
 export function runProcess(name: string, start: (config: Config, logger: Logger) => Promise<Running>): void {
+  // Every module of the entry point is loaded by now: undo what ioredis's loading did to string speed.
+  restoreFastStringPrototype();
   let config: Config;
   try {
     config = loadConfig();

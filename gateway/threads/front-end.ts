@@ -8,6 +8,7 @@ import { CachedProviderStore } from '../../shared/backends/cached-providers.js';
 import { openDistributedBackends } from '../../shared/backends/distributed.js';
 import type { EventRecord } from '../../shared/backends/types.js';
 import { createLogger } from '../../shared/logger.js';
+import { restoreFastStringPrototype } from '../../shared/fast-string-prototype.js';
 import { Metrics } from '../../shared/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
 import { startGateway, type GatewayServer } from '../server.js';
@@ -20,6 +21,8 @@ import { remoteState } from './shared-state.js';
 
 if (parentPort === null) throw new Error('gateway/threads/front-end.ts runs as a worker thread (pool.ts starts it).');
 const control = parentPort;
+// This thread's isolate loaded ioredis too (see there).
+restoreFastStringPrototype();
 const data = workerData as FrontEndData;
 const { config } = data;
 const post = (message: FromFrontEnd): void => control.postMessage(message);

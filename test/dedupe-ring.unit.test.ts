@@ -93,7 +93,7 @@ describe('DedupeRing', () => {
     { name: 'large window, rare pruning (the ring grows several times, and rebases)', keySpace: 40_000, pruneShare: 0.005, rebaseAt: 10_000 },
   ])('behaves like the Map model over a long random run: $name', ({ keySpace, pruneShare, rebaseAt }) => {
     const next = random(42);
-    const ring = new DedupeRing<number>(rebaseAt);
+    const ring = new DedupeRing<number>({ rebaseAt });
     const model = new ModelIndex<number>();
     let now = 0;
     let id = 1n;

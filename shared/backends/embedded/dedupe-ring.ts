@@ -18,6 +18,11 @@ import { hash } from 'node:crypto';
  *
  * An entry can carry a tag while it is pending (the commit group that will store it). A pending
  * entry is never pruned, so everything queued behind it stays too.
+ *
+ * Nothing here may stop the event loop for long: a removal shifts the rest of its probe run back
+ * instead of leaving a deleted marker (markers filled the table and forced a rehash of every entry,
+ * 64 ms at a million keys, once per million events at the full window), and the ring is sized for
+ * the expected window at once (growing copies and rehashes everything: 50–64 ms at 512k and 1M).
  */
 export interface DedupeHit<T> {
   id: bigint;
@@ -29,9 +34,8 @@ export interface DedupeHit<T> {
 const INITIAL_CAPACITY = 1024;
 /** Sequence numbers are rebased before they leave the small-integer range. */
 const REBASE_AT = 2 ** 30;
-/** Table cells: 0 empty, -1 deleted, else the entry's sequence number + 1. */
+/** Table cells: 0 empty, else the entry's sequence number + 1. */
 const EMPTY = 0;
-const DELETED = -1;
 
 /** The fingerprint of the key being looked up: four 32-bit words, reused by every call. */
 const words = new Int32Array(4);
@@ -93,19 +97,27 @@ function fingerprint(key: string): void {
   wordsOf = key;
 }
 
-export class DedupeRing<T> {
-  /** `rebaseAt` is for tests: the real threshold needs 10^9 entries to reach. */
-  constructor(private readonly rebaseAt = REBASE_AT) {}
+export interface DedupeRingOptions {
+  /**
+   * The most keys the window keeps (the event log's DEDUPE_MAX_KEYS): the ring starts that large
+   * so that filling it never stops to grow. Typed arrays are zeroed by the OS page by page as they
+   * are first written, so the memory is taken as entries arrive, not at once.
+   */
+  expectedKeys?: number;
+  /** For tests: the real threshold needs 10^9 entries to reach. */
+  rebaseAt?: number;
+}
 
-  private capacity = INITIAL_CAPACITY;
+export class DedupeRing<T> {
+  private readonly rebaseAt: number;
+  private capacity: number;
   /** Per ring slot: the key's fingerprint (4 words), or a hole when `live` is 0. */
-  private prints = new Int32Array(INITIAL_CAPACITY * 4);
-  private ids = new BigInt64Array(INITIAL_CAPACITY);
-  private times = new Float64Array(INITIAL_CAPACITY);
-  private live = new Uint8Array(INITIAL_CAPACITY);
-  /** Open addressing by the fingerprint's first word; never more than half full, deleted cells included. */
-  private table = new Int32Array(INITIAL_CAPACITY * 2);
-  private tableUsed = 0;
+  private prints: Int32Array;
+  private ids: BigInt64Array;
+  private times: Float64Array;
+  private live: Uint8Array;
+  /** Linear probing by the mixed fingerprint; at least twice the ring, so never more than half full. */
+  private table: Int32Array;
   private count = 0;
   /** seq → tag of the pending entries. */
   private readonly pending = new Map<number, T>();
@@ -113,6 +125,19 @@ export class DedupeRing<T> {
   private head = 0;
   /** The next slot to fill. */
   private tail = 0;
+
+  constructor(options: DedupeRingOptions = {}) {
+    this.rebaseAt = options.rebaseAt ?? REBASE_AT;
+    // Room for the window plus the holes replaced keys leave in it (a slot per key, rounded up to a power of two).
+    let capacity = INITIAL_CAPACITY;
+    while (capacity < (options.expectedKeys ?? 0) * 1.25) capacity *= 2;
+    this.capacity = capacity;
+    this.prints = new Int32Array(capacity * 4);
+    this.ids = new BigInt64Array(capacity);
+    this.times = new Float64Array(capacity);
+    this.live = new Uint8Array(capacity);
+    this.table = new Int32Array(capacity * 2);
+  }
 
   get size(): number {
     return this.count;
@@ -134,7 +159,6 @@ export class DedupeRing<T> {
     if (cell >= 0) this.removeAt(cell);
     if (this.tail - this.head === this.capacity) this.grow();
     if (this.tail >= this.rebaseAt) this.rebase();
-    if ((this.tableUsed + 1) * 2 > this.table.length) this.rebuildTable(this.table.length);
     const seq = this.tail++;
     const slot = seq & (this.capacity - 1);
     const at = slot * 4;
@@ -224,7 +248,6 @@ export class DedupeRing<T> {
     for (let cell = cellOf(w0, words[1]!, mask); ; cell = (cell + 1) & mask) {
       const entry = table[cell]!;
       if (entry === EMPTY) return -1;
-      if (entry === DELETED) continue;
       const at = ((entry - 1) & slotMask) * 4;
       if (prints[at] === w0 && prints[at + 1] === words[1] && prints[at + 2] === words[2] && prints[at + 3] === words[3]) return cell;
     }
@@ -237,24 +260,46 @@ export class DedupeRing<T> {
     let cell = cellOf(w0, w1, mask);
     while (table[cell] !== EMPTY) cell = (cell + 1) & mask;
     table[cell] = seq + 1;
-    this.tableUsed++;
   }
 
-  /** Removes the entry of a table cell: the cell becomes deleted, its slot a hole prune steps over. */
+  /** Removes the entry of a table cell; its ring slot becomes a hole prune steps over. */
   private removeAt(cell: number): void {
     const seq = this.table[cell]! - 1;
-    this.table[cell] = DELETED;
+    this.clearCell(cell);
     this.live[seq & (this.capacity - 1)] = 0;
     this.pending.delete(seq);
     this.count--;
   }
 
-  /** A fresh table of `size` cells from the live entries: deleted cells gone, or room to grow. */
+  /**
+   * Empties a cell, moving each later entry of its probe run that may sit there back into the gap
+   * (linear probing's deletion without markers), so that every lookup still finds its entry.
+   */
+  private clearCell(cell: number): void {
+    const table = this.table;
+    const mask = table.length - 1;
+    const slotMask = this.capacity - 1;
+    const prints = this.prints;
+    let gap = cell;
+    for (let next = (gap + 1) & mask; table[next] !== EMPTY; next = (next + 1) & mask) {
+      const entry = table[next]!;
+      const at = ((entry - 1) & slotMask) * 4;
+      const home = cellOf(prints[at]!, prints[at + 1]!, mask);
+      // It may move back unless its home lies cyclically within (gap, next]: then the gap precedes its run.
+      const stays = gap <= next ? home > gap && home <= next : home > gap || home <= next;
+      if (!stays) {
+        table[gap] = entry;
+        gap = next;
+      }
+    }
+    table[gap] = EMPTY;
+  }
+
+  /** A fresh table of at least `atLeast` cells from the live entries (the ring grew). */
   private rebuildTable(atLeast: number): void {
     let size = atLeast;
     while (size < this.count * 4) size *= 2;
     this.table = new Int32Array(size);
-    this.tableUsed = 0;
     const mask = this.capacity - 1;
     for (let seq = this.head; seq < this.tail; seq++) {
       const slot = seq & mask;

@@ -111,7 +111,7 @@ function answerCompletions(group: Group): void {
 export class SqliteEventLog implements EventLog {
   private readonly groups: Group[] = [];
   /** Pending entries are tagged with the group that will store them. */
-  private readonly dedupe = new DedupeRing<Group>();
+  private readonly dedupe: DedupeRing<Group>;
   private readonly writer: GroupWriter;
   /** The commit in flight: one at a time, so groups reach the disk in id order. */
   private committing: Promise<void> | null = null;
@@ -128,6 +128,7 @@ export class SqliteEventLog implements EventLog {
     private readonly options: EventLogOptions,
   ) {
     this.maxGroupEvents = Math.max(1, options.maxGroupEvents ?? DEFAULT_MAX_GROUP_EVENTS);
+    this.dedupe = new DedupeRing<Group>({ expectedKeys: options.maxDedupeKeys ?? DEFAULT_MAX_DEDUPE_KEYS });
 
     // safeIntegers: ids are 64-bit and must not pass through a double.
     const maxId = db.prepare<[], bigint | null>('SELECT MAX(id) FROM events').pluck().safeIntegers().get();

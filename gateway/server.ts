@@ -36,19 +36,21 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     logger,
     description: description ?? serviceDescription(config),
   });
-  const open = new Set<Exchange>();
+  // A count, not a Set of exchanges: a Set's rebuilt tables keep whole answered requests alive
+  // through scavenges (shared/int-map.ts says how). Exchange.finish calls `finished` once.
+  let open = 0;
   let drained: (() => void) | null = null;
   const finished = (ex: Exchange): void => {
-    open.delete(ex);
+    open--;
     if (metrics !== undefined) {
       metrics.recordRequest(ex.operation, ex.binding, ex.aborted ? 'aborted' : ex.status, (performance.now() - ex.startedAt) / 1000);
     }
-    if (open.size === 0 && drained !== null) drained();
+    if (open === 0 && drained !== null) drained();
   };
 
   const app = uWS.App().any('/*', (res, req) => {
     const ex = new Exchange(res, req, finished);
-    open.add(ex);
+    open++;
     router.route(ex);
   });
 
@@ -61,7 +63,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
       const boundPort = uWS.us_socket_local_port(token);
       resolve({
         port: boundPort,
-        inFlight: () => open.size,
+        inFlight: () => open,
         close: (graceMs = 10_000) =>
           new Promise<void>((resolve) => {
             uWS.us_listen_socket_close(token);
@@ -70,7 +72,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
               (app as typeof app & { close(): void }).close();
               resolve();
             };
-            if (open.size === 0) { done(); return; }
+            if (open === 0) { done(); return; }
             const timer = setTimeout(done, graceMs);
             drained = () => {
               clearTimeout(timer);

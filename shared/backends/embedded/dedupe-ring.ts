@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { IntMap } from '../../int-map.js';
 
 /**
  * The embedded event log's resend-dedupe index: dedupe key → the first copy's id and arrival
@@ -119,8 +120,8 @@ export class DedupeRing<T> {
   /** Linear probing by the mixed fingerprint; at least twice the ring, so never more than half full. */
   private table: Int32Array;
   private count = 0;
-  /** seq → tag of the pending entries. */
-  private readonly pending = new Map<number, T>();
+  /** seq → tag of the pending entries (an IntMap, not a Map: see there why). */
+  private readonly pending = new IntMap<T>();
   /** The oldest slot still in the ring (it may be a hole left by a replaced or forgotten key). */
   private head = 0;
   /** The next slot to fill. */
@@ -192,18 +193,18 @@ export class DedupeRing<T> {
 
   /** Every entry added with `tag` is durable now (its commit group): one pass over the pending entries, no key decoded. */
   settleAll(tag: T): void {
-    // forEach, not for…of: the entries iterator makes a [seq, tag] array per entry (a third of
-    // what a ×100 batch allocated, bench/allocations.ts). Deleting the visited entry is allowed.
-    this.pending.forEach((pending, seq, map) => {
-      if (pending === tag) map.delete(seq);
+    // Deleting the visited entry is allowed.
+    this.pending.forEach((pending, seq) => {
+      if (pending === tag) this.pending.delete(seq);
     });
   }
 
   /** Forgets every entry still pending with `tag` (its commit failed). */
   forgetAll(tag: T): void {
     const mask = this.capacity - 1;
-    for (const [seq, pending] of this.pending) {
-      if (pending !== tag) continue;
+    // removeAt deletes the visited entry only, which forEach allows.
+    this.pending.forEach((pending, seq) => {
+      if (pending !== tag) return;
       const at = (seq & mask) * 4;
       wordsOf = null;
       words[0] = this.prints[at]!;
@@ -212,7 +213,7 @@ export class DedupeRing<T> {
       words[3] = this.prints[at + 3]!;
       const cell = this.find();
       if (cell >= 0 && this.table[cell]! - 1 === seq) this.removeAt(cell);
-    }
+    });
   }
 
   /**
@@ -342,7 +343,8 @@ export class DedupeRing<T> {
     if (base === 0) return;
     const table = this.table;
     for (let cell = 0; cell < table.length; cell++) if (table[cell]! > 0) table[cell] = table[cell]! - base;
-    const pending = [...this.pending];
+    const pending: [number, T][] = [];
+    this.pending.forEach((tag, seq) => pending.push([seq, tag]));
     this.pending.clear();
     for (const [seq, tag] of pending) this.pending.set(seq - base, tag);
     this.head -= base;

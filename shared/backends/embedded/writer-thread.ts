@@ -1,5 +1,6 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EVENT_BINARY } from '../../events/binary.js';
+import { IntMap } from '../../int-map.js';
 import { CONTROL, CONTROL_BYTES, externalWrite, HEADER_BYTES, MESSAGE, WriterRing, type GroupToWrite, type Placed, type RingShape } from './writer-ring.js';
 
 export type { GroupToWrite, LastReportRow } from './writer-ring.js';
@@ -79,8 +80,8 @@ interface Running {
   waiting: boolean;
   /** Exited or crashed: nothing more is placed. */
   dead: boolean;
-  /** Sent (queued or in the ring) and not yet answered, by seq. */
-  pending: Map<number, { resolve: () => void; reject: (err: Error) => void }>;
+  /** Sent (queued or in the ring) and not yet answered, by seq (an IntMap, not a Map: see there why). */
+  pending: IntMap<{ resolve: () => void; reject: (err: Error) => void }>;
 }
 
 /** How groups went over (since the WriterThread was made, across thread restarts). */
@@ -200,7 +201,7 @@ export class WriterThread implements GroupWriter {
       bodies: threadBodies,
     };
     const worker = new Worker(WRITER_MAIN, { workerData: data, transferList: [threadBodies] });
-    const running: Running = { worker, ring, bodies, backlog: [], waiting: false, dead: false, pending: new Map() };
+    const running: Running = { worker, ring, bodies, backlog: [], waiting: false, dead: false, pending: new IntMap() };
     worker.on('message', (reply: Reply) => this.settle(running, reply));
     // A crashed thread fails what it held, queued or in the ring; the next write starts a new one.
     const fail = (err: Error): void => {
@@ -209,7 +210,7 @@ export class WriterThread implements GroupWriter {
       this.counts.wrapsBefore += ring.wraps;
       if (this.running === running) this.running = null;
       running.backlog.length = 0;
-      for (const waiter of running.pending.values()) waiter.reject(err);
+      running.pending.forEach((waiter) => waiter.reject(err));
       running.pending.clear();
       ring.abandon();
       bodies.close();

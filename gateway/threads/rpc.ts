@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { BackendUnavailableError } from '../../shared/backends/types.js';
+import { IntMap } from '../../shared/int-map.js';
 
 /**
  * Request/response between a front-end thread and the main thread over a MessagePort.
@@ -61,10 +62,13 @@ class TurnBatch<T> {
   };
 }
 
+const MAX_CALL_ID = 2 ** 31 - 2;
+
 /** The calling side: `call` resolves with the other side's result or rejects with its error. */
 export class RpcClient {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
+  /** By call id: an IntMap, not a Map, since every call adds and removes one (shared/int-map.ts says why). */
+  private readonly pending = new IntMap<{ resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   private readonly outbox: TurnBatch<Call>;
   private closed = false;
 
@@ -77,7 +81,9 @@ export class RpcClient {
 
   call(op: number, args: unknown[]): Promise<unknown> {
     if (this.closed) return Promise.reject(new BackendUnavailableError('This front-end thread is shutting down.'));
-    const id = this.nextId++;
+    const id = this.nextId;
+    // Ids wrap within IntMap's key range; the calls waiting at once are a few thousand at most.
+    this.nextId = id === MAX_CALL_ID ? 1 : id + 1;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.outbox.push([id, op, args]);
@@ -93,7 +99,7 @@ export class RpcClient {
   close(): void {
     this.closed = true;
     const gone = new BackendUnavailableError('The main thread closed the backends.');
-    for (const waiter of this.pending.values()) waiter.reject(gone);
+    this.pending.forEach((waiter) => waiter.reject(gone));
     this.pending.clear();
     this.port.close();
   }

@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { pinned } from './pin.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { peakRssKb } from './proc.js';
@@ -27,6 +27,16 @@ export interface StartOptions {
   script?: string;
 }
 
+/**
+ * The Node.js flags the checkout's own npm script gives `script` (`npm start` for dist/main.js,
+ * `npm run gateway` for dist/gateway/main.js): the bench measures the server as it is launched.
+ */
+function launchFlags(root: string, script: string): string[] {
+  const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+  const line = Object.values(scripts).find((command) => command.startsWith('node ') && command.endsWith(` ${script}`));
+  return line === undefined ? [] : line.split(' ').slice(1, -1).filter((word) => word.startsWith('--'));
+}
+
 /** Runs the gateway (`dist/main.js`, what `npm start` runs) in its own process on a fresh DATA_DIR. */
 export async function startServer(env: Record<string, string> = {}, options: StartOptions = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
@@ -39,7 +49,8 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   }
   // BENCH_CPU_PROF_DIR=dir profiles the server of any bench script (summarise: bench/profile.ts <file>).
   const profiling = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const [command, args] = pinned(process.execPath, [...profiling, ...(options.nodeArgs ?? []), options.script ?? 'dist/main.js'], process.env.BENCH_PIN_SERVER);
+  const script = options.script ?? 'dist/main.js';
+  const [command, args] = pinned(process.execPath, [...launchFlags(root, script), ...profiling, ...(options.nodeArgs ?? []), script], process.env.BENCH_PIN_SERVER);
   const child = spawn(command, args, {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', ...env },

@@ -69,7 +69,7 @@ export class IntMap<V> {
   }
 
   /**
-   * Calls `fn` once per entry. `fn` may delete the entry it is given (and no other): the walk
+   * Calls `fn` once per entry. `fn` may delete the entry it is given (no other, and add none): the walk
    * starts after an empty cell, so a deletion only moves entries it has not reached yet.
    */
   forEach(fn: (value: V, key: number) => void): void {

@@ -2,6 +2,7 @@
 import { hash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DedupeRing } from '../shared/backends/embedded/dedupe-ring.js';
+import { seededRandom as random } from './helpers/seeded-random.js';
 
 /** The rules as the event log had them with a Map of entry objects (insertion order = arrival order). */
 class ModelIndex<T> {
@@ -36,16 +37,6 @@ class ModelIndex<T> {
   }
 }
 
-/** Deterministic PRNG (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('DedupeRing', () => {
   it('answers, replaces, settles, forgets and prunes oldest first', () => {

@@ -1,17 +1,8 @@
 /** IntMap against a Map over long random runs: the same answers, whatever the order of operations. */
 import { describe, expect, it } from 'vitest';
 import { IntMap } from '../shared/int-map.js';
+import { seededRandom as random } from './helpers/seeded-random.js';
 
-/** Deterministic PRNG (mulberry32), so a failure reproduces. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function entries(map: IntMap<string>): [number, string][] {
   const out: [number, string][] = [];

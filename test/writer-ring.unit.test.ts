@@ -105,6 +105,20 @@ describe('writer ring', () => {
     expect(rowsOf(db).events).toEqual(rowsOf(reference).events);
   });
 
+  it('answers every write across the wrap of its message numbers', async () => {
+    const db = openDatabase(tempDir(), 'NORMAL');
+    const writer = new WriterThread({ file: db.name, synchronous: 'NORMAL', insertRowsSql: [1, 2, 3].map((n) => EVENT_ROWS.insertRowsSql(n)), upsertSql: UPSERT_LAST_REPORT_SQL, probeSql: STORE_PROBE_SQL });
+    // As after ~2^31 messages (weeks of uptime): the next numbers run past the top and start again.
+    (writer as unknown as { seq: number }).seq = 2 ** 31 - 5;
+    const list = records(20, 4);
+    const writes = list.map((event, i) => writer.write({ ids: [BigInt(i + 1)], events: [event], storedAt: T0, reports: [] }));
+    await Promise.all(writes);
+    const seq = (writer as unknown as { seq: number }).seq;
+    await writer.close();
+    expect(seq).toBeLessThan(30);
+    expect(db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(20);
+  });
+
   it('a thread killed mid-group fails what it held; the next write starts a new thread; nothing acknowledged is lost', async () => {
     const { db, log, errors } = openLog(true, { maxGroupEvents: 50_000 });
     const first = records(300, 2);

@@ -32,6 +32,9 @@ const WRITER_MAIN = new URL('./writer-thread-main.cjs', import.meta.url);
  */
 export const INSERT_CHUNK_ROWS = 16;
 
+/** The last message number before they start again at 1. */
+const MAX_SEQ = 2 ** 31 - 2;
+
 /** Room for several groups of a thousand typical events (~300 bytes each); pages are touched only as used. */
 export const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
 
@@ -117,7 +120,7 @@ export class WriterThread implements GroupWriter {
     if (running === null) return;
     const exited = new Promise<void>((resolve) => running.worker.once('exit', () => resolve()));
     // Queued behind every write already sent: the thread drains them, then exits.
-    const seq = ++this.seq;
+    const seq = this.nextSeq();
     running.backlog.push({ seq, place: (ring) => ring.placeMarker(MESSAGE.close, seq) });
     this.pump(running);
     this.running = null;
@@ -139,9 +142,19 @@ export class WriterThread implements GroupWriter {
     return { waitsForSpace, transferred, wraps: wrapsBefore + (this.running?.ring.wraps ?? 0) };
   }
 
+  /**
+   * Message numbers identify a reply, nothing else: they wrap within what both the ring's u32 and
+   * IntMap's keys hold (a count that never wrapped stopped matching its replies after 2^32
+   * messages, some 50 days at a thousand commits a second).
+   */
+  private nextSeq(): number {
+    this.seq = this.seq >= MAX_SEQ ? 1 : this.seq + 1;
+    return this.seq;
+  }
+
   private send(place: (ring: WriterRing, seq: number) => Placed, external?: (seq: number) => ArrayBuffer): Promise<void> {
     const running = this.running ?? this.start();
-    const seq = ++this.seq;
+    const seq = this.nextSeq();
     return new Promise<void>((resolve, reject) => {
       running.pending.set(seq, { resolve, reject });
       running.backlog.push({ seq, place: (ring) => place(ring, seq), external: external && (() => external(seq)) });

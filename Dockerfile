@@ -1,5 +1,6 @@
 # Gateway and worker image: one image, the command picks the process
-# (node dist/gateway/main.js | node dist/worker/main.js | node dist/main.js for the embedded mode).
+# (node --max-semi-space-size=64 dist/gateway/main.js | node dist/worker/main.js |
+#  node --max-semi-space-size=64 dist/main.js for the embedded mode; the flag: docs/running.md §Memory).
 FROM node:20-bookworm-slim AS build
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched.
 RUN apt-get update \

@@ -107,10 +107,7 @@ export class IntMap<V> {
     const mask = keys.length - 1;
     let gap = cell;
     for (let next = (gap + 1) & mask; keys[next] !== 0; next = (next + 1) & mask) {
-      const want = home(keys[next]! - 1, mask);
-      // It may move back into the gap unless its home lies cyclically within (gap, next].
-      const stays = gap <= next ? want > gap && want <= next : want > gap || want <= next;
-      if (!stays) {
+      if (mayFillGap(gap, next, home(keys[next]! - 1, mask))) {
         keys[gap] = keys[next]!;
         values[gap] = values[next];
         gap = next;
@@ -131,6 +128,15 @@ export class IntMap<V> {
     // The old arrays may be old-generation garbage by now: they must not keep the values alive.
     oldValues.fill(undefined);
   }
+}
+
+/**
+ * Linear probing's deletion rule (this map and the dedupe ring's table): the entry at cell `next`,
+ * whose probe starts at `home`, may move back into the empty cell `gap` before it unless its home
+ * lies cyclically within (gap, next], where the gap would come before its start.
+ */
+export function mayFillGap(gap: number, next: number, home: number): boolean {
+  return gap <= next ? home <= gap || home > next : home <= gap && home > next;
 }
 
 /**

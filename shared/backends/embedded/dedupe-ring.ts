@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { IntMap } from '../../int-map.js';
+import { IntMap, mayFillGap } from '../../int-map.js';
 
 /**
  * The embedded event log's resend-dedupe index: dedupe key → the first copy's id and arrival
@@ -285,10 +285,7 @@ export class DedupeRing<T> {
     for (let next = (gap + 1) & mask; table[next] !== EMPTY; next = (next + 1) & mask) {
       const entry = table[next]!;
       const at = ((entry - 1) & slotMask) * 4;
-      const home = cellOf(prints[at]!, prints[at + 1]!, mask);
-      // It may move back unless its home lies cyclically within (gap, next]: then the gap precedes its run.
-      const stays = gap <= next ? home > gap && home <= next : home > gap || home <= next;
-      if (!stays) {
+      if (mayFillGap(gap, next, cellOf(prints[at]!, prints[at + 1]!, mask))) {
         table[gap] = entry;
         gap = next;
       }

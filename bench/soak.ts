@@ -20,7 +20,7 @@
  *      SOAK_SECONDS=300, IDLE_CONNECTIONS=10000, HOLD_SECONDS=8)
  */
 import net from 'node:net';
-import { rssKb } from './lib/proc.js';
+import { cpuProbe, rssKb } from './lib/proc.js';
 import { startServer, type BenchServer } from './lib/server.js';
 import { runWrk, type WrkResult } from './lib/wrk.js';
 
@@ -133,7 +133,18 @@ async function main(): Promise<void> {
     const slice = SUSTAINED_SECONDS / SUSTAINED_SLICES;
     log(`sustained: wrk -c100 for ${SUSTAINED_SLICES} × ${slice}s`);
     const sustained: WrkResult[] = [];
-    for (let i = 0; i < SUSTAINED_SLICES; i++) sustained.push(await wrk(server, 'soap11-insert.lua', slice, 400_000_000 + i * 20_000_000));
+    // Server CPU per request per slice, to read a slower slice by: the same CPU per request at a
+    // lower rate is wrk or the scheduler; more CPU per request is the server or a slower box
+    // (a shared VM's neighbours slow every instruction), which only a rerun tells apart.
+    const cpuPerRequest: { all: number; main: number }[] = [];
+    for (let i = 0; i < SUSTAINED_SLICES; i++) {
+      const cpu = cpuProbe(pid);
+      const run = await wrk(server, 'soap11-insert.lua', slice, 400_000_000 + i * 20_000_000);
+      const use = cpu();
+      const requests = Math.max(1, run.requests ?? 0);
+      cpuPerRequest.push({ all: (use.seconds * 1e6) / requests, main: (use.mainSeconds * 1e6) / requests });
+      sustained.push(run);
+    }
 
     log(`soak: ${rate} req/s (70%) for ${WARMUP_SECONDS}+${SOAK_SECONDS}s`);
     const samples: { t: number; rss: number }[] = [];
@@ -214,6 +225,12 @@ async function main(): Promise<void> {
         `(p99 ${sustained.map((r) => ms(r.p99)).join(' / ')}; errors ${sustained.reduce((a, r) => a + errs(r), 0)}).`,
     );
     console.log(`Goal: throughput in the last ${slice} s ≥ 95% of the first ${slice} s of a ${+(SUSTAINED_SECONDS / 60).toFixed(2)}-minute run: ${kept >= 95 ? 'met' : 'not met'} (${kept.toFixed(1)}%).`);
+    const firstCpu = cpuPerRequest[0]!;
+    const lastCpu = cpuPerRequest[cpuPerRequest.length - 1]!;
+    console.log(
+      `Server CPU µs per request in those slices, all threads (main thread): ${cpuPerRequest.map((c) => `${c.all.toFixed(1)} (${c.main.toFixed(1)})`).join(' / ')}; ` +
+        `last ÷ first ${(lastCpu.all / firstCpu.all).toFixed(3)} (main ${(lastCpu.main / firstCpu.main).toFixed(3)}).`,
+    );
     console.log(`\nRSS during the soak (MB, every 5 s from the end of the warm-up): ${soakSamples.map((s) => s.rss.toFixed(0)).join(' ')}`);
     console.log(
       `RSS, first ${window} s of the soak: floor ${Math.min(...firstMinute).toFixed(0)} MB, peak ${Math.max(...firstMinute).toFixed(0)} MB; last ${window} s: floor ${Math.min(...lastMinute).toFixed(0)} MB, peak ${Math.max(...lastMinute).toFixed(0)} MB.`,

@@ -1,6 +1,6 @@
 # Gateway and worker image: one image, the command picks the process
-# (node --max-semi-space-size=64 dist/gateway/main.js | node dist/worker/main.js |
-#  node --max-semi-space-size=64 dist/main.js for the embedded mode; the flag: docs/running.md §Memory).
+# (node --max-semi-space-size=64 --min-semi-space-size=64 dist/gateway/main.js | node dist/worker/main.js |
+#  node --max-semi-space-size=64 --min-semi-space-size=64 dist/main.js for the embedded mode; the flags: docs/running.md §Memory).
 FROM node:20-bookworm-slim AS build
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched.
 RUN apt-get update \
@@ -29,4 +29,4 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8080 8081
 # The young generation size the gateway is tuned for (docs/running.md §Memory); the same flag as `npm start`.
-CMD ["node", "--max-semi-space-size=64", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=64", "dist/main.js"]

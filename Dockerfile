@@ -28,5 +28,5 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8080 8081
-# The young generation size the gateway is tuned for (docs/running.md §Memory); the same flag as `npm start`.
+# The young generation size the gateway is tuned for (docs/running.md §Memory); the same flags as `npm start`.
 CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=64", "dist/main.js"]

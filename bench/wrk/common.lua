@@ -2,7 +2,10 @@
 --
 -- Every request carries a distinct event: a per-run counter goes into Codigo and into the
 -- millisecond fraction of FechaHoraEvento (and picks one of 5000 Dominios), so the gateway's
--- resent-event dedupe never answers without storing. The counter starts at the seed given as the
+-- resent-event dedupe never answers without storing. Each Dominio's FechaHoraEvento moves one
+-- second forward per report, as a device's clock does: the store's latest report per vehicle
+-- (last_reports) then changes with every event, as in production (with a fixed time it was
+-- written once and every later event left it alone). The counter starts at the seed given as the
 -- first script argument (`wrk ... URL -- <seed> [...]`); bench/compare.ts gives every run
 -- (warm-up included) its own seed, 10^8 apart.
 --
@@ -26,23 +29,38 @@ local format = string.format
 local E1 = "<Dominio>AB"
 local E2 = "CD</Dominio><NroSerie>SN</NroSerie><Codigo>"
 local E3 = "</Codigo><Latitud>-34.6037221</Latitud><Longitud>-58.3815704</Longitud><Altitud>25</Altitud><Velocidad>42.5</Velocidad>"
-local E4 = "<FechaHoraEvento>2026-11-22T08:59:30."
 local E5 = "-03:00</FechaHoraEvento><FechaHoraRecepcion>2026-11-22T09:00:00-03:00</FechaHoraRecepcion>"
 local MS = {}
 for k = 0, 999 do MS[k] = format("%03d", k) end
+local VEHICLES = 5000
+
+-- The seconds of event i's FechaHoraEvento: vehicle i % 5000's report number floor(i / 5000),
+-- counted from 2026-11-22 08:59:30. Formatted once per 5000 events: the load generator stays cheap.
+local T0 = os.time({ year = 2026, month = 11, day = 22, hour = 8, min = 59, sec = 30 })
+local secondsOf, secondsText, secondsForm = -1, "", ""
+local function advance(i)
+  local n = math.floor(i / VEHICLES)
+  if n ~= secondsOf then
+    secondsOf, secondsText = n, os.date("%Y-%m-%dT%H:%M:%S", T0 + n)
+    secondsForm = (secondsText:gsub(":", "%%3A"))
+  end
+end
 
 function M.event_xml(i, between)
-  return E1 .. format("%d", i % 5000) .. E2 .. format("%d", i) .. E3 .. (between or "") .. E4 .. MS[i % 1000] .. E5
+  advance(i)
+  return E1 .. format("%d", i % VEHICLES) .. E2 .. format("%d", i) .. E3 .. (between or "")
+    .. "<FechaHoraEvento>" .. secondsText .. "." .. MS[i % 1000] .. E5
 end
 
 -- The same event as an application/x-www-form-urlencoded body (HTTP POST binding).
 local F1 = "SystemUser=" .. M.USER .. "&Password=" .. M.PASSWORD .. "&Dominio=AB"
 local F2 = "CD&NroSerie=SN&Codigo="
-local F3 = "&Latitud=-34.6037221&Longitud=-58.3815704&Altitud=25&Velocidad=42.5&FechaHoraEvento=2026-11-22T08%3A59%3A30."
+local F3 = "&Latitud=-34.6037221&Longitud=-58.3815704&Altitud=25&Velocidad=42.5&FechaHoraEvento="
 local F4 = "-03%3A00&FechaHoraRecepcion=2026-11-22T09%3A00%3A00-03%3A00"
 
 function M.event_form(i)
-  return F1 .. format("%d", i % 5000) .. F2 .. format("%d", i) .. F3 .. MS[i % 1000] .. F4
+  advance(i)
+  return F1 .. format("%d", i % VEHICLES) .. F2 .. format("%d", i) .. F3 .. secondsForm .. "." .. MS[i % 1000] .. F4
 end
 
 local function envelope(ns, op, inner, credentials)

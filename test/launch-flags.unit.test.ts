@@ -19,12 +19,13 @@ function nodeFlags(words: readonly string[], script: string): string[] {
   return words.slice(1, -1);
 }
 
-const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-const npmStart = nodeFlags(scripts.start!.split(' '), 'dist/main.js');
+const scripts = (): Record<string, string> => (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+const npmStartFlags = (): string[] => nodeFlags(scripts().start!.split(' '), 'dist/main.js');
 
 describe('launch flags', () => {
   it('are the same for npm start, npm run gateway, the Docker image and the compose file', () => {
-    expect(nodeFlags(scripts.gateway!.split(' '), 'dist/gateway/main.js')).toEqual(npmStart);
+    const npmStart = npmStartFlags();
+    expect(nodeFlags(scripts().gateway!.split(' '), 'dist/gateway/main.js')).toEqual(npmStart);
     const cmd = /^CMD (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
     expect(cmd).toBeDefined();
     expect(nodeFlags(JSON.parse(cmd!) as string[], 'dist/main.js')).toEqual(npmStart);
@@ -36,6 +37,7 @@ describe('launch flags', () => {
   });
 
   it('start the young generation at its full 64 MB on this Node.js', () => {
+    const npmStart = npmStartFlags();
     expect(npmStart).toEqual(expect.arrayContaining(['--max-semi-space-size=64', '--min-semi-space-size=64']));
     // Node refuses an unknown flag; V8 takes a known one at its word, so ask V8 what it did.
     const newSpaceMb = execFileSync(process.execPath, [...npmStart, '-e', "const s = require('v8').getHeapSpaceStatistics().find((x) => x.space_name === 'new_space'); process.stdout.write(String(s.space_size / 1048576))"], { encoding: 'utf8' });

@@ -7,8 +7,9 @@
  * Run: npx tsx bench/ab.ts <checkout A> [script.lua [wrk script args]]
  *      (env ROUNDS=3, DURATION=8, CONNECTIONS=100; A_NODE_ARGS / B_NODE_ARGS: Node.js flags of
  *      each side, space-separated, e.g. A=. and B_NODE_ARGS=--max-semi-space-size=32 to try a
- *      flag on one build; the server runs embedded with SQLITE_SYNCHRONOUS=FULL, as in
- *      bench/compare.ts)
+ *      flag on one build; A_ENV / B_ENV: environment of each side's server, space-separated
+ *      NAME=value, e.g. B_ENV=SQLITE_SYNCHRONOUS=NORMAL; the server runs embedded with
+ *      SQLITE_SYNCHRONOUS=FULL, as in bench/compare.ts, unless an _ENV says otherwise)
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -25,9 +26,22 @@ const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 
 const nodeArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
+const serverEnv = (name: string): Record<string, string> =>
+  Object.fromEntries(
+    nodeArgs(name).map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new Error(`${name}: expected NAME=value, got "${pair}"`);
+      return [pair.slice(0, eq), pair.slice(eq + 1)];
+    }),
+  );
 
-async function measure(root: string | undefined, seed: number, flags: string[]): Promise<{ rps: number; p99: string; cpuUs: number; mainUs: number }> {
-  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
+async function measure(
+  root: string | undefined,
+  seed: number,
+  flags: string[],
+  env: Record<string, string>,
+): Promise<{ rps: number; p99: string; cpuUs: number; mainUs: number }> {
+  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL', ...env }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
     const wrk = (seconds: number, seed: number) =>
@@ -58,8 +72,8 @@ const ratios: number[] = [];
 const cpuRatios: number[] = [];
 const mainRatios: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
-  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), nodeArgs('A_NODE_ARGS'));
-  const b = await measure(undefined, 100_000_000 * (2 * round + 2), nodeArgs('B_NODE_ARGS'));
+  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), nodeArgs('A_NODE_ARGS'), serverEnv('A_ENV'));
+  const b = await measure(undefined, 100_000_000 * (2 * round + 2), nodeArgs('B_NODE_ARGS'), serverEnv('B_ENV'));
   ratios.push(b.rps / a.rps);
   cpuRatios.push(b.cpuUs / a.cpuUs);
   mainRatios.push(b.mainUs / a.mainUs);

@@ -25,10 +25,11 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
 
-const nodeArgs = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
+/** The space-separated words of an environment variable (node flags, NAME=value pairs). */
+const words = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
 const serverEnv = (name: string): Record<string, string> =>
   Object.fromEntries(
-    nodeArgs(name).map((pair) => {
+    words(name).map((pair) => {
       const eq = pair.indexOf('=');
       if (eq <= 0) throw new Error(`${name}: expected NAME=value, got "${pair}"`);
       return [pair.slice(0, eq), pair.slice(eq + 1)];
@@ -71,9 +72,11 @@ async function measure(
 const ratios: number[] = [];
 const cpuRatios: number[] = [];
 const mainRatios: number[] = [];
+// Read once, before any server starts: a malformed pair fails at once, not after the first round.
+const sides = { a: { flags: words('A_NODE_ARGS'), env: serverEnv('A_ENV') }, b: { flags: words('B_NODE_ARGS'), env: serverEnv('B_ENV') } };
 for (let round = 0; round < ROUNDS; round++) {
-  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), nodeArgs('A_NODE_ARGS'), serverEnv('A_ENV'));
-  const b = await measure(undefined, 100_000_000 * (2 * round + 2), nodeArgs('B_NODE_ARGS'), serverEnv('B_ENV'));
+  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), sides.a.flags, sides.a.env);
+  const b = await measure(undefined, 100_000_000 * (2 * round + 2), sides.b.flags, sides.b.env);
   ratios.push(b.rps / a.rps);
   cpuRatios.push(b.cpuUs / a.cpuUs);
   mainRatios.push(b.mainUs / a.mainUs);

@@ -14,7 +14,7 @@ runProcess('gateway', async (config, logger) => {
   const app = await startApplication({ config, logger, metrics });
   warnOnFallback(app, logger);
   let worker: Running | null = null;
-  if (app.mode === 'distributed' && config.clickhouseUrl !== null) {
+  if (app.mode === 'distributed' && config.clickhouse.url !== null) {
     worker = await startWorkerProcess(config, logger, metrics, { probes: false });
   }
   logger.info(
@@ -24,7 +24,7 @@ runProcess('gateway', async (config, logger) => {
       admin: app.admin.url,
       mode: app.mode,
       threads: app.gateway.threads,
-      ...(app.mode === 'embedded' ? { dataDir: config.dataDir } : { worker: worker !== null }),
+      ...(app.mode === 'embedded' ? { dataDir: config.embedded.dataDir } : { worker: worker !== null }),
     },
     `provider service listening: ${app.serviceUrl} (WSDL ${app.serviceUrl}?wsdl, admin ${app.admin.url})`,
   );

@@ -35,7 +35,7 @@ async function load(root: string): Promise<Invoker> {
       dist<typeof import('../gateway/service/service.js')>('gateway/service/service.js'),
       dist<typeof import('../shared/backends/embedded/index.js')>('shared/backends/embedded/index.js'),
       dist<typeof import('../shared/backends/cached-providers.js')>('shared/backends/cached-providers.js'),
-      dist<typeof import('../shared/config.js')>('shared/config.js'),
+      dist<typeof import('../shared/config/index.js')>('shared/config/index.js'),
       dist<typeof import('../shared/domain/passwords.js')>('shared/domain/passwords.js'),
       dist<typeof import('../shared/catalogue/index.js')>('shared/catalogue/index.js'),
       dist<typeof import('../shared/xsd/xml-convert.js')>('shared/xsd/xml-convert.js'),

@@ -2,7 +2,7 @@ import type { Backends } from '../shared/backends/types.js';
 import { CachedProviderStore } from '../shared/backends/cached-providers.js';
 import { deploymentMode, openDistributedBackends } from '../shared/backends/distributed.js';
 import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { readinessGauge } from '../shared/readiness-metric.js';
@@ -37,7 +37,7 @@ export interface ApplicationOptions {
   logger: Logger;
   /** Date.now unless given; with GATEWAY_THREADS > 1 only a SharedClock reaches the other threads. */
   clock?: (() => number) | SharedClock;
-  /** Defaults to the embedded store under config.dataDir. */
+  /** Defaults to the embedded store under config.embedded.dataDir. */
   backends?: Backends;
   /** Override ports (0 = ephemeral), for tests. */
   port?: number;
@@ -48,15 +48,15 @@ export interface ApplicationOptions {
 function openBackends(mode: string, config: Config, logger: Logger, metrics: Metrics, clock: () => number): Promise<Backends> {
   if (mode === 'distributed') return openDistributedBackends(config, logger, metrics);
   return openEmbeddedBackends({
-    dataDir: config.dataDir,
-    sqliteSynchronous: config.sqliteSynchronous,
-    dedupeWindowMs: config.dedupeWindowMs,
-    maxDedupeKeys: config.dedupeMaxKeys,
-    offThreadCommits: config.sqliteCommit === 'thread',
-    maxSessions: config.sessionMax,
-    minFreeBytes: config.storeMinFreeBytes,
-    lockoutTrackedMax: config.lockoutTrackedMax,
-    idFloor: config.idFloor,
+    dataDir: config.embedded.dataDir,
+    sqliteSynchronous: config.embedded.sqliteSynchronous,
+    dedupeWindowMs: config.events.dedupeWindowMs,
+    maxDedupeKeys: config.events.dedupeMaxKeys,
+    offThreadCommits: config.embedded.sqliteCommit === 'thread',
+    maxSessions: config.sessions.max,
+    minFreeBytes: config.embedded.minFreeBytes,
+    lockoutTrackedMax: config.logins.lockoutTrackedMax,
+    idFloor: config.ids.floor,
     now: clock,
     onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
     onGroupCommitted: (events) => metrics.publishBatchSize.observe(events),
@@ -70,15 +70,15 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   const clock = sharedClock?.now ?? (options.clock as (() => number) | undefined) ?? Date.now;
   const metrics = options.metrics ?? new Metrics();
   // Checked first: a WSDL_FILE that does not match the catalogue stops the start before any store opens.
-  const description = serviceDescription(config);
+  const description = serviceDescription(config.service);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API on this thread goes through one provider
   // cache, so this process's own writes invalidate it; other threads' writes are announced.
   const invalidation = invalidationChannelName();
   let announcer: ProviderInvalidation | null = null;
-  const providers = new CachedProviderStore(opened.providers, config.providerCacheMs, clock, undefined, (systemUser) => announcer?.announce(systemUser));
-  if (config.gatewayThreads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
+  const providers = new CachedProviderStore(opened.providers, config.logins.providerCacheMs, clock, undefined, (systemUser) => announcer?.announce(systemUser));
+  if (config.service.threads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
   let frontEnds: FrontEnds | null = null;
   const backends: Backends = {
     ...opened,
@@ -96,7 +96,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   };
   readinessGauge(metrics, 'gateway_ready', 'Whether every backend answers (1) or not (0): the check /readyz makes', () => backends.healthy());
   // One set of rate buckets for every thread.
-  const rateLimiter = new TokenBucketLimiter(config.rateLimitEventsPerSecond);
+  const rateLimiter = new TokenBucketLimiter(config.events.rateLimitPerSecond);
   const service = new OperationService(backends, config, { metrics, rateLimiter });
   let gateway: FrontEnds;
   try {
@@ -130,8 +130,8 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     metrics: () => gateway.metricsText(),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const serviceUrl = `${config.publicUrl ?? `http://${host}:${gateway.port}`}${config.servicePath}`;
+  const host = config.service.host === '0.0.0.0' || config.service.host === '::' ? 'localhost' : config.service.host;
+  const serviceUrl = `${config.service.publicUrl ?? `http://${host}:${gateway.port}`}${config.service.path}`;
   if (generated) logger.info({ path }, 'generated an admin token; it is stored in this file');
   else if (path !== null) logger.info({ path }, 'admin token read from file');
 

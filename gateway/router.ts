@@ -1,4 +1,4 @@
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/logger.js';
 import { sendErrorLine, type BindingDeps } from './bindings/core.js';
 import { BINDING_TABLE, type BindingPlace, type RequestBinding } from './bindings/table.js';
@@ -38,7 +38,7 @@ export class Router {
     this.logger = logger;
     this.description = description;
     this.rejected = deps.rejected;
-    this.base = deps.config.servicePath.toLowerCase();
+    this.base = deps.config.service.path.toLowerCase();
     for (const entry of BINDING_TABLE) {
       const binding = entry.create(deps);
       for (const method of entry.methods) {
@@ -103,14 +103,14 @@ export class Router {
   }
 
   private serviceUrl(ex: Exchange): string {
-    return `${this.config.publicUrl ?? `http://${ex.header('host') || `localhost:${this.config.port}`}`}${this.config.servicePath}`;
+    return `${this.config.service.publicUrl ?? `http://${ex.header('host') || `localhost:${this.config.service.port}`}`}${this.config.service.path}`;
   }
 
   private metadata(ex: Exchange): void {
     ex.binding = 'metadata';
     const q = ex.query;
     const ql = q.toLowerCase();
-    const opts = { namespace: this.config.namespace, serviceUrl: this.serviceUrl(ex) };
+    const opts = { namespace: this.config.service.namespace, serviceUrl: this.serviceUrl(ex) };
     if (ql === 'wsdl' || ql.startsWith('wsdl=') || ql.startsWith('wsdl&')) {
       ex.send(Status.ok, TEXT_XML, this.description.wsdl(opts.serviceUrl));
     } else if (ql === 'disco' || ql.startsWith('disco&')) {

@@ -1,4 +1,4 @@
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/logger.js';
 import type { Metrics } from '../shared/metrics.js';
 import { serviceDescription, type ServiceDescription } from './metadata/description.js';
@@ -20,7 +20,7 @@ export interface GatewayOptions {
   service: OperationService;
   logger: Logger;
   clock?: () => number;
-  /** Overrides config.port (0 = ephemeral, for tests). */
+  /** Overrides config.service.port (0 = ephemeral, for tests). */
   port?: number;
   metrics?: Metrics;
   /** What ?wsdl and ?disco serve; default from config (generated, or WSDL_FILE checked now). */
@@ -29,12 +29,12 @@ export interface GatewayOptions {
 
 /** Listens on the public port and hands every request to the Router; `close` drains in-flight requests. */
 export function startGateway({ config, service, logger, clock = Date.now, port, metrics, description }: GatewayOptions): Promise<GatewayServer> {
-  const cookieHeader = (id: string): string => `${config.sessionCookieName}=${id}; path=/; HttpOnly`;
+  const cookieHeader = (id: string): string => `${config.sessions.cookieName}=${id}; path=/; HttpOnly`;
   const rejected = (reason: RejectReason): void => metrics?.rejectedRequests.labels({ reason }).inc();
   const router = new Router({
     deps: { service, config, logger, clock, cookieHeader, rejected },
     logger,
-    description: description ?? serviceDescription(config),
+    description: description ?? serviceDescription(config.service),
   });
   // A count, not a Set of exchanges: a Set's rebuilt tables keep whole answered requests alive
   // through scavenges (shared/int-map.ts says how). Exchange.finish calls `finished` once.
@@ -55,9 +55,9 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
   });
 
   return new Promise((resolve, reject) => {
-    app.listen(config.host, port ?? config.port, (token: us_listen_socket | false) => {
+    app.listen(config.service.host, port ?? config.service.port, (token: us_listen_socket | false) => {
       if (token === false) {
-        reject(new Error(`Cannot listen on ${config.host}:${port ?? config.port}.`));
+        reject(new Error(`Cannot listen on ${config.service.host}:${port ?? config.service.port}.`));
         return;
       }
       const boundPort = uWS.us_socket_local_port(token);

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, describeConfig, loadConfig, type Config } from './config/index.js';
 import { restoreFastStringPrototype } from './fast-string-prototype.js';
 import { createLogger, type Logger } from './logger.js';
 
@@ -11,7 +11,8 @@ export interface Running {
 
 /**
  * The shape every entry point shares: configuration from the environment (a clear message and
- * exit 2 when it is wrong), structured logs, and SIGTERM/SIGINT draining before exit.
+ * exit 2 when it is wrong), structured logs, and SIGTERM/SIGINT draining before exit. With
+ * `--config` it prints every setting it would run with (secrets only as set or unset) and exits.
  */
 export function runProcess(name: string, start: (config: Config, logger: Logger) => Promise<Running>): void {
   // Every module of the entry point is loaded by now: undo what ioredis's loading did to string speed.
@@ -21,12 +22,16 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
+      console.error(`Configuration error${err.message.includes('\n') ? 's' : ''}: ${err.message}`);
       process.exit(2);
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel, name);
+  if (process.argv.includes('--config')) {
+    process.stdout.write(describeConfig(config));
+    process.exit(0);
+  }
+  const logger = createLogger(config.log.level, name);
   start(config, logger).then(
     (running) => {
       let stopping = false;

@@ -7,7 +7,7 @@ import { adminRoutes } from '../gateway/admin/routes.js';
 import { startAdminServer, type AdminServer } from '../gateway/admin/server.js';
 import { StreamHub } from '../gateway/admin/stream-hub.js';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { loadConfig, type Config } from '../shared/config.js';
+import { loadConfig, type Config } from '../shared/config/index.js';
 import { eventRecords } from './helpers/event-records.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSITIONS_SCAN_MAX, READ_PAGE } from '../gateway/admin/routes/map.js';
-import { ConfigError, loadConfig } from '../shared/config.js';
+import { ConfigError, loadConfig } from '../shared/config/index.js';
 import { credentials, event, TestApp, xmlParams } from './helpers/harness.js';
 
 /** The map's routes: latest position per vehicle, a vehicle's track for a time range, their bounds and refusals. */
@@ -133,7 +133,7 @@ describe('map routes (embedded)', () => {
   });
 
   it('CONSOLE_MAP_TILE_URL: an http(s) template with {z}, {x}, {y} and a plain host, else the gateway does not start', () => {
-    expect(loadConfig({ CONSOLE_MAP_TILE_URL: 'http://tiles.internal:8080/osm/{z}/{x}/{y}.png' }).consoleMapTileUrl).toBe('http://tiles.internal:8080/osm/{z}/{x}/{y}.png');
+    expect(loadConfig({ CONSOLE_MAP_TILE_URL: 'http://tiles.internal:8080/osm/{z}/{x}/{y}.png' }).admin.mapTileUrl).toBe('http://tiles.internal:8080/osm/{z}/{x}/{y}.png');
     for (const bad of ['tiles/{z}/{x}/{y}.png', 'ftp://h/{z}/{x}/{y}.png', 'https://h/{z}/{x}.png', 'https://{s}.tile.example/{z}/{x}/{y}.png', 'javascript:{z}{x}{y}']) {
       expect(() => loadConfig({ CONSOLE_MAP_TILE_URL: bad }), bad).toThrow(ConfigError);
     }

@@ -53,7 +53,7 @@ describe('operators: scale-out mode', () => {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      const streamGroups = async () => (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${c.gw2.config.kafkaClientId}-admin-stream-`));
+      const streamGroups = async () => (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${c.gw2.config.kafka.clientId}-admin-stream-`));
       const before = await streamGroups();
       const members = async (ids: string[]) => (await admin.describeGroups(ids)).groups.reduce((n, g) => n + g.members.length, 0);
       expect(await members(before)).toBe(1);
@@ -134,7 +134,7 @@ describe('operators: scale-out mode', () => {
     await c.waitForRows([kept]);
     expect(((await api('gw1', 'GET', '/admin/events?provider=gone')).json.events as Json[]).map((e) => e.id)).toEqual([String(kept)]);
     // Another gateway may still hold the provider for PROVIDER_CACHE_MS; after that it is gone everywhere.
-    c.gw1.advance(c.gw1.config.providerCacheMs + 1);
+    c.gw1.advance(c.gw1.config.logins.providerCacheMs + 1);
     expect((await c.gw1.soap11('Login', xmlParams(credentials('gone')))).text).toContain('>false<');
   });
 

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { startAdminServer, type AdminServer } from '../gateway/admin/server.js';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
 import { LocalEventFeed } from '../shared/backends/live/local-feed.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { eventRecords } from './helpers/event-records.js';
 
 /**

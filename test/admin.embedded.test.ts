@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { loadConfig, type Config } from '../shared/config.js';
+import { loadConfig, type Config } from '../shared/config/index.js';
 import { verifyPassword } from '../shared/domain/passwords.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from '../gateway/admin/server.js';
 import { eventRecords } from './helpers/event-records.js';
@@ -129,7 +129,7 @@ describe('probes', () => {
   });
 
   it('binds to the configured host and reports its URL', () => {
-    expect(config.adminHost).toBe('127.0.0.1');
+    expect(config.admin.host).toBe('127.0.0.1');
     expect(server.port).toBeGreaterThan(0);
     expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
   });
@@ -404,7 +404,7 @@ describe('commands', () => {
       equipo: '42',
       state: 'pending',
       createdAt: iso(now),
-      expiresAt: iso(now + config.commandTtlMs),
+      expiresAt: iso(now + config.commands.ttlMs),
       deliveries: 0,
       lastDeliveredAt: null,
       finishedAt: null,
@@ -437,7 +437,7 @@ describe('commands', () => {
   });
 
   it('reports expiry with the server clock', async () => {
-    now = T0 + 120_000 + config.commandTtlMs;
+    now = T0 + 120_000 + config.commands.ttlMs;
     const res = await api('GET', '/admin/providers/acme/commands');
     expect((res.json.commands as { state: string }[])[0]?.state).toBe('expired');
     now = T0 + 150_000;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { hashPassword, verifyPassword } from '../shared/domain/passwords.js';
 import { Authenticator } from '../gateway/service/auth.js';
 import { CachedProviderStore } from '../shared/backends/cached-providers.js';
@@ -31,7 +31,7 @@ describe('Authenticator', () => {
       calls++;
       return verifyPassword(password, stored);
     };
-    const auth = new Authenticator(backends, loadConfig({ CREDENTIAL_CACHE_SECONDS: cacheSeconds }), undefined, counting);
+    const auth = new Authenticator(backends, loadConfig({ CREDENTIAL_CACHE_SECONDS: cacheSeconds }).logins, undefined, counting);
     return { auth, calls: () => calls };
   }
 
@@ -82,7 +82,7 @@ describe('Authenticator', () => {
       await setup('60');
       let clock = 1000;
       const providers = new CachedProviderStore(backends.providers, 1000, () => clock);
-      const auth = new Authenticator({ providers, lockouts: backends.lockouts }, loadConfig({ CREDENTIAL_CACHE_SECONDS: '60' }));
+      const auth = new Authenticator({ providers, lockouts: backends.lockouts }, loadConfig({ CREDENTIAL_CACHE_SECONDS: '60' }).logins);
       return { auth, providers, setClock: (t: number) => (clock = t) };
     }
 

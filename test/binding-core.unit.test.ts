@@ -11,7 +11,7 @@ import { ClientError, clientText } from '../gateway/errors/registry.js';
 import type { CallContext } from '../gateway/service/context.js';
 import type { OperationService } from '../gateway/service/service.js';
 import { findOperation, type ArgumentBag, type OperationDef } from '../shared/catalogue/index.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 
 const LOGIN = findOperation('Login')!;
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);

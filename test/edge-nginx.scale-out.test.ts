@@ -233,7 +233,7 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     };
     // Each failure claims another address; the gateway (trusting the edge on loopback) must still
     // count them all against the one client the edge saw, and lock it out.
-    for (let i = 0; i < t.config.lockoutMaxFailures; i++) expect(await login('wrong-password', `203.0.113.${i}`)).toContain('>false<');
+    for (let i = 0; i < t.config.logins.lockoutMaxFailures; i++) expect(await login('wrong-password', `203.0.113.${i}`)).toContain('>false<');
     expect(await login('secret-1', '198.51.100.7')).toContain('>false<');
   });
 

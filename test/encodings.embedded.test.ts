@@ -27,11 +27,11 @@ function rejected(metrics: string, reason: string): number {
 
 describe('charsets', () => {
   it('an unknown charset in the Content-Type or in the XML declaration is 415 with an empty body', async () => {
-    const header = await t.request('POST', t.config.servicePath, insertBody('cs-header'), soapHeaders('text/xml; charset=x-unknown'));
+    const header = await t.request('POST', t.config.service.path, insertBody('cs-header'), soapHeaders('text/xml; charset=x-unknown'));
     expect(header.status).toBe(415);
     expect(header.text).toBe('');
     const declared = insertBody('cs-decl').replace('encoding="utf-8"', 'encoding="x-unknown"');
-    const decl = await t.request('POST', t.config.servicePath, declared, soapHeaders('text/xml'));
+    const decl = await t.request('POST', t.config.service.path, declared, soapHeaders('text/xml'));
     expect(decl.status).toBe(415);
     expect(decl.text).toBe('');
     expect(rejected(await t.metrics(), 'unknown_charset')).toBe(2);
@@ -40,7 +40,7 @@ describe('charsets', () => {
 
   it('a declared ISO-8859-1 body is read as such', async () => {
     const latin1 = Buffer.from(insertBody('ca\u00f1a').replace('encoding="utf-8"', 'encoding="iso-8859-1"'), 'latin1');
-    const r = await t.request('POST', t.config.servicePath, latin1, soapHeaders('text/xml'));
+    const r = await t.request('POST', t.config.service.path, latin1, soapHeaders('text/xml'));
     expect(r.status).toBe(200);
     expect(await storedCodes()).toContain('ca\u00f1a');
   });
@@ -58,7 +58,7 @@ describe('bytes invalid in the declared encoding', () => {
     const codigo = `bad-${name.length}`;
     const [head, tail] = insertBody(codigo).split(codigo) as [string, string];
     const body = Buffer.concat([Buffer.from(head), Buffer.from(codigo), Buffer.from(bytes), Buffer.from(tail)]);
-    const r = await t.request('POST', t.config.servicePath, body, soapHeaders());
+    const r = await t.request('POST', t.config.service.path, body, soapHeaders());
     expect(r.status).toBe(400);
     expect(r.text).toContain('<faultcode>soap:Client</faultcode>');
     expect(r.text).toContain('Invalid character in the given encoding');

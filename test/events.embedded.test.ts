@@ -118,7 +118,7 @@ describe('-5 when the event store cannot commit', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await TestApp.start({}, async (config) => {
-      const real = await openEmbeddedBackends({ dataDir: config.dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 60_000 });
+      const real = await openEmbeddedBackends({ dataDir: config.embedded.dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 60_000 });
       return {
         ...real,
         eventLog: { append: async (events) => events.map(() => ({ ok: false as const, reason: 'unavailable' as const })), close: async () => {} },

@@ -224,7 +224,7 @@ describe('Server faults', () => {
   beforeAll(async () => {
     // A command store whose database is gone: a backend failure the service must report, not crash on.
     t = await TestApp.start({}, async (config) => {
-      const real: Backends = await openEmbeddedBackends({ dataDir: config.dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 60_000 });
+      const real: Backends = await openEmbeddedBackends({ dataDir: config.embedded.dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 60_000 });
       const broken = (): Promise<never> => Promise.reject(new Error('disk I/O error'));
       return { ...real, commands: { ...real.commands, deliverNext: broken } };
     });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { foldId } from '../gateway/service/events.js';
-import { ConfigError, loadConfig } from '../shared/config.js';
+import { ConfigError, loadConfig } from '../shared/config/index.js';
 import { credentials, event, TestApp, xmlParams } from './helpers/harness.js';
 import { services, uniqueName } from './helpers/services.js';
 
@@ -24,9 +24,9 @@ async function insert(t: TestApp, codigo: string): Promise<{ answer: number; sto
 
 describe('ID_FLOOR configuration', () => {
   it('is a whole number that leaves room for ids below 2^63', () => {
-    expect(loadConfig({}).idFloor).toBe(0n);
-    expect(loadConfig({ ID_FLOOR: ' 123456789012345678 ' }).idFloor).toBe(123456789012345678n);
-    expect(loadConfig({ ID_FLOOR: '9223372035854775807' }).idFloor).toBe(2n ** 63n - 1n - 1_000_000_000n);
+    expect(loadConfig({}).ids.floor).toBe(0n);
+    expect(loadConfig({ ID_FLOOR: ' 123456789012345678 ' }).ids.floor).toBe(123456789012345678n);
+    expect(loadConfig({ ID_FLOOR: '9223372035854775807' }).ids.floor).toBe(2n ** 63n - 1n - 1_000_000_000n);
     for (const bad of ['-1', '1.5', '1e9', 'abc', '0x10', '9223372035854775808', '99999999999999999999']) {
       expect(() => loadConfig({ ID_FLOOR: bad }), bad).toThrow(ConfigError);
     }
@@ -37,14 +37,14 @@ describe('ID_FLOOR configuration', () => {
 
 describe('ID_BLOCK_SIZE and KAFKA_ID_TOPIC configuration', () => {
   it('blocks of 1 to a million ids, 1000 by default; the id topic follows KAFKA_TOPIC unless set', () => {
-    expect(loadConfig({}).idBlockSize).toBe(1000);
-    expect(loadConfig({ ID_BLOCK_SIZE: '1' }).idBlockSize).toBe(1);
-    expect(loadConfig({ ID_BLOCK_SIZE: '1000000' }).idBlockSize).toBe(1_000_000);
+    expect(loadConfig({}).ids.blockSize).toBe(1000);
+    expect(loadConfig({ ID_BLOCK_SIZE: '1' }).ids.blockSize).toBe(1);
+    expect(loadConfig({ ID_BLOCK_SIZE: '1000000' }).ids.blockSize).toBe(1_000_000);
     for (const bad of ['0', '-5', '1.5', 'abc', '1000001']) expect(() => loadConfig({ ID_BLOCK_SIZE: bad }), bad).toThrow(ConfigError);
     expect(() => loadConfig({ ID_BLOCK_SIZE: '1000001' })).toThrow('ID_BLOCK_SIZE must be at most 1000000, got 1000001.');
-    expect(loadConfig({}).kafkaIdTopic).toBe('gateway.events.id-blocks');
-    expect(loadConfig({ KAFKA_TOPIC: 'fleet' }).kafkaIdTopic).toBe('fleet.id-blocks');
-    expect(loadConfig({ KAFKA_TOPIC: 'fleet', KAFKA_ID_TOPIC: 'ids' }).kafkaIdTopic).toBe('ids');
+    expect(loadConfig({}).ids.topic).toBe('gateway.events.id-blocks');
+    expect(loadConfig({ KAFKA_TOPIC: 'fleet' }).ids.topic).toBe('fleet.id-blocks');
+    expect(loadConfig({ KAFKA_TOPIC: 'fleet', KAFKA_ID_TOPIC: 'ids' }).ids.topic).toBe('ids');
   });
 });
 

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { Metrics } from '../shared/metrics.js';
 import { startWorkerProcess, type WorkerProcess } from '../worker/process.js';
 import { TestApp } from './helpers/harness.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findOperation, type ArgumentBag, type OperationDef } from '../shared/catalogue/index.js';
 import { BackendUnavailableError, type EventLog, type ProviderStore } from '../shared/backends/types.js';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { hashPassword } from '../shared/domain/passwords.js';
 import { parseXmlDateTime } from '../shared/xsd/xml-convert.js';
 import { ClientError } from '../gateway/errors/registry.js';

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminServer, type AdminServer } from '../gateway/admin/server.js';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { METRICS_TYPE, startProbeServer, type ProbeServer, type ReadinessState } from '../shared/probes.js';
 
 const TOKEN = 'probe-test-token-0123456789';

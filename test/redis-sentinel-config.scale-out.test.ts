@@ -7,30 +7,30 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { deploymentMode } from '../shared/backends/distributed.js';
 import { openRedisStores, redisSentinelOptions, RedisUnavailableError, type RedisStores } from '../shared/backends/redis/index.js';
-import { ConfigError, loadConfig, redisConfigured } from '../shared/config.js';
+import { ConfigError, loadConfig, redisConfigured } from '../shared/config/index.js';
 import { services, uniqueName } from './helpers/services.js';
 
 describe('REDIS_SENTINELS configuration', () => {
   it('parses host:port lists, IPv6 in brackets, and sets the command replicas default to 1', () => {
     const c = loadConfig({ REDIS_SENTINELS: ' s1:26379, 10.0.0.2:26380 ,[::1]:26381', REDIS_SENTINEL_NAME: 'gw', KAFKA_BROKERS: 'k:9092' });
-    expect(c.redisSentinels).toEqual([
+    expect(c.redis.sentinels).toEqual([
       { host: 's1', port: 26379 },
       { host: '10.0.0.2', port: 26380 },
       { host: '::1', port: 26381 },
     ]);
-    expect(c.redisSentinelName).toBe('gw');
-    expect(c.redisCommandReplicas).toBe(1);
-    expect(c.redisCommandWaitMs).toBe(1000);
-    expect(redisConfigured(c)).toBe(true);
+    expect(c.redis.sentinelName).toBe('gw');
+    expect(c.redis.commandReplicas).toBe(1);
+    expect(c.redis.commandWaitMs).toBe(1000);
+    expect(redisConfigured(c.redis)).toBe(true);
     expect(deploymentMode(c)).toBe('distributed');
   });
 
   it('without Sentinels: no WAIT by default, the name defaults to mymaster', () => {
     const c = loadConfig({ REDIS_URL: 'redis://r:6379', KAFKA_BROKERS: 'k:9092' });
-    expect(c.redisSentinels).toBeNull();
-    expect(c.redisSentinelName).toBe('mymaster');
-    expect(c.redisCommandReplicas).toBe(0);
-    expect(loadConfig({ REDIS_URL: 'redis://r:6379', REDIS_COMMAND_REPLICAS: '2' }).redisCommandReplicas).toBe(2);
+    expect(c.redis.sentinels).toBeNull();
+    expect(c.redis.sentinelName).toBe('mymaster');
+    expect(c.redis.commandReplicas).toBe(0);
+    expect(loadConfig({ REDIS_URL: 'redis://r:6379', REDIS_COMMAND_REPLICAS: '2' }).redis.commandReplicas).toBe(2);
   });
 
   it.each(['s1', 's1:', ':26379', 's1:0', 's1:65536', 's1:abc', 's1:26379 s2:26379', 'a:b:c'])('refuses REDIS_SENTINELS=%j', (bad) => {

@@ -50,7 +50,7 @@ describe('robustness', () => {
 
   it('uses the native uWebSockets.js binary, not the JS fallback, on every front-end thread', () => {
     expect(nativeBinaryPath()).toMatch(/uws_linux_x64_\d+\.node$/);
-    expect(t.app.gateway.nativeBinaries).toHaveLength(t.config.gatewayThreads);
+    expect(t.app.gateway.nativeBinaries).toHaveLength(t.config.service.threads);
     for (const binary of t.app.gateway.nativeBinaries) expect(binary).toMatch(/uws_linux_x64_\d+\.node$/);
   });
 
@@ -100,7 +100,7 @@ describe('robustness', () => {
   it('a declared body over the limit sent in full: the client reads the 413 (no reset), and the connection goes on', async () => {
     const conn = await RawConnection.open(t.app.gateway.port);
     try {
-      const body = Buffer.alloc(t.config.bodyLimitBytes + 300_000, 'x');
+      const body = Buffer.alloc(t.config.service.bodyLimitBytes + 300_000, 'x');
       conn.write(`POST /service.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: ${body.length}\r\n\r\n`);
       conn.write(body);
       const refused = await conn.read(false, 10_000);

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { loadConfig, type Config } from '../shared/config.js';
+import { loadConfig, type Config } from '../shared/config/index.js';
 import { TokenBucketLimiter } from '../gateway/service/rate-limit.js';
 import { FrontEndPool } from '../gateway/threads/pool.js';
 import type { SharedState } from '../gateway/threads/shared-state.js';

@@ -112,7 +112,7 @@ describe.each(['shared', 'own'])('two front-end threads, scale-out, GATEWAY_THRE
     // Stop once the first answers are back, with the rest still on their way (whatever the machine's load).
     const acked = await insertsAcrossClose(t, 120, (i) => insert(t, { Codigo: `g-${i}` }));
     expect(acked.length).toBeGreaterThanOrEqual(10);
-    const onTopic = await idsOnTopic(t.config.kafkaBrokers!, t.config.kafkaTopic);
+    const onTopic = await idsOnTopic(t.config.kafka.brokers!, t.config.kafka.topic);
     for (const id of acked) expect(onTopic.has(id)).toBe(true);
   });
 });

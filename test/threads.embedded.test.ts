@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_FILE } from '../shared/backends/embedded/index.js';
 import type { EmbeddedBackends } from '../shared/backends/embedded/index.js';
-import { ConfigError, defaultGatewayThreads, loadConfig } from '../shared/config.js';
+import { ConfigError, defaultGatewayThreads, loadConfig } from '../shared/config/index.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { counterSum, freshSoap11, insertsAcrossClose, resultOf, servedBy } from './helpers/threads.js';
 
@@ -26,14 +26,14 @@ const insert = (t: TestApp, overrides: Record<string, string>) =>
 
 describe('GATEWAY_THREADS configuration', () => {
   it('defaults to a thread per core but one, at least one; anything but 1..64 is refused by name', () => {
-    expect(loadConfig({}).gatewayThreads).toBe(Math.max(1, os.availableParallelism() - 1));
+    expect(loadConfig({}).service.threads).toBe(Math.max(1, os.availableParallelism() - 1));
     expect([1, 2, 4, 16].map((cores) => defaultGatewayThreads(cores))).toEqual([1, 1, 3, 15]);
-    expect(loadConfig({ GATEWAY_THREADS: '3' }).gatewayThreads).toBe(3);
+    expect(loadConfig({ GATEWAY_THREADS: '3' }).service.threads).toBe(3);
     for (const bad of ['0', 'two', '65', '-1']) {
       expect(() => loadConfig({ GATEWAY_THREADS: bad })).toThrow(ConfigError);
       expect(() => loadConfig({ GATEWAY_THREADS: bad })).toThrow(/GATEWAY_THREADS/);
     }
-    expect(() => loadConfig({ GATEWAY_THREAD_CLIENTS: 'many' })).toThrow(/GATEWAY_THREAD_CLIENTS must be shared or own/);
+    expect(() => loadConfig({ GATEWAY_THREAD_CLIENTS: 'many' })).toThrow(/GATEWAY_THREAD_CLIENTS must be own or shared, got "many"/);
   });
 });
 

@@ -9,7 +9,7 @@ import { KafkaJSConnectionError, KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetr
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeKafkaError, isRetriableKafkaError } from '../shared/backends/kafka/errors.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { Metrics } from '../shared/metrics.js';
 import { startWorkerProcess, type WorkerProcess } from '../worker/process.js';
 import { createWorker, type Worker } from '../worker/run.js';

@@ -26,7 +26,7 @@ import {
 import { workerOptionsFromConfig, type Worker } from '../worker/run.js';
 import { backoffDelay } from '../worker/backoff.js';
 import { latestReports, offsetsToCommit, type BufferedMessage } from '../worker/batch.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { decodeEvent, encodeEvent, WireFormatError } from '../shared/events/wire.js';
 
 import { CH, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from './helpers/worker-fixture.js';

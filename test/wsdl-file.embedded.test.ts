@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApplication } from '../gateway/app.js';
 import { parseCapturedWsdl } from '../gateway/metadata/captured-wsdl.js';
-import { ConfigError, loadConfig } from '../shared/config.js';
+import { ConfigError, loadConfig } from '../shared/config/index.js';
 import { credentials, TestApp, xmlParams } from './helpers/harness.js';
 import { RawConnection } from './helpers/raw-connection.js';
 
@@ -54,7 +54,7 @@ describe('WSDL_FILE served verbatim', () => {
   });
 
   it('?disco points at the request URL and lists the captured SOAP bindings', async () => {
-    const r = await t.request('GET', `${t.config.servicePath}?disco`);
+    const r = await t.request('GET', `${t.config.service.path}?disco`);
     expect(r.text).toBe(
       '<?xml version="1.0" encoding="utf-8"?>\r\n' +
         '<discovery xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns="http://schemas.xmlsoap.org/disco/">\r\n' +
@@ -68,7 +68,7 @@ describe('WSDL_FILE served verbatim', () => {
   it('HEAD ?wsdl reports the byte length of the served file', async () => {
     const c = await RawConnection.open(t.app.gateway.port);
     try {
-      c.write(`HEAD ${t.config.servicePath}?wsdl HTTP/1.1\r\nHost: 127.0.0.1:${t.app.gateway.port}\r\n\r\n`);
+      c.write(`HEAD ${t.config.service.path}?wsdl HTTP/1.1\r\nHost: 127.0.0.1:${t.app.gateway.port}\r\n\r\n`);
       const head = await c.read(true);
       expect(head.headers.get('content-length')).toBe(String(expectedWsdl(t.url).length));
     } finally {
@@ -79,7 +79,7 @@ describe('WSDL_FILE served verbatim', () => {
   it('calls are served as usual', async () => {
     const r = await t.request(
       'POST',
-      t.config.servicePath,
+      t.config.service.path,
       `<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><Login xmlns="${NAMESPACE}">${xmlParams(credentials())}</Login></soap:Body></soap:Envelope>`,
       { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NAMESPACE}Login"` },
     );

@@ -2,7 +2,7 @@
  * The worker as a process: the consumer (run.ts) plus Redis for last-report times, and optional
  * probes/metrics on ADMIN_HOST:ADMIN_PORT (/healthz, /readyz, /metrics).
  */
-import { redisConfigured, type Config } from '../shared/config.js';
+import { redisConfigured, type Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { startProbeServer, type ProbeServer, type Readiness } from '../shared/probes.js';
@@ -29,7 +29,7 @@ export async function startWorkerProcess(
   metrics: Metrics,
   options: { probes: boolean; /** Another transport to ClickHouse than HTTP (bench/lib/chdb-worker.ts). */ clickhouseConnection?: ClickHouseOptions['connection'] },
 ): Promise<WorkerProcess> {
-  if (!redisConfigured(config)) throw new Error('The worker needs REDIS_URL or REDIS_SENTINELS (it records last-report times there).');
+  if (!redisConfigured(config.redis)) throw new Error('The worker needs REDIS_URL or REDIS_SENTINELS (it records last-report times there).');
   let worker: Worker | null = null;
   let redisHealthy: () => Promise<boolean> = async () => false;
   const readiness: Readiness = async () => {
@@ -41,11 +41,11 @@ export async function startWorkerProcess(
   };
   readinessGauge(metrics, 'worker_ready', 'Whether the worker is ready (1) or not (0): the check its /readyz makes', async () => (await readiness()).ready);
   const probes: ProbeServer | null = options.probes
-    ? await startProbeServer({ host: config.adminHost, port: config.adminPort, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }) })
+    ? await startProbeServer({ host: config.admin.host, port: config.admin.port, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }) })
     : null;
   const probesUrl = probes?.url ?? null;
   try {
-    const redis = await openRedisStores(redisStoresOptionsFromConfig(config, logger.child({ component: 'redis' })));
+    const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
     redisHealthy = () => redis.healthy();
     try {
       const workerOptions = workerOptionsFromConfig(config, {

@@ -1,4 +1,4 @@
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
 import { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
@@ -261,22 +261,22 @@ export function workerOptionsFromConfig(
   config: Config,
   deps: Pick<WorkerOptions, 'lastReports' | 'poison' | 'logger' | 'metrics' | 'onFatal'>,
 ): WorkerOptions {
-  if (config.kafkaBrokers === null) throw new Error('KAFKA_BROKERS is required by the worker');
-  if (config.clickhouseUrl === null) throw new Error('CLICKHOUSE_URL is required by the worker');
+  if (config.kafka.brokers === null) throw new Error('KAFKA_BROKERS is required by the worker');
+  if (config.clickhouse.url === null) throw new Error('CLICKHOUSE_URL is required by the worker');
   return {
-    brokers: config.kafkaBrokers,
-    topic: config.kafkaTopic,
-    groupId: config.kafkaGroupId,
-    clientId: `${config.kafkaClientId}-worker`,
+    brokers: config.kafka.brokers,
+    topic: config.kafka.topic,
+    groupId: config.kafka.groupId,
+    clientId: `${config.kafka.clientId}-worker`,
     clickhouse: {
-      url: config.clickhouseUrl,
-      database: config.clickhouseDatabase,
-      username: config.clickhouseUser,
-      password: config.clickhousePassword,
+      url: config.clickhouse.url,
+      database: config.clickhouse.database,
+      username: config.clickhouse.user,
+      password: config.clickhouse.password,
     },
-    batchRows: config.workerBatchRows,
-    batchMs: config.workerBatchMs,
-    retentionDays: config.clickhouseRetentionDays,
+    batchRows: config.worker.batchRows,
+    batchMs: config.worker.batchMs,
+    retentionDays: config.clickhouse.retentionDays,
     ...deps,
   };
 }

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { CONNECTIONS, CXF_SLICE, DURATION, PEERS, WARMUP, WRK } from './config.js';
 import type { SyncLatency } from '../lib/fsync.js';
-import { defaultGatewayThreads } from '../../shared/config.js';
+import { defaultGatewayThreads } from '../../shared/config/index.js';
 import type { KeyRows, Row } from './scenarios.js';
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');

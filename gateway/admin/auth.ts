@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 
 /** Name of the file in DATA_DIR holding the generated admin token. */
 export const ADMIN_TOKEN_FILE = 'admin-token';
@@ -51,19 +51,19 @@ async function readTokenFile(file: string): Promise<string | null> {
 }
 
 /**
- * Returns config.adminToken, else the token stored in DATA_DIR/admin-token, else generates a
+ * Returns config.admin.token, else the token stored in DATA_DIR/admin-token, else generates a
  * random one (32 bytes, base64url), writes it there with mode 0600 and returns it with
  * generated=true. Safe against a concurrent first start: the file is created exclusively.
  */
-export async function resolveAdminToken(config: Pick<Config, 'adminToken' | 'dataDir'>): Promise<ResolvedAdminToken> {
-  if (config.adminToken !== null && config.adminToken !== '') {
-    return { token: config.adminToken, generated: false, path: null };
+export async function resolveAdminToken(config: Pick<Config, 'admin' | 'embedded'>): Promise<ResolvedAdminToken> {
+  if (config.admin.token !== null && config.admin.token !== '') {
+    return { token: config.admin.token, generated: false, path: null };
   }
-  const file = path.join(config.dataDir, ADMIN_TOKEN_FILE);
+  const file = path.join(config.embedded.dataDir, ADMIN_TOKEN_FILE);
   const existing = await readTokenFile(file);
   if (existing !== null) return { token: existing, generated: false, path: file };
 
-  await fs.mkdir(config.dataDir, { recursive: true });
+  await fs.mkdir(config.embedded.dataDir, { recursive: true });
   const token = randomBytes(32).toString('base64url');
   // Written in full to a private temporary file, then linked into place: link() fails if the
   // name exists, so a concurrent first start never sees a half-written file or loses its token.

@@ -1,6 +1,6 @@
 import type { Backends, Provider } from '../../shared/backends/types.js';
 import type { PlainReply } from '../../shared/http-reply.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { notFound } from './http.js';
 import { commandRoutes } from './routes/commands.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { bearerChecker } from './auth.js';
 import { loadConsoleAssets } from './console-assets.js';
@@ -27,7 +27,7 @@ export interface AdminServerOptions {
   /** Bearer token every route but /healthz and /readyz requires (see resolveAdminToken). */
   token: string;
   clock?: () => number;
-  /** Overrides config.adminPort; 0 = ephemeral. */
+  /** Overrides config.admin.port; 0 = ephemeral. */
   port?: number;
   /** Text for GET /metrics; without it that route answers 404. */
   metrics?: () => Promise<string>;
@@ -83,12 +83,12 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   const clock = opts.clock ?? Date.now;
   const logger = opts.logger.child({ component: 'admin' });
   const authorized = bearerChecker(token);
-  const consoleAssets = loadConsoleAssets(logger, undefined, config.consoleMapTileUrl);
+  const consoleAssets = loadConsoleAssets(logger, undefined, config.admin.mapTileUrl);
   const streams = new StreamHub({
     feed: backends.feed,
     logger,
-    maxStreams: config.adminStreamsMax,
-    eventsPerSecond: config.adminStreamEventsPerSecond,
+    maxStreams: config.admin.streamsMax,
+    eventsPerSecond: config.admin.streamEventsPerSecond,
     keepAliveMs: opts.streamKeepAliveMs ?? KEEP_ALIVE_MS,
     backlogBytes: opts.streamBacklogBytes ?? STREAM_BACKLOG_BYTES,
     ...(opts.streamFlushMs === undefined ? {} : { flushMs: opts.streamFlushMs }),
@@ -199,11 +199,11 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.headersTimeout = 15_000;
   server.keepAliveTimeout = 5_000;
 
-  const host = config.adminHost;
+  const host = config.admin.host;
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void => reject(err);
     server.once('error', onError);
-    server.listen(opts.port ?? config.adminPort, host, () => {
+    server.listen(opts.port ?? config.admin.port, host, () => {
       server.off('error', onError);
       resolve();
     });

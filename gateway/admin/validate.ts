@@ -1,5 +1,5 @@
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
-import { isValidTimeZone } from '../../shared/config.js';
+import { isValidTimeZone } from '../../shared/config/index.js';
 import { HttpError, invalid } from './http.js';
 
 /** Field checks of the admin API; each failure is a 400 naming the field. */

@@ -1,6 +1,6 @@
 import proxyaddr from 'proxy-addr';
 import type { OperationDef } from '../../shared/catalogue/index.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { ClientError, type ClientErrorKey, type ClientErrorParams } from '../errors/registry.js';
 import type { CallContext } from '../service/context.js';
@@ -69,9 +69,9 @@ export class BindingCore<Frame, Input, Writer> {
     private readonly codec: BindingCodec<Frame, Input, Writer>,
     private readonly deps: BindingDeps,
   ) {
-    this.trust = proxyaddr.compile(deps.config.trustedProxies);
+    this.trust = proxyaddr.compile(deps.config.service.trustedProxies);
     this.failed = `${codec.name} request failed`;
-    this.today = new TodayAt(deps.config.timeZone);
+    this.today = new TodayAt(deps.config.service.timeZone);
   }
 
   /** Runs `op` with what the request carried and answers it; never throws. */
@@ -89,7 +89,7 @@ export class BindingCore<Frame, Input, Writer> {
     const ctx: CallContext = {
       operation: op.name,
       now,
-      sessionId: readCookie(ex.header('cookie'), config.sessionCookieName),
+      sessionId: readCookie(ex.header('cookie'), config.sessions.cookieName),
       extras: decoded.extras,
       clientAddress: () => ex.clientAddress(this.trust),
       newSessionId: null,
@@ -106,7 +106,7 @@ export class BindingCore<Frame, Input, Writer> {
 
   /** 413 while the body streams in (BODY_LIMIT_BYTES), the same text in every binding. */
   tooLarge(ex: Exchange): void {
-    sendErrorLine(ex, 'bodyTooLarge', { limit: this.deps.config.bodyLimitBytes });
+    sendErrorLine(ex, 'bodyTooLarge', { limit: this.deps.config.service.bodyLimitBytes });
   }
 
   /** Logs an error of ours and answers the binding's Server fault; never a stack trace. */

@@ -14,7 +14,7 @@ import {
   type ComplexType,
   type OperationDef,
 } from '../../shared/catalogue/index.js';
-import { ConfigError } from '../../shared/config.js';
+import { ConfigError } from '../../shared/config/index.js';
 import { escapeXmlAttr } from './xml-escape.js';
 import { childrenNamed, parseXmlTree, resolveQName, XmlParseError, type Span, type XmlElement } from './xml-tree.js';
 

@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import { loadCapturedWsdl } from './captured-wsdl.js';
 import { renderDisco } from './disco.js';
 import { renderWsdl } from './wsdl.js';
@@ -13,15 +13,15 @@ export interface ServiceDescription {
  * The generated description by default; with WSDL_FILE the deployment's captured WSDL, checked
  * against the catalogue here, so a mismatch stops the start before anything is opened.
  */
-export function serviceDescription(config: Pick<Config, 'namespace' | 'wsdlFile'>): ServiceDescription {
-  const namespace = config.namespace;
-  if (config.wsdlFile === null) {
+export function serviceDescription(service: Pick<Config['service'], 'namespace' | 'wsdlFile'>): ServiceDescription {
+  const namespace = service.namespace;
+  if (service.wsdlFile === null) {
     return {
       wsdl: (serviceUrl) => renderWsdl({ namespace, serviceUrl }),
       disco: (serviceUrl) => renderDisco({ namespace, serviceUrl }),
     };
   }
-  const captured = loadCapturedWsdl(config.wsdlFile, namespace);
+  const captured = loadCapturedWsdl(service.wsdlFile, namespace);
   return {
     wsdl: (serviceUrl) => captured.render(serviceUrl),
     disco: (serviceUrl) => renderDisco({ namespace, serviceUrl, soapBindings: captured.soapBindings }),

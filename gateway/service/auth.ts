@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Backends, LockoutPolicy, Provider } from '../../shared/backends/types.js';
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
 import type { Metrics } from '../../shared/metrics.js';
 
@@ -31,15 +31,7 @@ export class Authenticator {
 
   constructor(
     private readonly backends: Pick<Backends, 'providers' | 'lockouts'>,
-    private readonly config: Pick<
-      Config,
-      | 'credentialCacheMs'
-      | 'lockoutMaxFailures'
-      | 'lockoutUserMaxFailures'
-      | 'lockoutWindowMs'
-      | 'lockoutDurationMs'
-      | 'passwordMinLength'
-    >,
+    private readonly config: Config['logins'],
     private readonly metrics?: Metrics,
     private readonly verify: (password: string, stored: string) => Promise<boolean> = verifyPassword,
   ) {

@@ -1,6 +1,6 @@
 import { type Args, type EventInput, type OperationName, type Operations, type Result } from '../../shared/catalogue/index.js';
 import type { Backends } from '../../shared/backends/types.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
 import type { Authenticator } from './auth.js';
 import type { AuthenticatedCall, CallContext } from './context.js';
@@ -77,7 +77,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
     LoginYEstadoComando: status,
 
     async ConsultarVehiculosEnViaje(_a, ctx) {
-      const zone = ctx.provider.timeZone ?? config.timeZone;
+      const zone = ctx.provider.timeZone ?? config.service.timeZone;
       const vehicles = await backends.trips.listVehicles(ctx.provider.systemUser);
       return vehicles.map((v) => ({
         Dominio: v.dominio,

@@ -1,6 +1,6 @@
 import { credentialParam, findOperation, retryLater, type Answer, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
 import { BackendUnavailableError, type Provider } from '../../shared/backends/types.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { Authenticator } from './auth.js';
 import { ClientError } from '../errors/registry.js';
@@ -46,12 +46,12 @@ export class OperationService {
     config: Config,
     options: { metrics?: Metrics; rateLimiter?: RateLimiter } = {},
   ) {
-    this.auth = new Authenticator(backends, config, options.metrics);
-    this.sessions = new Sessions(backends.sessions, config.sessionTimeoutMs);
+    this.auth = new Authenticator(backends, config.logins, options.metrics);
+    this.sessions = new Sessions(backends.sessions, config.sessions.timeoutMs);
     const ingest = new EventIngest(backends, {
-      timeZone: config.timeZone,
-      rateLimitEventsPerSecond: config.rateLimitEventsPerSecond,
-      appendTimeoutMs: config.appendTimeoutMs,
+      timeZone: config.service.timeZone,
+      rateLimitEventsPerSecond: config.events.rateLimitPerSecond,
+      appendTimeoutMs: config.events.appendTimeoutMs,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
     });

@@ -28,7 +28,7 @@ const { config } = data;
 const post = (message: FromFrontEnd): void => control.postMessage(message);
 
 // Log lines go to the main thread, which writes them with its own logger (one stream, one format).
-const logger = createLogger(config.logLevel, 'gateway', { write: (line: string) => post({ type: 'log', line }) }).child({ thread: data.index });
+const logger = createLogger(config.log.level, 'gateway', { write: (line: string) => post({ type: 'log', line }) }).child({ thread: data.index });
 const clock = data.clock === null ? Date.now : SharedClock.attach(data.clock).now;
 const rpc = new RpcClient(data.rpc);
 const shared = remoteState(rpc);
@@ -39,7 +39,7 @@ const metrics = new Metrics({ defaults: false });
 const own = data.ownClients ? await openDistributedBackends(config, logger, metrics) : null;
 const stores = own ?? shared;
 let invalidation: ProviderInvalidation | null = null;
-const providers = new CachedProviderStore(stores.providers, config.providerCacheMs, clock, undefined, (systemUser) => invalidation?.announce(systemUser));
+const providers = new CachedProviderStore(stores.providers, config.logins.providerCacheMs, clock, undefined, (systemUser) => invalidation?.announce(systemUser));
 invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
 const eventLog = own?.eventLog ?? { append: (events: EventRecord[]) => shared.eventLog.append(events), close: async () => {} };
 const service = new OperationService(

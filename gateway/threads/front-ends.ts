@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Metrics } from '../../shared/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
@@ -48,7 +48,7 @@ export interface FrontEndsOptions {
   invalidation: string;
   /** Scale-out: the other threads may open their own Redis and Kafka clients (GATEWAY_THREAD_CLIENTS=own). */
   distributed: boolean;
-  /** Overrides config.port (0 = a free port, for tests). */
+  /** Overrides config.service.port (0 = a free port, for tests). */
   port?: number;
 }
 
@@ -59,8 +59,8 @@ const never = new Promise<Error>(() => {});
 
 export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEnds> {
   const { config, logger, service, metrics, description, clock } = options;
-  const requested = options.port ?? config.port;
-  const threads = config.gatewayThreads;
+  const requested = options.port ?? config.service.port;
+  const threads = config.service.threads;
   if (threads === 1) {
     const gateway = await startGateway({ config, service, logger, clock, metrics, description, port: requested });
     return {
@@ -77,7 +77,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
     throw new Error('A custom clock cannot reach the other front-end threads: pass a SharedClock, or set GATEWAY_THREADS=1.');
   }
 
-  const { gateway, port } = await listenShared(requested, (port) => startGateway({ config, service, logger, clock, metrics, description, port }), config.host);
+  const { gateway, port } = await listenShared(requested, (port) => startGateway({ config, service, logger, clock, metrics, description, port }), config.service.host);
   let pool: FrontEndPool;
   try {
     pool = await FrontEndPool.start({
@@ -88,7 +88,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       port,
       clock: options.sharedClock?.cell ?? null,
       invalidation: options.invalidation,
-      ownClients: options.distributed && config.gatewayThreadClients === 'own',
+      ownClients: options.distributed && config.service.threadClients === 'own',
     });
   } catch (err) {
     await gateway.close(0);

@@ -1,5 +1,5 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
 import { BOOTSTRAP, type FromFrontEnd, type FrontEndData, type ToFrontEnd } from './protocol.js';
 import { decodeError, serveCalls } from './rpc.js';

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { WireError } from './rpc.js';
 
 /** What a front-end thread is started with (workerData). */

@@ -1,5 +1,5 @@
 import { withTimeout } from '../async.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import type { ClickHouseClient } from './clickhouse/index.js';
 import { createKafkaClient } from './kafka/client.js';
@@ -25,11 +25,11 @@ export function openDistributedOperations(
   kafkaFailing: () => Promise<boolean>,
   clickhouse: ClickHouseClient | null,
 ): DistributedOperations {
-  const brokers = config.kafkaBrokers ?? [];
+  const brokers = config.kafka.brokers ?? [];
   const kafkaLogger = logger.child({ component: 'kafka-admin' });
-  const kafka = createKafkaClient({ brokers, clientId: `${config.kafkaClientId}-admin`, logger: kafkaLogger });
-  const operator = new KafkaOperator({ kafka, topic: config.kafkaTopic, workerGroupId: config.kafkaGroupId });
-  const feed = new KafkaEventFeed({ kafka, topic: config.kafkaTopic, groupPrefix: `${config.kafkaClientId}-admin-stream`, logger: kafkaLogger });
+  const kafka = createKafkaClient({ brokers, clientId: `${config.kafka.clientId}-admin`, logger: kafkaLogger });
+  const operator = new KafkaOperator({ kafka, topic: config.kafka.topic, workerGroupId: config.kafka.groupId });
+  const feed = new KafkaEventFeed({ kafka, topic: config.kafka.topic, groupPrefix: `${config.kafka.clientId}-admin-stream`, logger: kafkaLogger });
   const store = redis.poison;
 
   const poison: PoisonStore = {

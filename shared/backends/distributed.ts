@@ -1,4 +1,4 @@
-import { redisConfigured, type Config } from '../config.js';
+import { redisConfigured, type Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
@@ -32,24 +32,24 @@ const noClickHouse = (): Promise<never> => Promise.reject(new Error('CLICKHOUSE_
 const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse };
 
 export async function openDistributedBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<DistributedBackends> {
-  if (!redisConfigured(config) || config.kafkaBrokers === null) {
+  if (!redisConfigured(config.redis) || config.kafka.brokers === null) {
     throw new ConfigurationMissing('The distributed mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
-  const kafkaBrokers = config.kafkaBrokers;
-  const redis = await openRedisStores(redisStoresOptionsFromConfig(config, logger.child({ component: 'redis' })));
+  const kafkaBrokers = config.kafka.brokers;
+  const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
   const clickhouse =
-    config.clickhouseUrl === null
+    config.clickhouse.url === null
       ? null
       : createClickHouseClient({
-          url: config.clickhouseUrl,
-          database: config.clickhouseDatabase,
-          username: config.clickhouseUser,
-          password: config.clickhousePassword,
+          url: config.clickhouse.url,
+          database: config.clickhouse.database,
+          username: config.clickhouse.user,
+          password: config.clickhouse.password,
         });
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, topic: config.kafkaIdTopic, clientId: config.kafkaClientId, timeoutMs: config.appendTimeoutMs, logger: idLogger });
+    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -71,19 +71,19 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     const agreed = floorCheckedBefore(await redis.redis.get(marker), position.topicId, floor);
     if (agreed !== null) return agreed;
     const highest = await highestStoredId({
-      kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafkaClientId, logger: idLogger }),
-      topic: config.kafkaTopic,
-      groupId: config.kafkaGroupId,
-      clientId: config.kafkaClientId,
+      kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafka.clientId, logger: idLogger }),
+      topic: config.kafka.topic,
+      groupId: config.kafka.groupId,
+      clientId: config.kafka.clientId,
       clickhouse,
-      database: config.clickhouseDatabase,
+      database: config.clickhouse.database,
       logger: idLogger,
     });
-    const needed = highest + config.idRecoveryMargin - position.end * BigInt(blockSize);
+    const needed = highest + config.ids.recoveryMargin - position.end * BigInt(blockSize);
     const raised = highest > 0n && needed > floor ? needed : floor;
     if (raised !== floor) {
       idLogger.warn(
-        { topic: config.kafkaIdTopic, nextOffset: position.end.toString(), highestStored: highest.toString(), from: floor.toString(), to: raised.toString() },
+        { topic: config.ids.topic, nextOffset: position.end.toString(), highestStored: highest.toString(), from: floor.toString(), to: raised.toString() },
         `event-id floor raised to ${raised}: the id-blocks topic was not known to be ahead of the stored ids`,
       );
     }
@@ -92,8 +92,8 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
   };
   const ids = new KafkaIdAllocator({
     blocks: idBlocks,
-    floor: config.idFloor,
-    blockSize: config.idBlockSize,
+    floor: config.ids.floor,
+    blockSize: config.ids.blockSize,
     verify,
     logger: idLogger,
     ...(metrics === undefined
@@ -114,16 +114,16 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     await ids.start();
     kafka = await openKafkaEventLog({
       brokers: kafkaBrokers,
-      topic: config.kafkaTopic,
-      clientId: config.kafkaClientId,
+      topic: config.kafka.topic,
+      clientId: config.kafka.clientId,
       ids,
       dedupe: redis.dedupe,
-      dedupeWindowMs: config.dedupeWindowMs,
-      lingerMs: config.producerLingerMs,
-      batchEvents: config.producerBatchEvents,
-      wireVersion: config.eventWireVersion,
-      maxInFlightEvents: config.maxInFlightEvents,
-      sendTimeoutMs: config.appendTimeoutMs,
+      dedupeWindowMs: config.events.dedupeWindowMs,
+      lingerMs: config.kafka.producerLingerMs,
+      batchEvents: config.kafka.producerBatchEvents,
+      wireVersion: config.kafka.wireVersion,
+      maxInFlightEvents: config.events.maxInFlight,
+      sendTimeoutMs: config.events.appendTimeoutMs,
       logger: logger.child({ component: 'kafka' }),
       ...(metrics === undefined
         ? {}
@@ -170,7 +170,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     commands: redis.commands,
     trips: redis.trips,
     eventLog: kafka,
-    events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouseDatabase),
+    events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouse.database),
     feed: operations.feed,
     poison: operations.poison,
     status: () => operations.status(),
@@ -182,8 +182,8 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
 
 /** Which mode a configuration asks for; half a distributed configuration is an error. */
 export function deploymentMode(config: Config): 'embedded' | 'distributed' {
-  const redis = redisConfigured(config);
-  const kafka = config.kafkaBrokers !== null;
+  const redis = redisConfigured(config.redis);
+  const kafka = config.kafka.brokers !== null;
   if (redis !== kafka) {
     throw new ConfigurationMissing(
       `REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS go together (the distributed mode needs both); only ${redis ? 'Redis' : 'KAFKA_BROKERS'} is set.`,

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/index.js';
 import type { DistributedBackends } from '../../shared/backends/distributed.js';
 import { Metrics } from '../../shared/metrics.js';
 import type { Running } from '../../shared/process.js';

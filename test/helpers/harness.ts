@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { Backends } from '../../shared/backends/types.js';
-import { loadConfig, type Config } from '../../shared/config.js';
+import { loadConfig, type Config } from '../../shared/config/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { startApplication, type Application } from '../../gateway/app.js';
 import { SharedClock } from '../../gateway/threads/clock.js';
@@ -69,7 +69,7 @@ export class TestApp {
   }
 
   get url(): string {
-    return `${this.base}${this.config.servicePath}`;
+    return `${this.base}${this.config.service.path}`;
   }
 
   async stop(): Promise<void> {
@@ -106,7 +106,7 @@ export class TestApp {
 
   /** SOAP 1.1 call with the standard quoted SOAPAction unless `headers` says otherwise. */
   soap11(op: string, params: string, headers?: Record<string, string>, cookie?: string): Promise<Reply> {
-    return this.request('POST', this.config.servicePath, soap11Envelope(op, params), {
+    return this.request('POST', this.config.service.path, soap11Envelope(op, params), {
       'Content-Type': 'text/xml; charset=utf-8',
       ...(headers ?? { SOAPAction: `"${NS}${op}"` }),
       ...(cookie ? { Cookie: cookie } : {}),
@@ -114,7 +114,7 @@ export class TestApp {
   }
 
   soap12(op: string, params: string, cookie?: string): Promise<Reply> {
-    return this.request('POST', this.config.servicePath, soap12Envelope(op, params), {
+    return this.request('POST', this.config.service.path, soap12Envelope(op, params), {
       'Content-Type': 'application/soap+xml; charset=utf-8',
       ...(cookie ? { Cookie: cookie } : {}),
     });
@@ -122,11 +122,11 @@ export class TestApp {
 
   get(op: string, query: Record<string, string>, cookie?: string): Promise<Reply> {
     const qs = new URLSearchParams(query).toString();
-    return this.request('GET', `${this.config.servicePath}/${op}${qs ? `?${qs}` : ''}`, undefined, cookie ? { Cookie: cookie } : {});
+    return this.request('GET', `${this.config.service.path}/${op}${qs ? `?${qs}` : ''}`, undefined, cookie ? { Cookie: cookie } : {});
   }
 
   post(op: string, form: Record<string, string>, cookie?: string): Promise<Reply> {
-    return this.request('POST', `${this.config.servicePath}/${op}`, new URLSearchParams(form).toString(), {
+    return this.request('POST', `${this.config.service.path}/${op}`, new URLSearchParams(form).toString(), {
       'Content-Type': 'application/x-www-form-urlencoded',
       ...(cookie ? { Cookie: cookie } : {}),
     });

@@ -5,7 +5,7 @@ import { Router } from '../../gateway/router.js';
 import type { OperationService } from '../../gateway/service/service.js';
 import { Exchange } from '../../gateway/transport/exchange.js';
 import type { HttpRequest, HttpResponse } from '../../gateway/transport/uws.js';
-import { loadConfig, type Config } from '../../shared/config.js';
+import { loadConfig, type Config } from '../../shared/config/index.js';
 
 /** One HTTP request as the router sees it: the request line's parts, the headers, the body bytes. */
 export interface WireRequest {
@@ -95,10 +95,10 @@ export function inProcessGateway(service: OperationService, clock: () => number,
     config,
     logger: pino({ level: 'silent' }),
     clock,
-    cookieHeader: (id) => `${config.sessionCookieName}=${id}; path=/; HttpOnly`,
+    cookieHeader: (id) => `${config.sessions.cookieName}=${id}; path=/; HttpOnly`,
     rejected: () => undefined,
   };
-  const router = new Router({ deps, logger: deps.logger, description: serviceDescription(config) });
+  const router = new Router({ deps, logger: deps.logger, description: serviceDescription(config.service) });
   return {
     config,
     send: (request) =>

@@ -9,7 +9,7 @@ export function freshSoap11(t: TestApp, op: string, params: string, cookie?: str
   const body = soap11Envelope(op, params);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      `${t.base}${t.config.servicePath}`,
+      `${t.base}${t.config.service.path}`,
       {
         method: 'POST',
         agent: false,

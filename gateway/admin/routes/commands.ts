@@ -25,7 +25,7 @@ export function commandRoutes(deps: AdminDeps): Route[] {
       unidad,
       equipo,
       now,
-      expiresAt: now + config.commandTtlMs,
+      expiresAt: now + config.commands.ttlMs,
     });
     log.info({ systemUser, numero: command.numero, cmd, unidad, equipo }, 'admin: command queued');
     return { status: 201, json: commandView(command) };

@@ -63,7 +63,7 @@ export function operationRoutes(deps: AdminDeps): Route[] {
         workerLag: status.workerLag,
         poisonMessages: poison,
         lockouts: lockouts.length,
-        map: { tileUrl: deps.config.consoleMapTileUrl, attribution: deps.config.consoleMapAttribution },
+        map: { tileUrl: deps.config.admin.mapTileUrl, attribution: deps.config.admin.mapAttribution },
       },
     };
   };

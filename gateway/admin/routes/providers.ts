@@ -11,7 +11,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
     const body = await req.body();
     onlyFields(body, ['systemUser', 'password', 'timeZone', 'requireRegisteredVehicles', 'enabled']);
     const systemUser = systemUserOf(requiredString(body, 'systemUser'));
-    const password = passwordOf(body, config.passwordMinLength);
+    const password = passwordOf(body, config.logins.passwordMinLength);
     const timeZone = body.timeZone === undefined ? null : timeZoneOf(body.timeZone);
     const requireRegisteredVehicles = optionalBoolean(body, 'requireRegisteredVehicles') ?? false;
     const enabled = optionalBoolean(body, 'enabled') ?? true;
@@ -51,7 +51,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
     if (!fields.some((f) => body[f] !== undefined)) {
       throw new HttpError(400, `Nothing to update: give at least one of ${fields.map((f) => `"${f}"`).join(', ')}.`);
     }
-    const password = body.password === undefined ? undefined : passwordOf(body, config.passwordMinLength);
+    const password = body.password === undefined ? undefined : passwordOf(body, config.logins.passwordMinLength);
     const enabled = optionalBoolean(body, 'enabled');
     const timeZone = body.timeZone === undefined ? undefined : timeZoneOf(body.timeZone);
     const requireRegisteredVehicles = optionalBoolean(body, 'requireRegisteredVehicles');

@@ -67,8 +67,8 @@ export class FormBinding {
   private readonly bodyLimitBytes: number;
 
   constructor(deps: BindingDeps) {
-    this.core = new BindingCore(new FormCodec(deps.config.namespace), deps);
-    this.bodyLimitBytes = deps.config.bodyLimitBytes;
+    this.core = new BindingCore(new FormCodec(deps.config.service.namespace), deps);
+    this.bodyLimitBytes = deps.config.service.bodyLimitBytes;
   }
 
   /** `pathName`: what follows `{path}/`, %-decoded (the operation's name if the client spelt it right). */

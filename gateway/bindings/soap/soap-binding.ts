@@ -1,5 +1,5 @@
 import { findOperation, type OperationDef } from '../../../shared/catalogue/index.js';
-import type { Config } from '../../../shared/config.js';
+import type { Config } from '../../../shared/config/index.js';
 import { InvalidValueError, type DecodedCall, type Today } from '../arguments.js';
 import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
 import { SoapResultWriter } from '../result-xml.js';
@@ -76,7 +76,7 @@ export class SoapBinding {
   constructor(deps: BindingDeps) {
     this.config = deps.config;
     this.rejected = deps.rejected;
-    this.core = new BindingCore(new SoapCodec(deps.config.namespace), deps);
+    this.core = new BindingCore(new SoapCodec(deps.config.service.namespace), deps);
   }
 
   handle(ex: Exchange): void {
@@ -101,7 +101,7 @@ export class SoapBinding {
     }
     const header = cleanAction(ex.header('soapaction'));
     const contentType = cleanAction(media.params.get('action') ?? null);
-    readBody(ex, this.config.bodyLimitBytes, new SoapRequest(this, ex, body, header, contentType, guessedVersion));
+    readBody(ex, this.config.service.bodyLimitBytes, new SoapRequest(this, ex, body, header, contentType, guessedVersion));
   }
 
   /** 413 while the body streams in. */
@@ -144,7 +144,7 @@ export class SoapBinding {
 
   /** `"http://tempuri.org/Login"` → `Login`: the configured namespace, else the last path segment. */
   private operationNameOf(action: string): string {
-    if (action.startsWith(this.config.namespace)) return action.slice(this.config.namespace.length);
+    if (action.startsWith(this.config.service.namespace)) return action.slice(this.config.service.namespace.length);
     return action.slice(action.lastIndexOf('/') + 1);
   }
 

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type {
   CommandStore,
   LastReportSink,
@@ -226,20 +226,20 @@ function endpointOf(options: RedisStoresOptions): string {
 }
 
 /** The Redis options of a configuration: REDIS_URL or REDIS_SENTINELS, and the command durability. */
-export function redisStoresOptionsFromConfig(config: Config, logger: RedisLogger): RedisStoresOptions {
+export function redisStoresOptionsFromConfig(redis: Config['redis'], logger: RedisLogger): RedisStoresOptions {
   return {
-    ...(config.redisUrl === null ? {} : { url: config.redisUrl }),
-    ...(config.redisSentinels === null
+    ...(redis.url === null ? {} : { url: redis.url }),
+    ...(redis.sentinels === null
       ? {}
       : {
-          sentinels: config.redisSentinels,
-          sentinelName: config.redisSentinelName,
-          ...(config.redisSentinelPassword === null ? {} : { sentinelPassword: config.redisSentinelPassword }),
+          sentinels: redis.sentinels,
+          sentinelName: redis.sentinelName,
+          ...(redis.sentinelPassword === null ? {} : { sentinelPassword: redis.sentinelPassword }),
         }),
-    keyPrefix: config.redisKeyPrefix,
+    keyPrefix: redis.keyPrefix,
     logger,
-    commandReplicas: config.redisCommandReplicas,
-    commandWaitMs: config.redisCommandWaitMs,
+    commandReplicas: redis.commandReplicas,
+    commandWaitMs: redis.commandWaitMs,
   };
 }
 

@@ -1,0 +1,297 @@
+import os from 'node:os';
+import path from 'node:path';
+import proxyaddr from 'proxy-addr';
+import { bigWhole, choice, custom, maskUrlPassword, optional, SettingError, text, whole, type Setting } from './kinds.js';
+
+/**
+ * Every setting of every process, declared once: section, environment variable, kind, default,
+ * bounds, a line of description, and whether it is a tuning switch or a secret. `Config` is
+ * derived from this table (`config.kafka.topic`), `loadConfig` reads it, `--config` prints it and
+ * a unit test holds docs/configuration.md to it. A new setting is one entry here and its row in
+ * the docs.
+ */
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+
+/** Front-end threads at most: past a few per core they only add contention on the main thread. */
+export const MAX_GATEWAY_THREADS = 64;
+
+/** Event ids are signed 64-bit (SQLite INTEGER, ClickHouse Int64): the largest one. */
+export const MAX_EVENT_ID = 2n ** 63n - 1n;
+
+export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+
+/**
+ * GATEWAY_THREADS when unset: a front-end thread per core but one, at least one. The process needs
+ * more than its front ends (the SQLite writer thread, V8's GC helpers, the kernel's network work);
+ * on 2 cores one thread served more than two (bench/RESULTS.md §GATEWAY_THREADS).
+ */
+export function defaultGatewayThreads(cores: number = os.availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
+export function isValidTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface RedisSentinelAddress {
+  host: string;
+  port: number;
+}
+
+const commaList = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+/** REDIS_SENTINELS: `host:port,host:port,...` (IPv6 hosts in brackets). */
+function sentinelAddresses(raw: string): RedisSentinelAddress[] | null {
+  const list = commaList(raw).map((a) => {
+    const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(a);
+    const port = m === null ? NaN : Number(m[2]);
+    if (m === null || port < 1 || port > 65535) throw new SettingError(`REDIS_SENTINELS must be host:port,host:port,...; "${a}" is not host:port.`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+  return list.length === 0 ? null : list;
+}
+
+function servicePath(raw: string): string {
+  let p = raw.startsWith('/') ? raw : `/${raw}`;
+  p = p.replace(/\/+$/, '');
+  if (p === '') throw new SettingError('SERVICE_PATH must not be empty.');
+  return p;
+}
+
+function trustedProxies(raw: string): string[] {
+  const list = commaList(raw).filter((p) => p !== 'none');
+  try {
+    proxyaddr.compile(list);
+  } catch (err) {
+    throw new SettingError(`TRUSTED_PROXIES: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return list;
+}
+
+/** An http(s) template with {z}, {x} and {y}, and a plain host (no {s}): its origin goes into a CSP. */
+function mapTileUrl(raw: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Reported below.
+  }
+  const placeholders = ['{z}', '{x}', '{y}'].every((p) => raw.includes(p));
+  if (url === null || !/^https?:$/.test(url.protocol) || /[{}%]/.test(url.host) || !placeholders) {
+    throw new SettingError(`CONSOLE_MAP_TILE_URL must be an http(s) URL with {z}, {x} and {y} and a plain host, got "${raw}".`);
+  }
+  return raw;
+}
+
+function httpUrl(env: string): (raw: string) => string {
+  return (raw) => {
+    const url = raw.replace(/\/+$/, '');
+    if (!/^https?:\/\/[^/]+/.test(url)) throw new SettingError(`${env} must be an http(s) URL, got "${maskUrlPassword(url)}".`);
+    return url;
+  };
+}
+
+export const SETTINGS = {
+  /** The public port: SOAP, HTTP GET/POST, WSDL and help page. */
+  service: {
+    port: whole({ env: 'PORT', default: 8080, max: 65535, doc: 'public port (SOAP, HTTP GET/POST, WSDL, help page)' }),
+    host: text({ env: 'HOST', default: '0.0.0.0', doc: 'public bind address' }),
+    threads: whole({
+      env: 'GATEWAY_THREADS',
+      default: () => defaultGatewayThreads(),
+      defaultText: 'the cores minus one, at least 1',
+      min: 1,
+      max: MAX_GATEWAY_THREADS,
+      doc: 'threads serving the public port, all listening on PORT',
+    }),
+    path: text({ env: 'SERVICE_PATH', default: '/service.asmx', check: servicePath, doc: 'service path, matched case-insensitively' }),
+    namespace: text({
+      env: 'SERVICE_NAMESPACE',
+      default: 'http://tempuri.org/',
+      check: (raw) => (raw.endsWith('/') ? raw : `${raw}/`),
+      doc: 'XML namespace the clients were generated against',
+    }),
+    publicUrl: optional({ env: 'PUBLIC_URL', defaultText: '(from the request\'s Host)', check: httpUrl('PUBLIC_URL'), doc: 'base URL written into the WSDL and disco' }),
+    wsdlFile: optional({ env: 'WSDL_FILE', defaultText: '(generated)', check: (raw) => path.resolve(raw), doc: "a deployment's captured WSDL to serve" }),
+    bodyLimitBytes: whole({ env: 'BODY_LIMIT_BYTES', default: 1024 * 1024, min: 1024, doc: 'request body limit, enforced while streaming' }),
+    trustedProxies: custom({
+      env: 'TRUSTED_PROXIES',
+      defaultText: '`loopback`',
+      parse: trustedProxies,
+      fallback: () => ['loopback'],
+      show: (v) => (v.length === 0 ? 'none' : v.join(',')),
+      doc: "proxies whose X-Forwarded-For is believed for the client address",
+    }),
+    threadClients: choice({
+      env: 'GATEWAY_THREAD_CLIENTS',
+      default: 'own',
+      words: ['own', 'shared'],
+      tuning: true,
+      doc: "scale-out with several threads: each its own Redis and Kafka clients, or the main thread's",
+    }),
+    timeZone: text({
+      env: 'TIME_ZONE',
+      default: 'UTC',
+      check: (raw) => {
+        if (!isValidTimeZone(raw)) throw new SettingError(`TIME_ZONE "${raw}" is not an IANA time zone.`);
+        return raw;
+      },
+      doc: 'IANA zone for dateTimes sent without offset and for dates sent',
+    }),
+  },
+  /** Sessions of Login / InSession clients (memory of the process that answered Login). */
+  sessions: {
+    timeoutMs: whole({ env: 'SESSION_TIMEOUT_MINUTES', default: 20, min: 1, times: MINUTE, doc: 'sliding session lifetime, minutes' }),
+    cookieName: text({ env: 'SESSION_COOKIE_NAME', default: 'ASP.NET_SessionId', doc: 'session cookie name' }),
+    max: whole({ env: 'SESSION_MAX', default: 1_000_000, min: 1, doc: 'live sessions held at most (least recently used end first)' }),
+  },
+  /** Providers' credentials: password policy, lockouts, caches. */
+  logins: {
+    passwordMinLength: whole({ env: 'PASSWORD_MIN_LENGTH', default: 6, min: 1, doc: 'shortest password CambiarClave and the admin API accept' }),
+    lockoutMaxFailures: whole({ env: 'LOCKOUT_MAX_FAILURES', default: 10, min: 1, doc: 'failures of one SystemUser from one address that lock it there' }),
+    lockoutUserMaxFailures: whole({ env: 'LOCKOUT_USER_MAX_FAILURES', default: 1000, min: 1, doc: 'failures of one SystemUser from all addresses that lock it everywhere' }),
+    lockoutWindowMs: whole({ env: 'LOCKOUT_WINDOW_MINUTES', default: 15, min: 1, times: MINUTE, doc: 'window for counting failures, minutes' }),
+    lockoutDurationMs: whole({ env: 'LOCKOUT_MINUTES', default: 15, min: 1, times: MINUTE, doc: 'lock duration, minutes' }),
+    lockoutTrackedMax: whole({ env: 'LOCKOUT_TRACKED_MAX', default: 100_000, min: 1, doc: 'SystemUser+address pairs the embedded mode tracks at most' }),
+    credentialCacheMs: whole({ env: 'CREDENTIAL_CACHE_SECONDS', default: 60, times: SECOND, doc: 'how long a verified password is remembered, seconds; 0 disables' }),
+    providerCacheMs: whole({ env: 'PROVIDER_CACHE_MS', default: 1000, doc: 'how long a gateway reuses a provider record it read' }),
+  },
+  /** Accepting events: dedupe, rate limit, how long an insert may wait. */
+  events: {
+    dedupeWindowMs: whole({ env: 'DEDUPE_WINDOW_MINUTES', default: 10, times: MINUTE, doc: 'window in which a resent identical event returns the first id, minutes' }),
+    dedupeMaxKeys: whole({ env: 'DEDUPE_MAX_KEYS', default: 1_000_000, min: 1, doc: 'dedupe keys held in memory at most' }),
+    rateLimitPerSecond: whole({ env: 'RATE_LIMIT_EVENTS_PER_SECOND', default: 0, defaultText: '`0` (off)', doc: 'per-provider event rate of a gateway process; past it -6' }),
+    appendTimeoutMs: whole({ env: 'APPEND_TIMEOUT_MS', default: 5_000, min: 100, doc: 'longest wait for an event to be stored before answering -5' }),
+    maxInFlight: whole({ env: 'MAX_IN_FLIGHT_EVENTS', default: 20_000, min: 1, doc: 'events waiting for Kafka at most; past it inserts answer -5 at once' }),
+  },
+  commands: {
+    ttlMs: whole({ env: 'COMMAND_TTL_HOURS', default: 24, min: 1, times: 60 * MINUTE, doc: 'unfinished commands expire after this many hours' }),
+  },
+  /** Event ids, in both modes; the id-block topic of the scale-out mode. */
+  ids: {
+    floor: bigWhole({
+      env: 'ID_FLOOR',
+      default: 0n,
+      // Room for at least a billion ids above it.
+      max: MAX_EVENT_ID - 1_000_000_000n,
+      maxReason: 'event ids are 64-bit',
+      doc: 'every event id issued is greater than this',
+    }),
+    topic: text({
+      env: 'KAFKA_ID_TOPIC',
+      default: (env) => `${env.KAFKA_TOPIC || 'gateway.events'}.id-blocks`,
+      defaultText: '`<KAFKA_TOPIC>.id-blocks`',
+      doc: 'single-partition topic event-id blocks are taken from',
+    }),
+    blockSize: whole({ env: 'ID_BLOCK_SIZE', default: 1000, min: 1, max: 1_000_000, doc: 'ids per block; the same on every gateway' }),
+    recoveryMargin: bigWhole({
+      env: 'ID_RECOVERY_MARGIN',
+      default: 1_000_000n,
+      max: 1_000_000_000_000n,
+      maxReason: 'a margin, not an id',
+      doc: 'distance above the highest stored id at which blocks restart after the id topic is found behind',
+    }),
+  },
+  /** The admin JSON API, the console it serves, and its live streams. */
+  admin: {
+    port: whole({ env: 'ADMIN_PORT', default: 8081, max: 65535, doc: 'admin JSON API port' }),
+    host: text({ env: 'ADMIN_HOST', default: '127.0.0.1', doc: 'admin bind address' }),
+    token: optional({ env: 'ADMIN_TOKEN', secret: true, defaultText: '(generated)', doc: 'bearer token of the admin API; generated into DATA_DIR/admin-token when unset' }),
+    streamsMax: whole({ env: 'ADMIN_STREAMS_MAX', default: 100, min: 1, doc: 'live event streams open at once' }),
+    streamEventsPerSecond: whole({ env: 'ADMIN_STREAM_EVENTS_PER_SECOND', default: 100, min: 1, doc: 'events each live stream carries at most per second' }),
+    mapTileUrl: custom({
+      env: 'CONSOLE_MAP_TILE_URL',
+      defaultText: `\`${DEFAULT_MAP_TILE_URL}\``,
+      parse: mapTileUrl,
+      fallback: () => DEFAULT_MAP_TILE_URL,
+      doc: "the console map's tile template",
+    }),
+    mapAttribution: text({ env: 'CONSOLE_MAP_ATTRIBUTION', default: '© OpenStreetMap contributors', doc: "the console map's attribution line" }),
+  },
+  /** The embedded store (SQLite under DATA_DIR). */
+  embedded: {
+    dataDir: text({ env: 'DATA_DIR', default: './data', check: (raw) => path.resolve(raw), doc: 'embedded store and the generated admin token' }),
+    sqliteSynchronous: choice({ env: 'SQLITE_SYNCHRONOUS', default: 'FULL', words: ['FULL', 'NORMAL'], doc: 'durability of event commits: FULL survives power loss, NORMAL a crash' }),
+    minFreeBytes: whole({ env: 'STORE_MIN_FREE_MB', default: 64, times: 1024 * 1024, doc: 'free disk below which /readyz reports not ready, MB' }),
+    sqliteCommit: choice({ env: 'SQLITE_COMMIT', default: 'thread', words: ['thread', 'inline'], tuning: true, doc: 'where event groups commit: a writer thread, or inline (fallback)' }),
+  },
+  /** Redis: shared state of the scale-out mode. */
+  redis: {
+    url: optional({ env: 'REDIS_URL', defaultText: '(embedded)', show: maskUrlPassword, doc: 'Redis for shared state' }),
+    sentinels: custom<RedisSentinelAddress[] | null>({
+      env: 'REDIS_SENTINELS',
+      defaultText: '(none)',
+      parse: sentinelAddresses,
+      fallback: () => null,
+      show: (v) => (v === null ? '(unset)' : v.map((s) => `${s.host}:${s.port}`).join(',')),
+      doc: 'Sentinels to ask for the current primary',
+    }),
+    sentinelName: text({ env: 'REDIS_SENTINEL_NAME', default: 'mymaster', doc: "the primary's name the Sentinels monitor" }),
+    sentinelPassword: optional({ env: 'REDIS_SENTINEL_PASSWORD', secret: true, defaultText: '(none)', doc: 'password of the Sentinels themselves' }),
+    commandReplicas: whole({
+      env: 'REDIS_COMMAND_REPLICAS',
+      default: (env) => (env.REDIS_SENTINELS?.trim() ? 1 : 0),
+      defaultText: '`1` with Sentinels, else `0`',
+      doc: 'replicas that must hold a queued command before the operator is told it is queued',
+    }),
+    commandWaitMs: whole({ env: 'REDIS_COMMAND_WAIT_MS', default: 1000, min: 10, doc: 'longest wait for those replicas' }),
+    keyPrefix: text({ env: 'REDIS_KEY_PREFIX', default: 'gw:', doc: 'prefix of every key' }),
+  },
+  /** Kafka: the event topic of the scale-out mode. */
+  kafka: {
+    brokers: custom<string[] | null>({
+      env: 'KAFKA_BROKERS',
+      defaultText: '(embedded)',
+      parse: (raw) => {
+        const list = commaList(raw);
+        return list.length === 0 ? null : list;
+      },
+      fallback: () => null,
+      show: (v) => (v === null ? '(unset)' : v.join(',')),
+      doc: 'comma-separated bootstrap brokers',
+    }),
+    topic: text({ env: 'KAFKA_TOPIC', default: 'gateway.events', doc: 'event topic' }),
+    clientId: text({ env: 'KAFKA_CLIENT_ID', default: 'prestadores-gateway', doc: 'Kafka client id' }),
+    groupId: text({ env: 'KAFKA_GROUP_ID', default: 'gateway-worker', doc: "the worker's consumer group" }),
+    wireVersion: custom<1 | 2>({
+      env: 'EVENT_WIRE_VERSION',
+      defaultText: '`2`',
+      parse: (raw) => {
+        const v = raw.trim();
+        if (v !== '1' && v !== '2') throw new SettingError(`EVENT_WIRE_VERSION must be 1 or 2, got "${raw}".`);
+        return v === '1' ? 1 : 2;
+      },
+      fallback: () => 2,
+      doc: 'version of the Kafka messages this gateway writes',
+    }),
+    producerLingerMs: whole({ env: 'PRODUCER_LINGER_MS', default: 2, tuning: true, doc: 'producer micro-batch: send this long after the first queued event' }),
+    producerBatchEvents: whole({ env: 'PRODUCER_BATCH_EVENTS', default: 500, min: 1, tuning: true, doc: 'or when this many are queued' }),
+  },
+  /** ClickHouse: where the worker stores events and the admin API reads them. */
+  clickhouse: {
+    url: optional({ env: 'CLICKHOUSE_URL', defaultText: '(none)', check: httpUrl('CLICKHOUSE_URL'), show: maskUrlPassword, doc: 'ClickHouse HTTP URL' }),
+    database: text({ env: 'CLICKHOUSE_DATABASE', default: 'gateway', doc: 'database the worker creates and migrates' }),
+    user: text({ env: 'CLICKHOUSE_USER', default: 'default', doc: 'ClickHouse user' }),
+    password: text({ env: 'CLICKHOUSE_PASSWORD', default: '', defaultText: 'empty', secret: true, doc: "that user's password" }),
+    retentionDays: whole({ env: 'CLICKHOUSE_RETENTION_DAYS', default: 0, doc: 'days events are kept (ClickHouse 24.8+); 0 keeps all' }),
+  },
+  /** The Kafka → ClickHouse worker. */
+  worker: {
+    batchRows: whole({ env: 'WORKER_BATCH_ROWS', default: 20_000, min: 1, doc: "insert a partition's events when this many are buffered" }),
+    batchMs: whole({ env: 'WORKER_BATCH_MS', default: 500, min: 1, doc: 'or when the oldest is this old' }),
+  },
+  log: {
+    level: choice({ env: 'LOG_LEVEL', default: 'info', words: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino level' }),
+  },
+} satisfies Record<string, Record<string, Setting<unknown>>>;

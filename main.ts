@@ -1,7 +1,7 @@
 /**
  * `npm start`: the whole service in one process. With no service configured it runs on the
  * embedded store under DATA_DIR (a newcomer's first run, small deployments). With REDIS_URL and
- * KAFKA_BROKERS it is a distributed gateway, and with CLICKHOUSE_URL too it also runs the worker.
+ * KAFKA_BROKERS it is a scale-out gateway, and with CLICKHOUSE_URL too it also runs the worker.
  * Configuration: environment variables, see docs/configuration.md.
  */
 import { startApplication, warnOnFallback } from './gateway/app.js';
@@ -14,7 +14,7 @@ runProcess('gateway', async (config, logger) => {
   const app = await startApplication({ config, logger, metrics });
   warnOnFallback(app, logger);
   let worker: Running | null = null;
-  if (app.mode === 'distributed' && config.clickhouse.url !== null) {
+  if (app.mode === 'scale-out' && config.clickhouse.url !== null) {
     worker = await startWorkerProcess(config, logger, metrics, { probes: false });
   }
   logger.info(

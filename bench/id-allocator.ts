@@ -1,5 +1,5 @@
 /**
- * CPU per event of the distributed id path alone, before and after ids moved from a Redis counter to Kafka id blocks: each event of a
+ * CPU per event of the scale-out id path alone, before and after ids moved from a Redis counter to Kafka id blocks: each event of a
  * 100-event append takes an id and claims its dedupe key, as KafkaEventLog.claimIds does.
  *
  * - "redis-epoch": the Redis counter with its epoch (INCRBY blocks of 1000, every claim checked
@@ -17,8 +17,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { KafkaIdAllocator } from '../shared/backends/kafka-ids.js';
-import { IdBlocksTopic } from '../shared/backends/kafka/id-blocks.js';
+import { KafkaIdAllocator } from '../shared/backends/ids/allocator.js';
+import { IdBlocksTopic } from '../shared/backends/ids/blocks-topic.js';
 import { openRedisStores } from '../shared/backends/redis/index.js';
 import { servicesEnv } from './lib/services-env.js';
 

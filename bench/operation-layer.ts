@@ -34,7 +34,7 @@ async function load(root: string): Promise<Invoker> {
     await Promise.all([
       dist<typeof import('../gateway/service/service.js')>('gateway/service/service.js'),
       dist<typeof import('../shared/backends/embedded/index.js')>('shared/backends/embedded/index.js'),
-      dist<typeof import('../shared/backends/cached-providers.js')>('shared/backends/cached-providers.js'),
+      dist<typeof import('../gateway/service/provider-cache.js')>('gateway/service/provider-cache.js'),
       dist<typeof import('../shared/config/index.js')>('shared/config/index.js'),
       dist<typeof import('../shared/domain/passwords.js')>('shared/domain/passwords.js'),
       dist<typeof import('../shared/catalogue/index.js')>('shared/catalogue/index.js'),

@@ -5,7 +5,7 @@
  * in ClickHouse exactly once, and how long the pipeline took to drain.
  *
  * TOPOLOGY=split (default) runs `npm run gateway` and `npm run worker` as two processes, as
- * docker-compose does; TOPOLOGY=single runs both in one process (`npm start` in distributed mode).
+ * docker-compose does; TOPOLOGY=single runs both in one process (`npm start` in scale-out mode).
  * Lag is sampled every second during the load as the backlog (events acknowledged to clients but
  * not yet in ClickHouse) and converted to seconds at the measured rate; stored_at - received_at
  * (1 s resolution) and the drain time after the load are printed too.

@@ -1,7 +1,7 @@
 import type { Backends } from '../shared/backends/types.js';
-import { CachedProviderStore } from '../shared/backends/cached-providers.js';
-import { deploymentMode, openDistributedBackends } from '../shared/backends/distributed.js';
-import { openEmbeddedBackends } from '../shared/backends/embedded/index.js';
+import { openScaleOutBackends } from '../shared/backends/scale-out/index.js';
+import { deploymentMode } from '../shared/config/index.js';
+import { embeddedOptionsFromConfig, openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
@@ -9,7 +9,7 @@ import { readinessGauge } from '../shared/readiness-metric.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
 import { TokenBucketLimiter } from './service/rate-limit.js';
-import { OperationService } from './service/service.js';
+import { createOperationLayer } from './service/operation-layer.js';
 import { SharedClock } from './threads/clock.js';
 import { invalidationChannelName, startFrontEnds, type FrontEnds } from './threads/front-ends.js';
 import { ProviderInvalidation } from './threads/provider-invalidation.js';
@@ -25,7 +25,7 @@ export interface Application {
   metrics: Metrics;
   /** What /metrics serves: every thread's metrics together. */
   metricsText(): Promise<string>;
-  mode: 'embedded' | 'distributed' | 'custom';
+  mode: 'embedded' | 'scale-out' | 'custom';
   /** Resolves when a front-end thread failed: the process must stop (shared/process.ts does). */
   failed: Promise<Error>;
   /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
@@ -45,25 +45,13 @@ export interface ApplicationOptions {
   metrics?: Metrics;
 }
 
+/** The two composition roots: shared/backends/embedded/ and shared/backends/scale-out/. */
 function openBackends(mode: string, config: Config, logger: Logger, metrics: Metrics, clock: () => number): Promise<Backends> {
-  if (mode === 'distributed') return openDistributedBackends(config, logger, metrics);
-  return openEmbeddedBackends({
-    dataDir: config.embedded.dataDir,
-    sqliteSynchronous: config.embedded.sqliteSynchronous,
-    dedupeWindowMs: config.events.dedupeWindowMs,
-    maxDedupeKeys: config.events.dedupeMaxKeys,
-    offThreadCommits: config.embedded.sqliteCommit === 'thread',
-    maxSessions: config.sessions.max,
-    minFreeBytes: config.embedded.minFreeBytes,
-    lockoutTrackedMax: config.logins.lockoutTrackedMax,
-    idFloor: config.ids.floor,
-    now: clock,
-    onCommitError: (err, events) => logger.error({ err, events }, 'event commit failed; those events were answered -5'),
-    onGroupCommitted: (events) => metrics.publishBatchSize.observe(events),
-  });
+  if (mode === 'scale-out') return openScaleOutBackends(config, logger, metrics);
+  return openEmbeddedBackends(embeddedOptionsFromConfig(config, { logger, metrics, now: clock }));
 }
 
-/** Wires backends (embedded or distributed, by configuration), the operation layer, the public gateway and the admin API. */
+/** Wires backends (embedded or scale-out, by configuration), the operation layer, the public gateway and the admin API. */
 export async function startApplication(options: ApplicationOptions): Promise<Application> {
   const { config, logger } = options;
   const sharedClock = options.clock instanceof SharedClock ? options.clock : null;
@@ -77,7 +65,9 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   // cache, so this process's own writes invalidate it; other threads' writes are announced.
   const invalidation = invalidationChannelName();
   let announcer: ProviderInvalidation | null = null;
-  const providers = new CachedProviderStore(opened.providers, config.logins.providerCacheMs, clock, undefined, (systemUser) => announcer?.announce(systemUser));
+  // One set of rate buckets for every thread.
+  const rateLimiter = new TokenBucketLimiter(config.events.rateLimitPerSecond);
+  const { service, providers } = createOperationLayer({ stores: opened, config, clock, metrics, rateLimiter, announce: (systemUser) => announcer?.announce(systemUser) });
   if (config.service.threads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
   let frontEnds: FrontEnds | null = null;
   const backends: Backends = {
@@ -95,9 +85,6 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     close: () => opened.close(),
   };
   readinessGauge(metrics, 'gateway_ready', 'Whether every backend answers (1) or not (0): the check /readyz makes', () => backends.healthy());
-  // One set of rate buckets for every thread.
-  const rateLimiter = new TokenBucketLimiter(config.events.rateLimitPerSecond);
-  const service = new OperationService(backends, config, { metrics, rateLimiter });
   let gateway: FrontEnds;
   try {
     gateway = frontEnds = await startFrontEnds({
@@ -111,7 +98,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       // The other threads keep their own provider caches over the store itself.
       state: { ...opened, rateLimiter },
       invalidation,
-      distributed: mode === 'distributed',
+      scaleOut: mode === 'scale-out',
       ...(options.port === undefined ? {} : { port: options.port }),
     });
   } catch (err) {
@@ -126,7 +113,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     logger,
     token,
     clock,
-    mode: mode === 'distributed' ? 'distributed' : 'embedded',
+    mode: mode === 'scale-out' ? 'scale-out' : 'embedded',
     metrics: () => gateway.metricsText(),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });

@@ -3,12 +3,12 @@
  * KAFKA_BROKERS required; CLICKHOUSE_URL for the admin API's event queries). Run as many as you
  * like behind a load balancer. For the all-in-one embedded service use `npm start`.
  */
-import { ConfigurationMissing, deploymentMode } from '../shared/backends/distributed.js';
+import { ConfigurationMissing, deploymentMode } from '../shared/config/index.js';
 import { runProcess } from '../shared/process.js';
 import { startApplication, warnOnFallback } from './app.js';
 
 runProcess('gateway', async (config, logger) => {
-  if (deploymentMode(config) !== 'distributed') {
+  if (deploymentMode(config) !== 'scale-out') {
     throw new ConfigurationMissing('npm run gateway needs REDIS_URL and KAFKA_BROKERS; `npm start` runs the embedded mode.');
   }
   const app = await startApplication({ config, logger });

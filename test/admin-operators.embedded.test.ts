@@ -3,7 +3,7 @@
  * embedded mode: each checked through what a provider then sees over SOAP/HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEventFeed } from '../shared/backends/live/local-feed.js';
+import { LocalEventFeed } from '../shared/backends/embedded/live-feed.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { openSse } from './helpers/sse.js';
 

@@ -7,7 +7,7 @@ import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/
 import { loadConfig } from '../shared/config/index.js';
 import { hashPassword, verifyPassword } from '../shared/domain/passwords.js';
 import { Authenticator } from '../gateway/service/auth.js';
-import { CachedProviderStore } from '../shared/backends/cached-providers.js';
+import { CachedProviderStore } from '../gateway/service/provider-cache.js';
 
 const ADDRESS = (): string => '192.0.2.1';
 

@@ -1,6 +1,6 @@
 /** The provider cache: reads are reused for the TTL, own writes invalidate at once. */
 import { describe, expect, it } from 'vitest';
-import { CachedProviderStore } from '../shared/backends/cached-providers.js';
+import { CachedProviderStore } from '../gateway/service/provider-cache.js';
 import type { Provider, ProviderPatch, ProviderStore } from '../shared/backends/types.js';
 
 /** A counting in-memory store standing in for "another gateway's" shared store. */

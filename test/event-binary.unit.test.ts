@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { binaryLayout, bufferSink, encodeGrowing, EVENT_BINARY, readerFactory, recordEncoder } from '../shared/events/binary.js';
 import { EVENT_FIELD_LIST, exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
 import { EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
-import { messageId } from '../shared/backends/kafka/highest-id.js';
+import { messageId } from '../shared/backends/ids/highest-in-topic.js';
 import { decodeEvent, encodeEvent, eventWireCodec, WireFormatError } from '../shared/events/wire.js';
 import { EVERY_KIND_FIELDS, sample } from './helpers/event-samples.js';
 

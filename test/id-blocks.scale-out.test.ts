@@ -1,15 +1,15 @@
 /**
- * Event ids of the distributed mode on the real Kafka: blocks named by offsets of the single-partition
- * id-blocks topic (shared/backends/kafka-ids.ts). Many allocators at once, refills ahead of need, a
+ * Event ids of the scale-out mode on the real Kafka: blocks named by offsets of the single-partition
+ * id-blocks topic (shared/backends/ids/allocator.ts). Many allocators at once, refills ahead of need, a
  * floor raised by one gateway and adopted by the others, a block size that conflicts, and the topic
  * deleted and created again. No Redis: ids do not depend on it. The end-to-end versions (Redis
  * flushed or killed mid-ingest, Kafka restarted) are in test/faults/id-blocks.faults.test.ts.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from '../shared/backends/id-state.js';
-import { KafkaIdAllocator } from '../shared/backends/kafka-ids.js';
-import { IdBlocksTopic, type TopicPosition } from '../shared/backends/kafka/id-blocks.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from '../shared/backends/ids/errors.js';
+import { KafkaIdAllocator } from '../shared/backends/ids/allocator.js';
+import { IdBlocksTopic, type TopicPosition } from '../shared/backends/ids/blocks-topic.js';
 import { services, uniqueName } from './helpers/services.js';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
@@ -42,7 +42,7 @@ interface Opened {
   verified: TopicPosition[];
 }
 
-/** One gateway's allocator; `verify` stands in for the stored-id check of distributed.ts. */
+/** One gateway's allocator; `verify` stands in for the stored-id check of scale-out/index.ts. */
 async function allocator(
   topic: string,
   options: { floor?: bigint; blockSize?: number; verify?: (p: TopicPosition, floor: bigint, b: number) => Promise<bigint> } = {},

@@ -1,7 +1,7 @@
 /**
  * ID_FLOOR: every event id issued is greater than N, so ids continue above a legacy sequence; raising
  * it later keeps ids increasing, lowering it changes nothing. Embedded (SQLite, through the real
- * server) and distributed (the shared Redis counter, through real gateways on Redis and Kafka).
+ * server) and scale-out (the shared Redis counter, through real gateways on Redis and Kafka).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,7 +81,7 @@ describe('ID_FLOOR, embedded', () => {
   }, 180_000);
 });
 
-describe('ID_FLOOR, distributed (real Redis and Kafka)', () => {
+describe('ID_FLOOR, scale-out (real Redis and Kafka)', () => {
   const s = services();
   const env: Record<string, string> = {
     REDIS_URL: s.redisUrl,

@@ -5,7 +5,7 @@
  * itself is tested on the real Sentinels in test/ha/.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { deploymentMode } from '../shared/backends/distributed.js';
+import { deploymentMode } from '../shared/config/index.js';
 import { openRedisStores, redisSentinelOptions, RedisUnavailableError, type RedisStores } from '../shared/backends/redis/index.js';
 import { ConfigError, loadConfig, redisConfigured } from '../shared/config/index.js';
 import { services, uniqueName } from './helpers/services.js';
@@ -22,7 +22,7 @@ describe('REDIS_SENTINELS configuration', () => {
     expect(c.redis.commandReplicas).toBe(1);
     expect(c.redis.commandWaitMs).toBe(1000);
     expect(redisConfigured(c.redis)).toBe(true);
-    expect(deploymentMode(c)).toBe('distributed');
+    expect(deploymentMode(c)).toBe('scale-out');
   });
 
   it('without Sentinels: no WAIT by default, the name defaults to mymaster', () => {
@@ -43,7 +43,7 @@ describe('REDIS_SENTINELS configuration', () => {
     expect(() => loadConfig({ REDIS_COMMAND_REPLICAS: '-1' })).toThrow(/REDIS_COMMAND_REPLICAS must be a whole number/);
   });
 
-  it('Sentinels without KAFKA_BROKERS is half a distributed configuration', () => {
+  it('Sentinels without KAFKA_BROKERS is half a scale-out configuration', () => {
     expect(() => deploymentMode(loadConfig({ REDIS_SENTINELS: 's1:26379' }))).toThrow(/only Redis is set/);
   });
 

@@ -256,7 +256,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   return worker;
 }
 
-/** WorkerOptions from the service configuration (distributed mode needs Kafka and ClickHouse). */
+/** WorkerOptions from the service configuration (scale-out mode needs Kafka and ClickHouse). */
 export function workerOptionsFromConfig(
   config: Config,
   deps: Pick<WorkerOptions, 'lastReports' | 'poison' | 'logger' | 'metrics' | 'onFatal'>,

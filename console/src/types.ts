@@ -64,7 +64,7 @@ export interface LockoutView {
 }
 
 export interface Overview {
-  mode: 'embedded' | 'distributed';
+  mode: 'embedded' | 'scale-out';
   ready: boolean;
   backends: { name: string; ok: boolean; detail?: string }[];
   eventsPerSecond: { at: string; events: number }[];

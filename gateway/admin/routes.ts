@@ -21,8 +21,8 @@ export interface AdminDeps {
   /** The live event streams (one feed subscription for all). */
   streams: StreamHub;
   metrics?: () => Promise<string>;
-  /** 'embedded' or 'distributed' as the overview reports it. */
-  mode: 'embedded' | 'distributed';
+  /** 'embedded' or 'scale-out' as the overview reports it. */
+  mode: 'embedded' | 'scale-out';
 }
 
 export interface RouteRequest {

@@ -32,7 +32,7 @@ export interface AdminServerOptions {
   /** Text for GET /metrics; without it that route answers 404. */
   metrics?: () => Promise<string>;
   /** How the overview names the deployment mode (default embedded). */
-  mode?: 'embedded' | 'distributed';
+  mode?: 'embedded' | 'scale-out';
   /** Interval of the SSE keep-alive comment (default 15 s; tests shorten it). */
   streamKeepAliveMs?: number;
   /** Unsent output past which a stream's reader is cut as too slow (default 1 MiB). */

@@ -47,7 +47,7 @@ export interface FrontEndsOptions {
   /** BroadcastChannel name of provider-cache invalidations (provider-invalidation.ts). */
   invalidation: string;
   /** Scale-out: the other threads may open their own Redis and Kafka clients (GATEWAY_THREAD_CLIENTS=own). */
-  distributed: boolean;
+  scaleOut: boolean;
   /** Overrides config.service.port (0 = a free port, for tests). */
   port?: number;
 }
@@ -88,7 +88,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       port,
       clock: options.sharedClock?.cell ?? null,
       invalidation: options.invalidation,
-      ownClients: options.distributed && config.service.threadClients === 'own',
+      ownClients: options.scaleOut && config.service.threadClients === 'own',
     });
   } catch (err) {
     await gateway.close(0);

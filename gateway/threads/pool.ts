@@ -7,7 +7,7 @@ import { stateHandlers, type SharedState } from './shared-state.js';
 
 /**
  * The front-end threads beside the main thread's own (GATEWAY_THREADS - 1 of them): each runs
- * front-end.ts on the shared port and calls the main thread for the shared state. Their log lines
+ * front-end-thread.ts on the shared port and calls the main thread for the shared state. Their log lines
  * arrive here and are written by the main thread's logger; their metrics are collected on demand.
  *
  * A thread that fails is fatal for the gateway: `failed` resolves, and the process shuts down
@@ -26,7 +26,7 @@ export interface FrontEndPoolOptions {
   invalidation: string;
   /** The threads open their own Redis and Kafka clients (protocol.ts). */
   ownClients: boolean;
-  /** The front end's module; default front-end.ts beside this file (tests start others). */
+  /** The front end's module; default front-end-thread.ts beside this file (tests start others). */
   entry?: URL;
 }
 
@@ -130,7 +130,7 @@ export class FrontEndPool {
   /** Starts the threads and resolves once each is listening; a thread that cannot start stops them all. */
   static async start(options: FrontEndPoolOptions): Promise<FrontEndPool> {
     const handlers = stateHandlers(options.state);
-    const entry = options.entry ?? new URL(`./front-end${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    const entry = options.entry ?? new URL(`./front-end-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
     const tsx = entry.pathname.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
     let reportFailure: (err: Error) => void = () => {};
     const failed = new Promise<Error>((resolve) => (reportFailure = resolve));

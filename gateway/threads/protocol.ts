@@ -4,7 +4,7 @@ import type { WireError } from './rpc.js';
 
 /** What a front-end thread is started with (workerData). */
 export interface FrontEndData {
-  /** The module the bootstrap imports (front-end.js, or front-end.ts under tsx/vitest). */
+  /** The module the bootstrap imports (front-end-thread.js, or front-end-thread.ts under tsx/vitest). */
   entry: string;
   /** URL of tsx's ESM register API, when the entry is TypeScript; null for the compiled build. */
   tsx: string | null;

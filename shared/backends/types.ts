@@ -9,7 +9,7 @@ export class BackendUnavailableError extends Error {}
 
 /**
  * The seams between the operation layer and storage. Each interface has an embedded
- * implementation (SQLite + memory, `embedded/`) and a distributed one (Redis/Kafka/ClickHouse).
+ * implementation (SQLite + memory, `embedded/`) and a scale-out one (Redis/Kafka/ClickHouse).
  * Everything is async so both fit; times are epoch milliseconds passed in by the caller, so
  * tests control the clock.
  */
@@ -343,10 +343,10 @@ export interface Backends {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seams of the distributed mode (Redis / Kafka / ClickHouse). The embedded mode does all of this
+// Seams of the scale-out mode (Redis / Kafka / ClickHouse). The embedded mode does all of this
 // inside its SQLite event log.
 
-/** Event ids from one sequence shared by every gateway: blocks named by Kafka offsets (kafka-ids.ts). */
+/** Event ids from one sequence shared by every gateway: blocks named by Kafka offsets (ids/allocator.ts). */
 export interface IdAllocator {
   /** `count` fresh ids, unique across all gateways, increasing within this allocator. */
   allocate(count: number): Promise<bigint[]>;

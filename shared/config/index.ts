@@ -15,9 +15,4 @@ export {
   type RedisSentinelAddress,
 } from './settings.js';
 
-import type { Config } from './load.js';
-
-/** Is Redis configured at all (a direct URL or Sentinels)? */
-export function redisConfigured(redis: Pick<Config['redis'], 'url' | 'sentinels'>): boolean {
-  return redis.url !== null || redis.sentinels !== null;
-}
+export { ConfigurationMissing, deploymentMode, redisConfigured, type DeploymentMode } from './mode.js';

@@ -1,6 +1,6 @@
 /**
  * No failure of Redis can make a gateway issue an acknowledged id twice: ids are blocks named by
- * offsets of the Kafka id-blocks topic (shared/backends/kafka-ids.ts), and Redis holds none of it.
+ * offsets of the Kafka id-blocks topic (shared/backends/ids/allocator.ts), and Redis holds none of it.
  * Two gateways ingest distinct events through SOAP while Redis is flushed, while it is killed
  * (kill -9) and restarted empty, and while Kafka is killed and restarted in the middle of refills
  * (blocks of 20 ids: a refill every two requests). Each time: no id acknowledged for two events,
@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster } from '../helpers/distributed.js';
+import { startCluster, type Cluster } from '../helpers/scale-out.js';
 import { credentials, event, type TestApp, xmlParams } from '../helpers/harness.js';
 import { services } from '../helpers/services.js';
 

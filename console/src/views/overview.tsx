@@ -62,7 +62,7 @@ export function OverviewView() {
       <div class="tiles">
         <div class="tile">
           <span>{t('overview.mode')}</span>
-          <strong>{data === null ? '…' : t(data.mode === 'embedded' ? 'overview.mode.embedded' : 'overview.mode.distributed')}</strong>
+          <strong>{data === null ? '…' : t(data.mode === 'embedded' ? 'overview.mode.embedded' : 'overview.mode.scaleOut')}</strong>
         </div>
         <div class="tile">
           <span>{t('overview.ready')}</span>

@@ -1,4 +1,4 @@
-import type { ArrivalCounter } from '../live/local-feed.js';
+import type { ArrivalCounter } from './live-feed.js';
 import type { EventQuery, EventStore } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import { EVENT_ROWS } from './event-row.js';

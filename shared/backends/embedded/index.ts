@@ -1,5 +1,8 @@
 import fs from 'node:fs';
-import { ArrivalCounter, LocalEventFeed } from '../live/local-feed.js';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import { ArrivalCounter, LocalEventFeed } from './live-feed.js';
 import type { Backends } from '../types.js';
 import { createCommandStore } from './commands.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
@@ -40,6 +43,27 @@ export interface EmbeddedOptions {
   idFloor?: bigint;
   /** Told the size of each committed group (gateway_event_publish_batch_size). */
   onGroupCommitted?: (events: number) => void;
+}
+
+/** The embedded store's options from a configuration (what `npm start` opens). */
+export function embeddedOptionsFromConfig(
+  config: Pick<Config, 'embedded' | 'events' | 'sessions' | 'logins' | 'ids'>,
+  deps: { logger: Logger; metrics: Metrics; now: () => number },
+): EmbeddedOptions {
+  return {
+    dataDir: config.embedded.dataDir,
+    sqliteSynchronous: config.embedded.sqliteSynchronous,
+    dedupeWindowMs: config.events.dedupeWindowMs,
+    maxDedupeKeys: config.events.dedupeMaxKeys,
+    offThreadCommits: config.embedded.sqliteCommit === 'thread',
+    maxSessions: config.sessions.max,
+    minFreeBytes: config.embedded.minFreeBytes,
+    lockoutTrackedMax: config.logins.lockoutTrackedMax,
+    idFloor: config.ids.floor,
+    now: deps.now,
+    onCommitError: (err, events) => deps.logger.error({ err, events }, 'event commit failed; those events were answered -5'),
+    onGroupCommitted: (events) => deps.metrics.publishBatchSize.observe(events),
+  };
 }
 
 /** Backends plus what only the embedded mode has: event-log counters. */

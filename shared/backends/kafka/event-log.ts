@@ -1,6 +1,6 @@
 import { withTimeout } from '../../async.js';
 import { BINARY_WIRE_VERSION, encodeEvent, messageKey, type WireVersion } from '../../events/wire.js';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from '../id-state.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';
@@ -98,7 +98,7 @@ const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailab
 const DEFAULT_MAX_SEND_BYTES = 900_000;
 
 /**
- * The distributed event log: every accepted event is published to one Kafka topic, keyed by
+ * The scale-out event log: every accepted event is published to one Kafka topic, keyed by
  * provider|Dominio, value = the wire format of shared/events/wire.ts. An event is answered with
  * its id only after the broker acknowledged it with acks=all.
  *

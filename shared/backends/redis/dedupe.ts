@@ -44,7 +44,7 @@ return out`,
  *
  * Redis losing its last writes (a failover to a replica that missed them, an AOF restart) loses
  * claims: a resend inside the window after it gets a new id and is stored twice. That is the
- * dedupe window's loss, never an id issued twice: ids come from Kafka (kafka-ids.ts).
+ * dedupe window's loss, never an id issued twice: ids come from Kafka (ids/allocator.ts).
  */
 export class RedisDedupeIndex implements DedupeIndex {
   constructor(

@@ -1,5 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
-import type { Config } from '../../config/index.js';
+import type { Redis } from 'ioredis';
+import { createRedisClient, endpointOf, keepConnecting, within, type RedisConnectionOptions } from './client.js';
 import type {
   CommandStore,
   LastReportSink,
@@ -9,7 +9,7 @@ import type {
   TripStore,
 } from '../types.js';
 import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
-import { describeEndpoint, makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
+import { makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
 import { RedisKeys } from './keys.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
@@ -19,21 +19,12 @@ import { createRedisSessionStore, SESSION_CREATE, SESSION_DESTROY, SESSION_END_A
 import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
+export { redisClientOptions, redisSentinelOptions, redisStoresOptionsFromConfig, type RedisConnectionOptions } from './client.js';
 export { RedisDedupeIndex } from './dedupe.js';
 export { RedisKeys } from './keys.js';
 export { poisonId, RedisPoisonStore } from './poison.js';
 
-export interface RedisStoresOptions {
-  /**
-   * redis://[user:password@]host:port[/db]. With `sentinels` its host is not used (the Sentinels name
-   * the primary); its user, password and database still are. Needed when `sentinels` is not given.
-   */
-  url?: string;
-  /** Sentinels asked for the current primary: the client follows a failover by itself. */
-  sentinels?: readonly { host: string; port: number }[];
-  /** The primary's name the Sentinels monitor (default 'mymaster'). */
-  sentinelName?: string;
-  sentinelPassword?: string;
+export interface RedisStoresOptions extends RedisConnectionOptions {
   /**
    * Replicas that must acknowledge a queued command (WAIT) before enqueue resolves; 0 (default) =
    * do not wait. When fewer acknowledge within `commandWaitMs`, enqueue fails as unavailable.
@@ -45,16 +36,13 @@ export interface RedisStoresOptions {
   keyPrefix?: string;
   /** Told when the connection is lost and when it is back (default: console.warn). */
   logger?: RedisLogger;
-  /** A command without a reply after this long fails (default 2000 ms). */
-  commandTimeoutMs?: number;
-  /** TCP connect timeout of each (re)connection attempt (default 1000 ms). */
-  connectTimeoutMs?: number;
   /** How long healthy() waits for PONG (default 1000 ms). */
   healthTimeoutMs?: number;
 }
 
+
 export interface RedisStores {
-  /** The ioredis client (health checks, the other distributed-mode modules). Keys are not prefixed by it. */
+  /** The ioredis client (health checks, the other scale-out modules). Keys are not prefixed by it. */
   redis: Redis;
   keys: RedisKeys;
   providers: ProviderStore;
@@ -106,147 +94,10 @@ const consoleLogger: RedisLogger = {
   },
 };
 
-/** Resolves with the promise's value, or `fallback` after `ms`; the promise's rejection is observed. */
-function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => resolve(fallback), ms);
-    timer.unref();
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
-}
-
 /**
- * Connection behaviour (the choice for a gateway that must answer -5 quickly rather than hang):
- * - commands issued while disconnected wait in ioredis' offline queue, and fail after one reconnect
- *   attempt (`maxRetriesPerRequest: 1`): with reconnects every 100-500 ms and a 1 s connect
- *   timeout, a call fails within about 0.5 s when Redis refuses connections and about 2-3 s when it
- *   does not answer at all;
- * - a command sent on a connection that silently died, or whose reply was lost when the connection
- *   dropped, fails after commandTimeoutMs and is not resent (it may have been applied once; it is
- *   never applied twice);
- * - the client keeps reconnecting forever, so service resumes by itself when Redis is back;
- * - failures surface as RedisUnavailableError (Redis error replies and corrupt data are not wrapped).
- */
-export function redisClientOptions(options: RedisStoresOptions): RedisOptions {
-  return {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: true,
-    connectTimeout: options.connectTimeoutMs ?? 1000,
-    commandTimeout: options.commandTimeoutMs ?? 2000,
-    retryStrategy: (times) => Math.min(100 * times, 500),
-    // Never resend a command whose reply was lost with the connection: it may have run (a second
-    // run of a script would enqueue a command twice, count a failure twice...). It fails instead
-    // (after commandTimeoutMs) and the caller answers "retry later".
-    autoResendUnfulfilledCommands: false,
-    // Each instance reports its own connection state; keep the client name recognisable in CLIENT LIST.
-    connectionName: 'gateway',
-    // A primary demoted to replica (a failover while we stayed connected) answers writes READONLY:
-    // drop the connection so it is made again to whichever node is primary now (not resent).
-    reconnectOnError: (err) => err.message.startsWith('READONLY'),
-  };
-}
-
-/**
- * With Sentinels: the client asks them for the primary on every (re)connection, checks that the node
- * it reached really is the primary, and subscribes to their +switch-master announcements so that it
- * reconnects as soon as they promote a replica (failoverDetector) rather than when the old primary's
- * socket times out. Sentinels are asked again every 100-500 ms while none answers.
- */
-export function redisSentinelOptions(options: RedisStoresOptions): RedisOptions {
-  const sentinels = options.sentinels ?? [];
-  const base = redisClientOptions(options);
-  const credentials = options.url === undefined ? {} : urlCredentials(options.url);
-  return {
-    ...base,
-    ...credentials,
-    sentinels: sentinels.map((s) => ({ host: s.host, port: s.port })),
-    name: options.sentinelName ?? 'mymaster',
-    ...(options.sentinelPassword === undefined ? {} : { sentinelPassword: options.sentinelPassword }),
-    role: 'master',
-    failoverDetector: true,
-    sentinelCommandTimeout: options.connectTimeoutMs ?? 1000,
-    sentinelRetryStrategy: (times) => Math.min(100 * times, 500),
-    // Sentinels learn of each other; the configured list stays the one asked first.
-    updateSentinels: true,
-  };
-}
-
-/** User, password and database number of a redis:// URL (its host is the Sentinels' to choose). */
-function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {
-  const u = new URL(url);
-  const db = Number.parseInt(u.pathname.replace(/^\//, ''), 10);
-  return {
-    ...(u.username === '' ? {} : { username: decodeURIComponent(u.username) }),
-    ...(u.password === '' ? {} : { password: decodeURIComponent(u.password) }),
-    ...(Number.isSafeInteger(db) ? { db } : {}),
-  };
-}
-
-/**
- * ioredis can end a client for good while Redis is merely failing over: in Sentinel mode its
- * failover detector, hearing +switch-master while the client is between asking a Sentinel and
- * connecting, makes the connector throw "Connection is closed", and the client goes to `end`
- * instead of retrying. Every later call then fails at once, forever (seen in the HA failover test
- * under load: one gateway answered -5 for good while the other resumed; redis/ioredis#1683 reports
- * the same symptom). A client ended by anything but this module is connected again.
- */
-function keepConnecting(client: Redis, closed: () => boolean, logger: RedisLogger, endpoint: string, delayMs = 100): void {
-  client.on('end', () => {
-    if (closed()) return;
-    logger.warn({ endpoint }, 'Redis client ended by itself; connecting it again');
-    setTimeout(() => {
-      // A failed attempt ends the client again, which comes back here.
-      if (!closed() && client.status === 'end') client.connect().catch(() => undefined);
-    }, delayMs).unref();
-  });
-}
-
-/** The client of either form: Sentinels when given, else the URL. */
-function createRedisClient(options: RedisStoresOptions): Redis {
-  if (options.sentinels !== undefined && options.sentinels.length > 0) return new Redis(redisSentinelOptions(options));
-  if (options.url === undefined) throw new Error('Redis needs a URL or Sentinels.');
-  return new Redis(options.url, redisClientOptions(options));
-}
-
-/** host:port (or the Sentinels and the primary's name) without credentials, for messages. */
-function endpointOf(options: RedisStoresOptions): string {
-  if (options.sentinels !== undefined && options.sentinels.length > 0) {
-    return `sentinel://${options.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}/${options.sentinelName ?? 'mymaster'}`;
-  }
-  return describeEndpoint(options.url ?? '');
-}
-
-/** The Redis options of a configuration: REDIS_URL or REDIS_SENTINELS, and the command durability. */
-export function redisStoresOptionsFromConfig(redis: Config['redis'], logger: RedisLogger): RedisStoresOptions {
-  return {
-    ...(redis.url === null ? {} : { url: redis.url }),
-    ...(redis.sentinels === null
-      ? {}
-      : {
-          sentinels: redis.sentinels,
-          sentinelName: redis.sentinelName,
-          ...(redis.sentinelPassword === null ? {} : { sentinelPassword: redis.sentinelPassword }),
-        }),
-    keyPrefix: redis.keyPrefix,
-    logger,
-    commandReplicas: redis.commandReplicas,
-    commandWaitMs: redis.commandWaitMs,
-  };
-}
-
-/**
- * Opens the Redis-backed stores of the distributed mode. Fails (and closes the client) when Redis
+ * Opens the Redis-backed stores of the scale-out mode. Fails (and closes the client) when Redis
  * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis, except
- * event ids (Kafka, kafka-ids.ts).
+ * event ids (Kafka, ids/allocator.ts).
  */
 export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const endpoint = endpointOf(options);

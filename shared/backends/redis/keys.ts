@@ -92,7 +92,7 @@ export class RedisKeys {
 
   /**
    * String: the Kafka topic id of the id-blocks topic some gateway already checked against the
-   * stored ids (kafka-ids.ts). Only spares the next start that check: lost with Redis, it is redone.
+   * stored ids (ids/allocator.ts). Only spares the next start that check: lost with Redis, it is redone.
    */
   idBlocksChecked(): string {
     return `${this.prefix}event:id-blocks-checked`;

@@ -1,4 +1,4 @@
-import type { Provider, ProviderPatch, ProviderStore } from './types.js';
+import type { Provider, ProviderPatch, ProviderStore } from '../../shared/backends/types.js';
 
 /**
  * Providers are read on every Login-prefixed call and change rarely. This keeps each one for

@@ -1,11 +1,11 @@
 /**
- * Faults of the distributed mode at the protocol level: Kafka or Redis stops while gateways
+ * Faults of the scale-out mode at the protocol level: Kafka or Redis stops while gateways
  * serve. Runs alone (the "faults" project): it stops the shared servers.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster } from '../helpers/distributed.js';
+import { startCluster, type Cluster } from '../helpers/scale-out.js';
 import { credentials, event, xmlParams } from '../helpers/harness.js';
 import { errorLine, faultstring } from '../helpers/client-errors.js';
 
@@ -17,7 +17,7 @@ const closedIdleConnection = (err: unknown): boolean =>
   err instanceof Error && err.cause instanceof Error && /other side closed|ECONNRESET/.test(err.cause.message);
 const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
 
-describe('distributed faults', () => {
+describe('scale-out faults', () => {
   let c: Cluster;
   beforeAll(async () => {
     c = await startCluster({ APPEND_TIMEOUT_MS: '3000' });

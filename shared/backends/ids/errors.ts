@@ -1,7 +1,7 @@
-import { BackendUnavailableError } from './types.js';
+import { BackendUnavailableError } from '../types.js';
 
 /**
- * Errors of the distributed event ids (shared/backends/kafka-ids.ts). Both are "unavailable" to the
+ * Errors of the scale-out event ids (shared/backends/ids/allocator.ts). Both are "unavailable" to the
  * operation layer (the event is answered -5); the event log tells them apart from Kafka or Redis
  * failures.
  */

@@ -1,7 +1,7 @@
 import type { Kafka } from 'kafkajs';
-import type { ClickHouseClient } from './clickhouse/client.js';
-import { quoteIdentifier, quoteString } from './clickhouse/sql.js';
-import { highestIdInTopic } from './kafka/highest-id.js';
+import type { ClickHouseClient } from '../clickhouse/client.js';
+import { quoteIdentifier, quoteString } from '../clickhouse/sql.js';
+import { highestIdInTopic } from './highest-in-topic.js';
 
 export interface HighestStoredIdSources {
   kafka: Kafka;
@@ -31,7 +31,7 @@ async function clickhouseMaxId(clickhouse: ClickHouseClient, database: string): 
 
 /**
  * The highest event id stored anywhere durable, for checking an id-blocks topic not checked before
- * (a first start, Redis lost the marker, the topic was created anew: kafka-ids.ts, distributed.ts). With ClickHouse: its max(id), plus what the worker has not stored yet,
+ * (a first start, Redis lost the marker, the topic was created anew: ids/allocator.ts, scale-out/index.ts). With ClickHouse: its max(id), plus what the worker has not stored yet,
  * i.e. the topic from the worker group's committed offsets on (everything before them is in
  * ClickHouse). Without ClickHouse (or before the worker created its table): the whole retained
  * topic. A gateway must then share the worker's KAFKA_GROUP_ID and CLICKHOUSE_DATABASE, or it
@@ -55,21 +55,4 @@ export async function highestStoredId(sources: HighestStoredIdSources): Promise<
     `highest stored event id: ${highest}`,
   );
   return highest;
-}
-
-/** The Redis marker of an id-blocks topic checked against the stored ids: its topic id and the floor it was checked to. */
-export function checkedMarker(topicId: string, floor: bigint): string {
-  return `${topicId} ${floor}`;
-}
-
-/**
- * The floor to use for a topic another gateway already checked (the higher of the marker's and
- * `floor`), or null when the marker is of another topic, missing, or of a release that wrote no
- * floor: then the topic must be checked here.
- */
-export function floorCheckedBefore(marker: string | null, topicId: string, floor: bigint): bigint | null {
-  const [checkedTopic, checkedFloor] = (marker ?? '').split(' ');
-  if (checkedTopic !== topicId || checkedFloor === undefined || !/^\d+$/.test(checkedFloor)) return null;
-  const agreed = BigInt(checkedFloor);
-  return agreed > floor ? agreed : floor;
 }

@@ -4,9 +4,9 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KafkaEventFeed } from '../shared/backends/kafka/feed.js';
+import { KafkaEventFeed } from '../shared/backends/kafka/live-feed.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
-import { startCluster, type Cluster } from './helpers/distributed.js';
+import { startCluster, type Cluster } from './helpers/scale-out.js';
 import { eventRecords } from './helpers/event-records.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from './helpers/harness.js';
 import { openSse } from './helpers/sse.js';
@@ -197,11 +197,11 @@ describe('operators: scale-out mode', () => {
     expect((await c.gw2.admin('DELETE', `/admin/poison/${String(again[0]?.id)}`)).status).toBe(204);
   });
 
-  it('overview: distributed, every backend up, arrivals from ClickHouse, worker lag known', async () => {
+  it('overview: scale-out, every backend up, arrivals from ClickHouse, worker lag known', async () => {
     const id = await insert('gw1', 'acme', 'overview');
     await c.waitForRows([id]);
     const o = (await api('gw2', 'GET', '/admin/overview')).json;
-    expect(o).toMatchObject({ mode: 'distributed', ready: true, lockouts: 0 });
+    expect(o).toMatchObject({ mode: 'scale-out', ready: true, lockouts: 0 });
     expect(o.backends).toEqual([
       { name: 'redis', ok: true },
       { name: 'kafka', ok: true },

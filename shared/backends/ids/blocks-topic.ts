@@ -1,5 +1,5 @@
 import type { Consumer, Producer } from '@platformatic/kafka';
-import { createKafkaClient, ensureTopic, type KafkaLogger } from './client.js';
+import { createKafkaClient, ensureTopic, type KafkaLogger } from '../kafka/client.js';
 
 /** What one record of the id-blocks topic says: the floor and block size its block was taken under. */
 export interface BlockRecord {
@@ -55,7 +55,7 @@ function parseRecord(offset: bigint, value: Buffer | null): BlockRecord | null {
 }
 
 /**
- * The single-partition Kafka topic event-id blocks are taken from (shared/backends/kafka-ids.ts):
+ * The single-partition Kafka topic event-id blocks are taken from (shared/backends/ids/allocator.ts):
  * one small record per block, produced with acks=all; the offset Kafka gives it names the block.
  * Produces with @platformatic/kafka (as the event log does) and reads with its low-level fetch, so
  * no consumer group is involved.

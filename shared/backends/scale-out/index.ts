@@ -1,22 +1,23 @@
-import { redisConfigured, type Config } from '../config/index.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from './clickhouse/index.js';
-import { checkedMarker, floorCheckedBefore, highestStoredId } from './distributed-ids.js';
-import { createKafkaClient } from './kafka/client.js';
-import { openDistributedOperations } from './distributed-operations.js';
-import { openKafkaEventLog, type KafkaEventLog } from './kafka/event-log.js';
-import { KafkaIdAllocator } from './kafka-ids.js';
-import { IdBlocksTopic, type TopicPosition } from './kafka/id-blocks.js';
-import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from './redis/index.js';
-import type { Backends, EventStore } from './types.js';
+import { ConfigurationMissing, redisConfigured, type Config } from '../../config/index.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../metrics.js';
+import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
+import { highestStoredId } from '../ids/highest-stored.js';
+import { topicCheck } from '../ids/floor.js';
+import { createKafkaClient } from '../kafka/client.js';
+import { openAdminSupport } from './admin-support.js';
+import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
+import { KafkaIdAllocator } from '../ids/allocator.js';
+import { IdBlocksTopic } from '../ids/blocks-topic.js';
+import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from '../redis/index.js';
+import type { Backends, EventStore } from '../types.js';
 
 /**
  * Scale-out mode: everything two gateways must agree on is in Redis, accepted events go to Kafka
  * (acknowledged with acks=all before the id is answered), and the admin API reads stored events
  * from ClickHouse, where the worker puts them.
  */
-export interface DistributedBackends extends Backends {
+export interface ScaleOutBackends extends Backends {
   redis: RedisStores;
   kafka: KafkaEventLog;
   clickhouse: ClickHouseClient | null;
@@ -25,15 +26,13 @@ export interface DistributedBackends extends Backends {
   idBlocks: IdBlocksTopic;
 }
 
-export class ConfigurationMissing extends Error {}
-
 /** Events are only in Kafka until the worker loads them; without ClickHouse there is nothing to query. */
 const noClickHouse = (): Promise<never> => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.'));
 const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse };
 
-export async function openDistributedBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<DistributedBackends> {
+export async function openScaleOutBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<ScaleOutBackends> {
   if (!redisConfigured(config.redis) || config.kafka.brokers === null) {
-    throw new ConfigurationMissing('The distributed mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
+    throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafka.brokers;
   const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
@@ -56,40 +55,25 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     throw err;
   }
 
-  /**
-   * A topic not checked before (no marker in Redis: a first start, Redis lost it, or the topic was
-   * created anew): its next block must start above every id stored or still held by a gateway, so
-   * the floor rises to highest stored id + ID_RECOVERY_MARGIN - offset·B when it is lower.
-   */
-  const verify = async (position: TopicPosition, floor: bigint, blockSize: number): Promise<bigint> => {
-    const marker = redis.keys.idBlocksChecked();
-    // The marker is "<topic id> <floor it was checked to>": a gateway that finds the topic checked
-    // by another still takes that floor. Trusting the topic id alone issued ids twice (a CI run):
-    // the checker sets the marker before its first block record carries the raised floor, and a
-    // gateway checking in between kept its own lower floor. A marker without a floor (an older
-    // release) is checked again.
-    const agreed = floorCheckedBefore(await redis.redis.get(marker), position.topicId, floor);
-    if (agreed !== null) return agreed;
-    const highest = await highestStoredId({
-      kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafka.clientId, logger: idLogger }),
-      topic: config.kafka.topic,
-      groupId: config.kafka.groupId,
-      clientId: config.kafka.clientId,
-      clickhouse,
-      database: config.clickhouse.database,
-      logger: idLogger,
-    });
-    const needed = highest + config.ids.recoveryMargin - position.end * BigInt(blockSize);
-    const raised = highest > 0n && needed > floor ? needed : floor;
-    if (raised !== floor) {
-      idLogger.warn(
-        { topic: config.ids.topic, nextOffset: position.end.toString(), highestStored: highest.toString(), from: floor.toString(), to: raised.toString() },
-        `event-id floor raised to ${raised}: the id-blocks topic was not known to be ahead of the stored ids`,
-      );
-    }
-    await redis.redis.set(marker, checkedMarker(position.topicId, raised));
-    return raised;
-  };
+  const verify = topicCheck({
+    readMarker: () => redis.redis.get(redis.keys.idBlocksChecked()),
+    writeMarker: async (marker) => {
+      await redis.redis.set(redis.keys.idBlocksChecked(), marker);
+    },
+    highestStored: () =>
+      highestStoredId({
+        kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafka.clientId, logger: idLogger }),
+        topic: config.kafka.topic,
+        groupId: config.kafka.groupId,
+        clientId: config.kafka.clientId,
+        clickhouse,
+        database: config.clickhouse.database,
+        logger: idLogger,
+      }),
+    margin: config.ids.recoveryMargin,
+    topic: config.ids.topic,
+    logger: idLogger,
+  });
   const ids = new KafkaIdAllocator({
     blocks: idBlocks,
     floor: config.ids.floor,
@@ -142,7 +126,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     await redis.close();
     throw err;
   }
-  const operations = openDistributedOperations(config, logger, redis, () => kafka.failingNow(), clickhouse);
+  const operations = openAdminSupport(config, logger, redis, () => kafka.failingNow(), clickhouse);
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -178,16 +162,4 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),
     close,
   };
-}
-
-/** Which mode a configuration asks for; half a distributed configuration is an error. */
-export function deploymentMode(config: Config): 'embedded' | 'distributed' {
-  const redis = redisConfigured(config.redis);
-  const kafka = config.kafka.brokers !== null;
-  if (redis !== kafka) {
-    throw new ConfigurationMissing(
-      `REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS go together (the distributed mode needs both); only ${redis ? 'Redis' : 'KAFKA_BROKERS'} is set.`,
-    );
-  }
-  return redis ? 'distributed' : 'embedded';
 }

@@ -1,15 +1,15 @@
-import { withTimeout } from '../async.js';
-import type { Config } from '../config/index.js';
-import type { Logger } from '../logger.js';
-import type { ClickHouseClient } from './clickhouse/index.js';
-import { createKafkaClient } from './kafka/client.js';
-import { KafkaEventFeed } from './kafka/feed.js';
-import { KafkaOperator } from './kafka/operator.js';
-import type { RedisStores } from './redis/index.js';
-import type { BackendStatus, PoisonStore } from './types.js';
+import { withTimeout } from '../../async.js';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../logger.js';
+import type { ClickHouseClient } from '../clickhouse/index.js';
+import { createKafkaClient } from '../kafka/client.js';
+import { KafkaEventFeed } from '../kafka/live-feed.js';
+import { KafkaOperator } from '../kafka/operator.js';
+import type { RedisStores } from '../redis/index.js';
+import type { BackendStatus, PoisonStore } from '../types.js';
 
 /** What the admin API needs of the scale-out backends beyond the stores: the live feed, poison messages, status. */
-export interface DistributedOperations {
+export interface AdminSupport {
   feed: KafkaEventFeed;
   poison: PoisonStore;
   status(): Promise<BackendStatus>;
@@ -18,13 +18,13 @@ export interface DistributedOperations {
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-export function openDistributedOperations(
+export function openAdminSupport(
   config: Config,
   logger: Logger,
   redis: RedisStores,
   kafkaFailing: () => Promise<boolean>,
   clickhouse: ClickHouseClient | null,
-): DistributedOperations {
+): AdminSupport {
   const brokers = config.kafka.brokers ?? [];
   const kafkaLogger = logger.child({ component: 'kafka-admin' });
   const kafka = createKafkaClient({ brokers, clientId: `${config.kafka.clientId}-admin`, logger: kafkaLogger });

@@ -4,22 +4,21 @@
  * main thread's (shared-state.ts). Started by pool.ts through protocol.ts's bootstrap.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { CachedProviderStore } from '../../shared/backends/cached-providers.js';
-import { openDistributedBackends } from '../../shared/backends/distributed.js';
+import { openScaleOutBackends } from '../../shared/backends/scale-out/index.js';
 import type { EventRecord } from '../../shared/backends/types.js';
 import { createLogger } from '../../shared/logger.js';
 import { restoreFastStringPrototype } from '../../shared/fast-string-prototype.js';
 import { Metrics } from '../../shared/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
 import { startGateway, type GatewayServer } from '../server.js';
-import { OperationService } from '../service/service.js';
+import { createOperationLayer } from '../service/operation-layer.js';
 import { SharedClock } from './clock.js';
 import type { FromFrontEnd, FrontEndData, ToFrontEnd } from './protocol.js';
 import { ProviderInvalidation } from './provider-invalidation.js';
 import { encodeError, RpcClient } from './rpc.js';
 import { remoteState } from './shared-state.js';
 
-if (parentPort === null) throw new Error('gateway/threads/front-end.ts runs as a worker thread (pool.ts starts it).');
+if (parentPort === null) throw new Error('gateway/threads/front-end-thread.ts runs as a worker thread (pool.ts starts it).');
 const control = parentPort;
 // This thread's isolate loaded ioredis too (see there).
 restoreFastStringPrototype();
@@ -36,17 +35,19 @@ const shared = remoteState(rpc);
 // separate gateway process would have (ids, dedupe and sessions are safe across them).
 // No process metrics here: the main thread's registry has them once for the whole process.
 const metrics = new Metrics({ defaults: false });
-const own = data.ownClients ? await openDistributedBackends(config, logger, metrics) : null;
+const own = data.ownClients ? await openScaleOutBackends(config, logger, metrics) : null;
 const stores = own ?? shared;
 let invalidation: ProviderInvalidation | null = null;
-const providers = new CachedProviderStore(stores.providers, config.logins.providerCacheMs, clock, undefined, (systemUser) => invalidation?.announce(systemUser));
-invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
 const eventLog = own?.eventLog ?? { append: (events: EventRecord[]) => shared.eventLog.append(events), close: async () => {} };
-const service = new OperationService(
-  { providers, lockouts: stores.lockouts, sessions: stores.sessions, commands: stores.commands, trips: stores.trips, eventLog },
+const { service, providers } = createOperationLayer({
+  stores: { providers: stores.providers, lockouts: stores.lockouts, sessions: stores.sessions, commands: stores.commands, trips: stores.trips, eventLog },
   config,
-  { metrics, rateLimiter: shared.rateLimiter },
-);
+  clock,
+  metrics,
+  rateLimiter: shared.rateLimiter,
+  announce: (systemUser) => invalidation?.announce(systemUser),
+});
+invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
 
 let gateway: GatewayServer | null = null;
 let stopping: Promise<void> | null = null;

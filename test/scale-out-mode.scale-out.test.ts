@@ -3,12 +3,12 @@
  * state shared by two gateways; ids unique across them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster } from './helpers/distributed.js';
+import { startCluster, type Cluster } from './helpers/scale-out.js';
 import { credentials, event, sessionCookie, xmlParams } from './helpers/harness.js';
 
 const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
 
-describe('distributed mode', () => {
+describe('scale-out mode', () => {
   let c: Cluster;
   beforeAll(async () => {
     c = await startCluster();
@@ -17,9 +17,9 @@ describe('distributed mode', () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   afterAll(() => c?.stop());
 
-  it('runs on the distributed backends', () => {
-    expect(c.gw1.app.mode).toBe('distributed');
-    expect(c.gw2.app.mode).toBe('distributed');
+  it('runs on the scale-out backends', () => {
+    expect(c.gw1.app.mode).toBe('scale-out');
+    expect(c.gw2.app.mode).toBe('scale-out');
   });
 
   it('a SOAP insert answers id N; ClickHouse then has exactly one row N with the same fields', async () => {

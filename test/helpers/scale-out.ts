@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../shared/config/index.js';
-import type { DistributedBackends } from '../../shared/backends/distributed.js';
+import type { ScaleOutBackends } from '../../shared/backends/scale-out/index.js';
 import { Metrics } from '../../shared/metrics.js';
 import type { Running } from '../../shared/process.js';
 import { startWorkerProcess } from '../../worker/process.js';
@@ -15,7 +15,7 @@ export interface Cluster {
   worker: Running;
   /** The worker's metrics registry. */
   workerMetrics: Metrics;
-  backends(t: TestApp): DistributedBackends;
+  backends(t: TestApp): ScaleOutBackends;
   /** Rows in ClickHouse for these ids (deduplicated view), polled until all arrived or the timeout. */
   waitForRows(ids: readonly number[], timeoutMs?: number): Promise<Map<number, Record<string, unknown>>>;
   stop(): Promise<void>;
@@ -40,9 +40,9 @@ export async function startCluster(extraEnv: Record<string, string> = {}): Promi
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const workerMetrics = new Metrics({ defaults: false });
   const worker = await startWorkerProcess(loadConfig(env), logger, workerMetrics, { probes: false });
-  const backends = (t: TestApp) => t.app.backends as unknown as DistributedBackends;
+  const backends = (t: TestApp) => t.app.backends as unknown as ScaleOutBackends;
   const clickhouse = () => {
-    const ch = (gw1.app.backends as unknown as { clickhouse: DistributedBackends['clickhouse'] }).clickhouse;
+    const ch = (gw1.app.backends as unknown as { clickhouse: ScaleOutBackends['clickhouse'] }).clickhouse;
     if (ch === null) throw new Error('no ClickHouse client');
     return ch;
   };

@@ -1,12 +1,12 @@
-import { IdBlocksConflictError, IdBlocksUnavailableError } from './id-state.js';
-import type { BlockRecord, TopicPosition } from './kafka/id-blocks.js';
-import type { IdAllocator } from './types.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from './errors.js';
+import type { BlockRecord, TopicPosition } from './blocks-topic.js';
+import type { IdAllocator } from '../types.js';
 
 export const DEFAULT_ID_BLOCK_SIZE = 1000;
 /** Records read back before the first block: enough to see past the last record of every stale gateway. */
 const START_WINDOW = 2000n;
 
-/** What the allocator needs of the id-blocks topic (kafka/id-blocks.ts). */
+/** What the allocator needs of the id-blocks topic (ids/blocks-topic.ts). */
 export interface BlockLog {
   readonly topic: string;
   append(floor: bigint, blockSize: number): Promise<bigint>;
@@ -25,7 +25,7 @@ export interface KafkaIdAllocatorOptions {
   /**
    * Checks a topic this allocator has not seen before (at start, or after the topic was deleted
    * and created again) against the ids already stored: returns the floor to use, raised when the
-   * topic is behind them. distributed.ts reads the highest stored id.
+   * topic is behind them. scale-out/index.ts reads the highest stored id.
    */
   verify(position: TopicPosition, floor: bigint, blockSize: number): Promise<bigint>;
   logger: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };

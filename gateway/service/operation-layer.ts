@@ -1,0 +1,38 @@
+import type { Config } from '../../shared/config/index.js';
+import type { Metrics } from '../../shared/metrics.js';
+import type { ServiceBackends } from './handlers.js';
+import { CachedProviderStore } from './provider-cache.js';
+import type { RateLimiter } from './rate-limit.js';
+import { OperationService } from './service.js';
+
+export interface OperationLayer {
+  service: OperationService;
+  /**
+   * The provider records this thread reads, cached for PROVIDER_CACHE_MS; the admin API on the
+   * main thread reads through it too, so its writes show at once.
+   */
+  providers: CachedProviderStore;
+}
+
+export interface OperationLayerOptions {
+  /** The stores as opened (providers uncached). */
+  stores: ServiceBackends;
+  config: Config;
+  clock: () => number;
+  metrics: Metrics;
+  /** One limiter for every thread of the process (the main thread's). */
+  rateLimiter: RateLimiter;
+  /** Told of every provider this thread changes, so the other threads drop their copies. */
+  announce?: (systemUser: string) => void;
+}
+
+/**
+ * The operation layer of one front-end thread, built the same way on the main thread
+ * (gateway/app.ts) and on every other one (gateway/threads/front-end-thread.ts).
+ */
+export function createOperationLayer(options: OperationLayerOptions): OperationLayer {
+  const { stores, config } = options;
+  const providers = new CachedProviderStore(stores.providers, config.logins.providerCacheMs, options.clock, undefined, options.announce);
+  const service = new OperationService({ ...stores, providers }, config, { metrics: options.metrics, rateLimiter: options.rateLimiter });
+  return { service, providers };
+}

@@ -9,8 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import { ArrayOfInt, Comando, findOperation, type OperationDef } from '../shared/catalogue/index.js';
 import { InvalidValueError, NO_EXTRAS, todayIn, type DecodedCall } from '../gateway/bindings/arguments.js';
-import { decodeSoapArguments } from '../gateway/bindings/soap/soap-arguments.js';
-import { EnvelopeScanner } from '../gateway/bindings/soap/scanner/scanner.js';
+import { decodeSoapArguments } from './differential/reference/soap-arguments.js';
+import { EnvelopeScanner } from './differential/reference/envelope-builder.js';
 import { CallScanner } from '../gateway/bindings/soap/compiled/call-builder.js';
 import { OperationPlans, catalogPlans } from '../gateway/bindings/soap/compiled/operation-plan.js';
 import { compareCompiled, runStructureCampaign } from './differential/compiled-oracle.js';

@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { findOperation, httpBindable, isArrayParam, operationList, type OperationDef } from '../shared/catalogue/index.js';
 import { MissingParameterError, NO_EXTRAS, todayIn, type DecodedCall } from '../gateway/bindings/arguments.js';
-import { decodeFormArguments } from '../gateway/bindings/form/form-arguments.js';
+import { decodeFormArguments } from './differential/reference/form-arguments.js';
 import { FormDecoder, type FormFields } from '../gateway/bindings/form/form-decoder.js';
 import { catalogFormPlans } from '../gateway/bindings/form/form-plan.js';
 import { Rng } from './differential/rng.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidEncodingError } from '../gateway/transport/body-decoder.js';
 import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../gateway/bindings/soap/envelope.js';
 import { ScannerPool, SoapBodyReader } from '../gateway/bindings/soap/scanner/body-reader.js';
-import { EnvelopeScanner } from '../gateway/bindings/soap/scanner/scanner.js';
+import { EnvelopeScanner } from './differential/reference/envelope-builder.js';
 import { runReference } from './differential/oracle.js';
 
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';

@@ -12,7 +12,7 @@ import { BodyDecoder } from '../../gateway/transport/body-decoder.js';
 import type { SoapEnvelope } from '../../gateway/bindings/soap/envelope.js';
 import { EnvelopeReader } from '../../test/differential/saxes-envelope-reader.js';
 import { ScannerPool, SoapBodyReader } from '../../gateway/bindings/soap/scanner/body-reader.js';
-import { EnvelopeScanner } from '../../gateway/bindings/soap/scanner/scanner.js';
+import { EnvelopeScanner } from '../../test/differential/reference/envelope-builder.js';
 
 type Read = (chunks: readonly Uint8Array[]) => SoapEnvelope;
 

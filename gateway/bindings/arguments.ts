@@ -74,21 +74,6 @@ export function converterOf(field: ScalarField, readers: ScalarReaders): Convert
   }
 }
 
-/** `field`'s text read by `readers` at once: the interpreted decoders' reading (converterOf keeps the choice instead). */
-export function readScalar(field: ScalarField, text: string, today: Today, readers: ScalarReaders): unknown {
-  switch (field.type) {
-    case 'string':
-      return readers.string(text, today);
-    case 'double':
-      return readers.double(text, today);
-    case 'dateTime':
-      return readers.dateTime(text, today);
-    case 'int':
-      return readers.int(field.name, text);
-    case 'boolean':
-      return readers.boolean(field.name, text);
-  }
-}
 
 /** DateTime.Now's date, for a value that carries none ("10:00:08", xs:time, "Nov 21"). */
 export type Today = () => CivilDate;

@@ -12,6 +12,15 @@ export class BackendUnavailableError extends Error {}
  * implementation (SQLite + memory, `embedded/`) and a scale-out one (Redis/Kafka/ClickHouse).
  * Everything is async so both fit; times are epoch milliseconds passed in by the caller, so
  * tests control the clock.
+ *
+ * Synchronous twins (`peek` of `get`, `lockedUntilNow` of `lockedUntil`, `touchNow` of `touch`,
+ * `appendWith` of `append`; `takeNow` of a RateLimiter's `take`) follow one rule: a twin is offered
+ * only by a store that holds the answer in this thread's memory; when it answers, it answers what
+ * its async form would at that moment (with the same effects: `touchNow` slides the expiry as
+ * `touch` does); `peek` may answer `undefined`, "not in memory, ask `get`". Callers use a twin when
+ * present and fall back to the async form; a front-end thread's proxies of the main thread's stores
+ * never offer one. The store contract test (test/helpers/store-contract.ts) holds each twin to its
+ * async form.
  */
 
 export interface Provider {

@@ -9,8 +9,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { findOperation, operationList, type OperationDef } from '../../shared/catalogue/index.js';
 import { todayIn, type DecodedCall } from '../../gateway/bindings/arguments.js';
-import { decodeSoapArguments } from '../../gateway/bindings/soap/soap-arguments.js';
-import { EnvelopeScanner, type XmlEnvelopeScanner } from '../../gateway/bindings/soap/scanner/scanner.js';
+import { decodeSoapArguments } from './reference/soap-arguments.js';
+import { type XmlEnvelopeScanner } from '../../gateway/bindings/soap/scanner/scanner.js';
+import { EnvelopeScanner } from './reference/envelope-builder.js';
 import { CallScanner } from '../../gateway/bindings/soap/compiled/call-builder.js';
 import type { CallRecord } from '../../gateway/bindings/soap/compiled/call-record.js';
 import { catalogPlans } from '../../gateway/bindings/soap/compiled/operation-plan.js';

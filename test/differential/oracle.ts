@@ -7,11 +7,11 @@ import { isUtf8 } from 'node:buffer';
 import { isDeepStrictEqual } from 'node:util';
 import { findOperation } from '../../shared/catalogue/index.js';
 import { todayIn } from '../../gateway/bindings/arguments.js';
-import { decodeSoapArguments } from '../../gateway/bindings/soap/soap-arguments.js';
+import { decodeSoapArguments } from './reference/soap-arguments.js';
 import { InvalidEncodingError } from '../../gateway/transport/body-decoder.js';
 import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../../gateway/bindings/soap/envelope.js';
 import { EnvelopeReader } from './saxes-envelope-reader.js';
-import { EnvelopeScanner } from '../../gateway/bindings/soap/scanner/scanner.js';
+import { EnvelopeScanner } from './reference/envelope-builder.js';
 import { chunksOf } from './mutator.js';
 
 export type Outcome =

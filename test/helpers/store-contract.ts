@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Backends, Provider } from '../../shared/backends/types.js';
+import { CachedProviderStore } from '../../gateway/service/provider-cache.js';
 import { operatorContract } from './store-contract-operators.js';
 
 export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'close'>;
@@ -38,6 +39,72 @@ export function provider(systemUser: string, at = T0): Provider {
 /** Declares the shared tests against one implementation. */
 export function storeContract(stores: StoreFactory): void {
   const open = (): Promise<ContractStores> => stores.open(stores.place());
+
+  describe('synchronous twins (shared/backends/types.ts): where a store offers one, it answers what its async form answers', () => {
+    it('lockedUntilNow agrees with lockedUntil before, during and after a lock', async (ctx) => {
+      const b = await open();
+      const { lockouts } = b;
+      if (lockouts.lockedUntilNow === undefined) {
+        await b.close();
+        ctx.skip('this store offers no lockedUntilNow');
+      }
+      const policy = { maxFailures: 2, userMaxFailures: 100, windowMs: 10 * MINUTE, lockMs: 5 * MINUTE };
+      const addr = () => '10.0.0.1';
+      const other = () => '10.0.0.2';
+      const agree = async (at: number): Promise<void> => {
+        for (const a of [addr, other]) expect(lockouts.lockedUntilNow?.('Acme', a, at)).toEqual(await lockouts.lockedUntil('Acme', a, at));
+      };
+      await agree(T0);
+      await lockouts.recordFailure('Acme', '10.0.0.1', T0, policy);
+      await agree(T0 + 1);
+      await lockouts.recordFailure('Acme', '10.0.0.1', T0 + 2, policy);
+      await agree(T0 + 3);
+      expect(lockouts.lockedUntilNow('Acme', addr, T0 + 3)).not.toBeNull();
+      await agree(T0 + 6 * MINUTE);
+      await lockouts.clear('Acme');
+      await agree(T0 + 7 * MINUTE);
+      await b.close();
+    });
+
+    it('touchNow agrees with touch, sliding the expiry the same way', async (ctx) => {
+      const b = await open();
+      const { sessions } = b;
+      if (sessions.touchNow === undefined) {
+        await b.close();
+        ctx.skip('this store offers no touchNow');
+      }
+      const ttl = 20 * MINUTE;
+      await sessions.create('s1', 'Acme', T0, ttl);
+      const now = sessions.touchNow('s1', T0 + MINUTE, ttl);
+      expect(now).toEqual(await sessions.touch('s1', T0 + MINUTE, ttl));
+      expect(now?.expiresAt).toBe(T0 + MINUTE + ttl);
+      // Slid by touchNow: still live past the first expiry.
+      expect(sessions.touchNow('s1', T0 + ttl + 30_000, ttl)).toEqual(await sessions.touch('s1', T0 + ttl + 30_000, ttl));
+      expect(sessions.touchNow('unknown', T0, ttl)).toEqual(await sessions.touch('unknown', T0, ttl));
+      expect(sessions.touchNow('s1', T0 + 10 * DAY, ttl)).toBeNull();
+      expect(await sessions.touch('s1', T0 + 10 * DAY, ttl)).toBeNull();
+      await b.close();
+    });
+
+    it('peek of the provider cache over this store agrees with get, and misses rather than answer stale', async () => {
+      const b = await open();
+      let now = T0;
+      const providers = new CachedProviderStore(b.providers, 1_000, () => now);
+      await providers.create(provider('Acme'));
+      expect(providers.peek('Acme')).toBeUndefined(); // not read yet: ask get
+      expect(await providers.get('Acme')).toEqual(provider('Acme'));
+      expect(providers.peek('Acme')).toEqual(await b.providers.get('Acme'));
+      await providers.get('Nobody');
+      expect(providers.peek('Nobody')).toBeNull();
+      await providers.update('Acme', { enabled: false }, T0 + 1);
+      expect(providers.peek('Acme')).toBeUndefined(); // its own write dropped the copy
+      await providers.get('Acme');
+      expect(providers.peek('Acme')).toEqual(await b.providers.get('Acme'));
+      now += 1_001;
+      expect(providers.peek('Acme')).toBeUndefined(); // past PROVIDER_CACHE_MS
+      await b.close();
+    });
+  });
 
   describe('ProviderStore', () => {
     it('creates, refuses duplicates (case-sensitively), gets, updates and lists', async () => {

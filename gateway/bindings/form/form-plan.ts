@@ -1,6 +1,6 @@
 import { httpBindable, isArrayParam, operationList, type ArgumentBag, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
 import { MissingParameterError, NO_EXTRAS, type Converter, type DecodedCall, type Today } from '../arguments.js';
-import { formConverter } from './form-arguments.js';
+import { formConverter } from './form-values.js';
 import type { FormFields } from './form-decoder.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { isArrayParam, operationList, type ArgumentBag, type ArrayParam, type OperationDef, type Param, type ScalarField } from '../../../../shared/catalogue/index.js';
 import { NO_EXTRAS, type DecodedCall, type Today } from '../../arguments.js';
-import { soapConverter, soapDefault } from '../soap-arguments.js';
+import { soapConverter, soapDefault } from '../soap-values.js';
 import { TEXT, type CallRecord } from './call-record.js';
 import { compileFunction } from '../../../../shared/events/schema.js';
 

@@ -1,12 +1,11 @@
 import { scanCData, scanOutsideText, scanText } from './char-data.js';
 import { Cursor, NEED_MORE, WAIT_FOR_MORE } from './cursor.js';
 import { ElementStack } from './element-stack.js';
-import { EnvelopeBuilder } from './envelope-builder.js';
 import type { EnvelopeSink } from './envelope-levels.js';
 import { HeldBytes } from './held-bytes.js';
 import { BANG_CDATA, BANG_COMMENT, bangForm, scanComment, scanProcessingInstruction, type Declaration } from './markup.js';
 import { scanName } from './lexical.js';
-import { DTD_PROHIBITED, type SoapEnvelope } from '../envelope.js';
+import { DTD_PROHIBITED } from '../envelope.js';
 import { scanEndTag, scanStartTag, StartTag } from './tags.js';
 
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a
@@ -245,13 +244,6 @@ export class XmlEnvelopeScanner<E> {
       this.foreignEncoding = encoding;
     }
     return next;
-  }
-}
-
-/** The scanner with the reference sink: the operation's subtree as a node tree (SoapEnvelope). */
-export class EnvelopeScanner extends XmlEnvelopeScanner<SoapEnvelope> {
-  constructor() {
-    super(new EnvelopeBuilder());
   }
 }
 

@@ -1,7 +1,8 @@
-import type { Cursor } from './cursor.js';
-import { MAX_KEPT_DEPTH, type SoapEnvelope, type SoapVersion, type XmlNode } from '../envelope.js';
-import { attribute, EnvelopeLevels, isNil } from './envelope-levels.js';
-import type { StartTag } from './tags.js';
+import { XmlEnvelopeScanner } from '../../../gateway/bindings/soap/scanner/scanner.js';
+import type { Cursor } from '../../../gateway/bindings/soap/scanner/cursor.js';
+import { MAX_KEPT_DEPTH, type SoapEnvelope, type SoapVersion, type XmlNode } from '../../../gateway/bindings/soap/envelope.js';
+import { attribute, EnvelopeLevels, isNil } from '../../../gateway/bindings/soap/scanner/envelope-levels.js';
+import type { StartTag } from '../../../gateway/bindings/soap/scanner/tags.js';
 
 type Container = { children: XmlNode[] };
 
@@ -9,7 +10,8 @@ type Container = { children: XmlNode[] };
  * The reference sink: what the SOAP binding kept of a document before operations were compiled,
  * a node tree of the operation's subtree to MAX_KEPT_DEPTH with the text of each element (null
  * for xsi:nil), its namespace taken from its own declaration or the Envelope's. The compiled path
- * (../compiled/) is proven equal to this plus decodeSoapArguments.
+ * (gateway/bindings/soap/compiled/) is proven equal to this plus decodeSoapArguments
+ * (soap-arguments.ts beside this file). Test and bench code only.
  */
 export class EnvelopeBuilder extends EnvelopeLevels<SoapEnvelope> {
   /** The element that character data at the current depth belongs to, or null when it is not kept. */
@@ -78,5 +80,12 @@ export class EnvelopeBuilder extends EnvelopeLevels<SoapEnvelope> {
 
   protected result(version: SoapVersion): SoapEnvelope {
     return { version, operation: this.operation };
+  }
+}
+
+/** The scanner with the reference sink: the operation's subtree as a node tree (SoapEnvelope). */
+export class EnvelopeScanner extends XmlEnvelopeScanner<SoapEnvelope> {
+  constructor() {
+    super(new EnvelopeBuilder());
   }
 }

@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', '.services/**', 'test-results/**', 'bench/peers/**/build/**', 'console/build/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', '.services/**', 'test-results/**', 'bench/peers/**/build/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../shared/backends/embedded/index.js';
+import { sampleEvent } from '../test/helpers/event-records.js';
 import type { EventRecord } from '../shared/backends/types.js';
 import { threadCpuSecondsFine } from './lib/proc.js';
 
@@ -30,31 +31,13 @@ let serial = 0;
 function makeEvent(): EventRecord {
   serial++;
   const now = Date.now();
-  return {
-    systemUser: `provider${serial % 20}`,
-    dominio: `AB${String(serial % 5000).padStart(3, '0')}CD`,
-    nroSerie: `SN-${serial % 5000}`,
-    codigo: '1',
+  return sampleEvent(serial, {
     latitud: -34.6 + (serial % 100) / 1000,
     longitud: -58.4 - (serial % 100) / 1000,
-    altitud: 25,
-    velocidad: 60.5,
-    rumbo: 180,
-    validPosition: true,
-    valido: true,
-    eventTimeText: '2024-05-01T09:00:00.123',
     eventTime: { epochMs: now - 1000 + (serial % 1000), subMsTicks: serial % 10_000 },
-    receptionTimeText: '2024-05-01T09:00:01',
     receptionTime: { epochMs: now, subMsTicks: 0 },
     receivedAt: now,
-    crudo: '$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A',
-    sensors: [
-      { clave: 'ign', valor: '1' },
-      { clave: 'temp', valor: '21.5' },
-    ],
-    operation: 'LoginYInsertarEvento2',
-    dedupeKey: `bench-${serial}`,
-  };
+  });
 }
 
 interface Result {

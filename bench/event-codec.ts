@@ -7,7 +7,7 @@
  */
 import { decodeEvent, encodeEvent, type WireVersion } from '../shared/events/wire.js';
 import { exampleEventRecord, type EventRecord } from '../shared/events/schema.js';
-import { typicalEvent } from './lib/typical-event.js';
+import { sampleEvent } from '../test/helpers/event-records.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -18,7 +18,7 @@ const ROUNDS = arg('rounds', 5);
 
 /** A LoginYInsertarEvento2 event as a tracker sends it: reception time, raw payload, two sensors. */
 function typical(i: number): EventRecord {
-  return typicalEvent(i, { latitud: -34.6 + (i % 100) / 1000, longitud: -58.4 - (i % 100) / 1000, dedupeKey: `Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2Fy${i}` });
+  return sampleEvent(i, { latitud: -34.6 + (i % 100) / 1000, longitud: -58.4 - (i % 100) / 1000, dedupeKey: `Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2Fy${i}` });
 }
 
 /** The plain LoginYInsertarEvento: no reception time, no raw payload, no sensors. */

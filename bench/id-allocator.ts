@@ -58,7 +58,7 @@ async function redisEpochPath(prefix: string): Promise<IdPath> {
     close(): Promise<void>;
   }
   const redisModule = (await import(path.join(OLD_ROOT!, 'shared/backends/redis/index.ts'))) as { openRedisStores(o: object): Promise<OldStores> };
-  const recoveryModule = (await import(path.join(OLD_ROOT!, 'shared/backends/redis/id-recovery.ts'))) as {
+  const recoveryModule = (await import(path.join(OLD_ROOT!, 'shared', 'backends', 'redis', 'id-recovery.ts') /* of the old build: gone from this one */)) as {
     IdRecovery: new (o: object) => { start(): Promise<void> };
   };
   const stores = await redisModule.openRedisStores({ url: redisUrl, keyPrefix: prefix, logger: { warn: () => {} } });

@@ -31,7 +31,7 @@ import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
 import { ensureTopic } from '../shared/backends/kafka/client.js';
 import { KeyPartitioner } from '../shared/backends/kafka/partitioner.js';
 import { EventProducer, type PartitionedMessage } from '../shared/backends/kafka/producer.js';
-import type { EventRecord } from '../shared/backends/types.js';
+import { sampleEvent } from '../test/helpers/event-records.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
 import { cpuSeconds } from './lib/proc.js';
 
@@ -65,31 +65,19 @@ function makePool(size: number): Message[] {
   const pool: Message[] = [];
   const now = Date.now();
   for (let i = 0; i < size; i++) {
-    const event: EventRecord = {
-      systemUser: `provider${i % 20}`,
-      dominio: `AB${String(i % 5000).padStart(3, '0')}CD`,
+    const event = sampleEvent(i, {
       nroSerie: `SN-${i % 5000}-0000000`,
       codigo: String(i % 50),
       latitud: -34.6 + (i % 1000) / 10_000,
       longitud: -58.4 - (i % 1000) / 10_000,
-      altitud: 25.5,
-      velocidad: 60.5,
-      rumbo: 180,
-      validPosition: true,
-      valido: true,
       eventTimeText: '2024-05-01T09:00:00.1234567-03:00',
       eventTime: { epochMs: now - 1000 + (i % 1000), subMsTicks: i % 10_000 },
       receptionTimeText: '2024-05-01T09:00:01-03:00',
       receptionTime: { epochMs: now, subMsTicks: 0 },
       receivedAt: now,
       crudo: null,
-      sensors: [
-        { clave: 'ign', valor: '1' },
-        { clave: 'temp', valor: '21.5' },
-      ],
-      operation: 'LoginYInsertarEvento2',
       dedupeKey: `provider${i % 20}|AB${i % 5000}CD|SN-${i % 5000}|${i % 50}|638501040001234567`,
-    };
+    });
     pool.push({ key: messageKey(event), value: encodeEvent(BigInt(1_000_000_000 + i), event) });
   }
   return pool;

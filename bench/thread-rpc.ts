@@ -22,6 +22,7 @@ import type { AppendOutcome, EventLog, EventRecord } from '../shared/backends/ty
 import { BOOTSTRAP } from '../gateway/threads/protocol.js';
 import { RpcClient, serveCalls } from '../gateway/threads/rpc.js';
 import { remoteState, stateHandlers, type SharedState } from '../gateway/threads/shared-state.js';
+import { sampleEvent } from '../test/helpers/event-records.js';
 
 type Scenario = 'touch' | 'append-echo' | 'append-sqlite';
 const SCENARIOS: readonly Scenario[] = ['touch', 'append-echo', 'append-sqlite'];
@@ -36,28 +37,15 @@ let serial = 0;
 function makeEvent(): EventRecord {
   serial++;
   const now = Date.now();
-  return {
+  return sampleEvent(serial, {
     systemUser: 'bench',
-    dominio: `AB${serial % 5000}CD`,
-    nroSerie: `SN-${serial % 5000}`,
-    codigo: '1',
-    latitud: -34.6037221,
-    longitud: -58.3815704,
-    altitud: 25,
-    velocidad: 42.5,
-    rumbo: 180,
-    validPosition: true,
-    valido: true,
-    eventTimeText: '2026-11-22T08:59:30.000-03:00',
     eventTime: { epochMs: now - 1000, subMsTicks: serial % 10_000 },
-    receptionTimeText: '2026-11-22T09:00:00-03:00',
     receptionTime: { epochMs: now, subMsTicks: 0 },
     receivedAt: now,
     crudo: null,
     sensors: [{ clave: 'ign', valor: '1' }],
-    operation: 'LoginYInsertarEvento2',
     dedupeKey: `${process.pid}-${serial}-${Math.random()}`,
-  };
+  });
 }
 
 /** Issues calls with `concurrency` outstanding until `seconds` pass; calls per second and busy µs per call. */

@@ -18,7 +18,7 @@ import { EVENT_ROWS } from '../shared/backends/embedded/event-row.js';
 import { CONTROL, CONTROL_BYTES, HEADER_BYTES, WriterRing, type GroupToWrite } from '../shared/backends/embedded/writer-ring.js';
 import { EVENT_BINARY } from '../shared/events/binary.js';
 import type { EventRecord } from '../shared/events/schema.js';
-import { typicalEvent } from './lib/typical-event.js';
+import { sampleEvent } from '../test/helpers/event-records.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,7 +30,7 @@ const ROUNDS = arg('rounds', 5);
 
 /** The same typical LoginYInsertarEvento2 event as bench/embedded-eventlog.ts. */
 function typical(i: number): EventRecord {
-  return typicalEvent(i);
+  return sampleEvent(i);
 }
 
 const events = Array.from({ length: SIZE }, (_, i) => typical(i));

@@ -14,7 +14,7 @@
  * How: a property load through a String wrapper object, repeated until its function has feedback
  * (V8 allocates feedback lazily, after some hundreds of calls), lets the load's cache make the
  * wrapper's prototype chain fast. Cheap (well under a millisecond) and harmless when the
- * prototype is already fast. test/fast-string-prototype.embedded.test.ts checks, in a child process
+ * prototype is already fast. test/embedded/fast-string-prototype.embedded.test.ts checks, in a child process
  * with V8's natives syntax, that the entry point's process ends up with a fast `String.prototype`.
  */
 export function restoreFastStringPrototype(): void {

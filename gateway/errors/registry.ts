@@ -3,7 +3,7 @@
  * to, the exact text (ASMX's wording where ASMX has one; `{name}` marks what is filled in), the HTTP
  * status, the SOAP fault code, and the docs/protocol.md section that explains it. The bindings, the
  * router and the operation layer answer by key; the tests assert against these texts;
- * test/error-registry.unit.test.ts checks docs/protocol.md §Errors against this table, and that every
+ * test/unit/gateway/errors/registry.unit.test.ts checks docs/protocol.md §Errors against this table, and that every
  * entry marked `differs` has its row in §Differences from ASMX.
  *
  * `fault` is the code of the SOAP fault the SOAP bindings answer with (SOAP 1.2 writes Client as

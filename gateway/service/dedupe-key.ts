@@ -9,7 +9,7 @@ import { ScratchBytes } from '../../shared/scratch-bytes.js';
  *
  * The identity is written into one reused buffer instead of concatenated: the template string's
  * thirteen pieces and the flat copy hashing made of them were the largest allocation left in a
- * durable insert (bench/allocations.ts). test/dedupe-key.unit.test.ts holds it to the template.
+ * durable insert (bench/allocations.ts). test/unit/gateway/service/dedupe-key.unit.test.ts holds it to the template.
  */
 export function dedupeKey(systemUser: string, dominio: string, nroSerie: string, codigo: string, epochMs: number, subMsTicks: number, latitud: number, longitud: number): string {
   const texts = 3 * (systemUser.length + dominio.length + nroSerie.length + codigo.length);

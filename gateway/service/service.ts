@@ -75,7 +75,7 @@ export class OperationService {
     return findOperation(name);
   }
 
-  /** `args` must have been decoded for `op` (gateway/bindings/soap/soap-arguments.ts, form/form-arguments.ts), which makes the casts sound. */
+  /** `args` must have been decoded for `op` (the compiled decoders of gateway/bindings/soap/compiled/ and gateway/bindings/form/form-plan.ts), which makes the casts sound. */
   invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
     return new Promise((resolve, reject) => this.start(op, args, ctx, resolve, reject));
   }

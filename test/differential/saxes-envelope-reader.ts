@@ -19,7 +19,7 @@ import {
  * `end`. It keeps only the operation element's subtree (headers are skipped), matching elements
  * by local name with any prefix. The gateway reads bodies with the byte scanner
  * (gateway/bindings/soap/scanner/); this reader, kept with the tests, is the oracle the scanner is
- * proven equal to (test/scanner-differential.test.ts, npm run diff:scanner). Production code never
+ * proven equal to (test/unit/gateway/bindings/soap/scanner/scanner-differential.unit.test.ts, npm run diff:scanner). Production code never
  * imports it.
  *
  * saxes runs without its namespace processing, which cost a third of the parse (bench/parse.ts):

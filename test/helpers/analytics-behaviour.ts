@@ -1,7 +1,7 @@
 /**
  * The analysts' behaviour, one suite for both schemas: the docs/analytics.md queries' answers,
- * copies and retried inserts, latest positions and arrivals. test/clickhouse-legacy.scale-out.test.ts runs
- * it on the real ClickHouse 18.16 server (18.16 schema), test/clickhouse-current.embedded.test.ts on
+ * copies and retried inserts, latest positions and arrivals. test/scale-out/clickhouse-legacy.scale-out.test.ts runs
+ * it on the real ClickHouse 18.16 server (18.16 schema), test/embedded/clickhouse-current.embedded.test.ts on
  * ClickHouse 26.x embedded by npm `chdb` (current schema). The same events go in and the same
  * answers must come out; where the schemas differ on purpose (retried inserts) the suite says so.
  */

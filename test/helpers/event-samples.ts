@@ -1,5 +1,5 @@
 /**
- * Generated event records for the schema tests (test/event-schema.unit.test.ts and its ClickHouse
+ * Generated event records for the schema tests (test/unit/shared/events/schema.unit.test.ts and its ClickHouse
  * half): a table of every field kind, and fast-check arbitraries per kind with a fixed seed.
  */
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
 /**
  * The behaviour every implementation of the state stores shares (shared/backends/types.ts):
- * embedded (test/embedded-backends.unit.test.ts) and Redis (test/redis-backends.scale-out.test.ts) both run it.
+ * embedded (test/unit/shared/backends/embedded/stores.unit.test.ts) and Redis (test/scale-out/redis-backends.scale-out.test.ts) both run it.
  * What only one implementation has (persistence across a reopen, Redis key layout and expiry,
  * several gateways sharing one Redis, sweeping) stays in that implementation's file.
  */

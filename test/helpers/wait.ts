@@ -2,8 +2,16 @@
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` every 100 ms until it returns something other than undefined/false; throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+/**
+ * Polls `fn` every `intervalMs` until it returns something other than undefined/false; throws after
+ * `timeoutMs`, naming `what` and the last error `fn` threw. The one way tests wait for a condition.
+ */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: string | undefined;
   for (;;) {
@@ -14,6 +22,6 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
       last = String(err);
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${last}` : ''}`);
-    await sleep(100);
+    await sleep(intervalMs);
   }
 }

@@ -8,7 +8,7 @@ import type { FormFields } from './form-decoder.js';
  * lower-cased names (the form's keys), their conversions chosen once, and the set of declared
  * names, so that a request lower-cases nothing and compares no name list per field (the
  * interpreted decodeFormArguments, kept as the reference, does both). Same DecodedCall, same
- * errors in the same order: test/compiled-form.unit.test.ts.
+ * errors in the same order: test/unit/gateway/bindings/form/form-plan.unit.test.ts.
  */
 export class FormPlan {
   private readonly keys: readonly string[];

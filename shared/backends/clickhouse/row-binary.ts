@@ -15,7 +15,7 @@ import { dateTimeSeconds, eventColumns } from './rows.js';
  * is written as a String, DateTime is UInt32 seconds and DateTime64(p) an Int64 of 10^-p seconds.
  *
  * The values are the ones the text codecs (rows.ts, current-rows.ts) produce, byte for byte once
- * stored: test/clickhouse-row-binary.scale-out.test.ts stores the same records both ways on
+ * stored: test/scale-out/clickhouse-row-binary.scale-out.test.ts stores the same records both ways on
  * 18.16 and on chdb and compares what it reads back.
  */
 

@@ -5,7 +5,7 @@ import { wellFormed } from './sql.js';
 /**
  * The `events` table's row codecs, derived from EVENT_FIELDS (shared/events/schema.ts). The table
  * itself is created by MIGRATIONS (schema.ts, never edited once shipped);
- * test/event-schema-clickhouse.scale-out.test.ts checks that what they create on the real server is
+ * test/scale-out/event-schema-clickhouse.scale-out.test.ts checks that what they create on the real server is
  * exactly `eventColumns()`.
  *
  * These text rows serve the TabSeparated and JSONEachRow inserts (tests, bench:worker; the worker

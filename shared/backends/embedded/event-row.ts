@@ -4,7 +4,7 @@ import type { EventRowValue } from './writer-thread.js';
 
 /**
  * The `events` table's row codec, derived from EVENT_FIELDS (shared/events/schema.ts). The table
- * itself is created by MIGRATIONS (database.ts, never edited once shipped); test/event-schema.unit.test.ts
+ * itself is created by MIGRATIONS (database.ts, never edited once shipped); test/unit/shared/events/schema.unit.test.ts
  * checks that what they create is exactly `eventColumns()`.
  */
 

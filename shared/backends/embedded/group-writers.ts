@@ -8,7 +8,7 @@ import { INSERT_CHUNK_ROWS, WriterThread, type GroupToWrite, type GroupWriter } 
 /**
  * Commits on the caller's own connection (blocks the event loop for the commit). Rows are built
  * from the records directly (EVENT_ROWS.toRow): the reference the writer thread's binary path is
- * compared with (test/writer-ring.embedded.test.ts).
+ * compared with (test/unit/shared/backends/embedded/writer-ring.unit.test.ts).
  */
 export function inlineWriter(db: SqliteDatabase): GroupWriter {
   const insert = db.prepare(EVENT_ROWS.insertSql);

@@ -327,7 +327,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
   // Topic creation stays on kafkajs' admin (ensureTopic, waitForTopic: shared with the worker and
   // the tests): once at start, and the gateway process loads kafkajs anyway for the admin API's
   // live feed and the event-id recovery, which consume. The send path (partitioner, producer) is
-  // @platformatic/kafka only. docs/dependencies.md §Kafka clients.
+  // @platformatic/kafka only. docs/dependencies.md §Kafka: two clients.
   let partitions: number;
   const admin = kafka.admin();
   await admin.connect();

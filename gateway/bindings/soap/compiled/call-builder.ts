@@ -37,7 +37,7 @@ const FIELD = 6;
  * kept per depth in typed arrays, and only the text of a slot becomes a string: no node, no
  * array of children, no Map per level. What it keeps is exactly what decodeSoapArguments reads of
  * the reference's node tree (the first occurrence of a name wins, xsi:nil, items by name, text of
- * leaf undeclared elements), which the differential test (test/compiled-decoder.unit.test.ts) holds it to.
+ * leaf undeclared elements), which the differential test (test/unit/gateway/bindings/soap/compiled/decoder.unit.test.ts) holds it to.
  */
 export class CallBuilder extends EnvelopeLevels<ScannedCall> {
   private operation: string | null = null;

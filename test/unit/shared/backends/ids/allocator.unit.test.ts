@@ -1,6 +1,6 @@
 /**
  * KafkaIdAllocator (shared/backends/ids/allocator.ts) over an in-memory block log: the rules that
- * keep ids unique, without a broker. test/id-blocks.scale-out.test.ts runs the same allocator on
+ * keep ids unique, without a broker. test/scale-out/id-blocks.scale-out.test.ts runs the same allocator on
  * the real Kafka topic.
  */
 import { describe, expect, it } from 'vitest';

@@ -115,8 +115,8 @@ export interface Config {
   /** Producer micro-batch: send after this many ms or this many events, whichever first. */
   producerLingerMs: number;
   producerBatchEvents: number;
-  /** Version of the Kafka messages this gateway writes (shared/events/wire.ts): 2 binary, 1 JSON. */
-  eventWireVersion: 1 | 2;
+  /** Version of the Kafka messages this gateway writes (shared/events/wire.ts): 3 protobuf, 2 binary, 1 JSON. */
+  eventWireVersion: 1 | 2 | 3;
   /** Events accepted but not yet acknowledged by Kafka; past it inserts answer -5 at once. */
   maxInFlightEvents: number;
   /** Longest wait for an event to be stored before answering -5. */
@@ -272,8 +272,8 @@ export function loadConfig(env: Env = process.env): Config {
   const sync = str(env, 'SQLITE_SYNCHRONOUS', 'FULL').toUpperCase();
   if (sync !== 'FULL' && sync !== 'NORMAL') throw new ConfigError('SQLITE_SYNCHRONOUS must be FULL or NORMAL.');
 
-  const wireVersion = str(env, 'EVENT_WIRE_VERSION', '2');
-  if (wireVersion !== '1' && wireVersion !== '2') throw new ConfigError('EVENT_WIRE_VERSION must be 1 or 2.');
+  const wireVersion = str(env, 'EVENT_WIRE_VERSION', '3');
+  if (wireVersion !== '1' && wireVersion !== '2' && wireVersion !== '3') throw new ConfigError('EVENT_WIRE_VERSION must be 1, 2 or 3.');
 
   const commit = str(env, 'SQLITE_COMMIT', 'thread').toLowerCase();
   if (commit !== 'thread' && commit !== 'inline') throw new ConfigError('SQLITE_COMMIT must be thread or inline.');
@@ -342,7 +342,7 @@ export function loadConfig(env: Env = process.env): Config {
     kafkaGroupId: str(env, 'KAFKA_GROUP_ID', 'gateway-worker'),
     producerLingerMs: int(env, 'PRODUCER_LINGER_MS', 2),
     producerBatchEvents: int(env, 'PRODUCER_BATCH_EVENTS', 500, 1),
-    eventWireVersion: wireVersion === '1' ? 1 : 2,
+    eventWireVersion: wireVersion === '1' ? 1 : wireVersion === '2' ? 2 : 3,
     maxInFlightEvents: int(env, 'MAX_IN_FLIGHT_EVENTS', 20_000, 1),
     appendTimeoutMs: int(env, 'APPEND_TIMEOUT_MS', 5_000, 100),
     idRecoveryMargin: bigWhole(env, 'ID_RECOVERY_MARGIN', 1_000_000n, 1_000_000_000_000n),

@@ -99,7 +99,10 @@ const READERS = `
     return { epochMs: a * 4294967296 + q, subMsTicks: rest - q * 10000 };
   }
   function text(name) {
-    const n = varint32();
+    // Lengths below 128 take one byte: read it here, not through varint32.
+    let n = pos < end ? b[pos] : 128;
+    if (n < 128) pos++;
+    else n = varint32();
     need(n);
     const s = pos, e = pos + n;
     pos = e;
@@ -169,7 +172,10 @@ export function protobufDecoder(fields: readonly EventField[], numbers: Readonly
       let id = 0n;
       ${fields.map((f, i) => `let ${local(i)} = ${absent(f)};`).join(' ')}
       while (pos < end) {
-        const tag = varint32();
+        // Tags of fields 1-15 take one byte (pos < end holds here).
+        let tag = b[pos];
+        if (tag < 128) pos++;
+        else tag = varint32();
         switch (tag) {
           case ${tagValue(PROTO_ID_NUMBER, WIRE.fixed64)}: need(8); id = view.getBigUint64(base + pos, true); pos += 8; break;
           ${cases.join('\n          ')}

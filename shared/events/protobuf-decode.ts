@@ -119,13 +119,15 @@ const READERS = `
   }
   /** A Sensor (clave = 1, valor = 2). */
   function pair() {
-    const n = varint32();
+    let n = pos < end ? b[pos] : 128;
+    if (n < 128) pos++;
+    else n = varint32();
     need(n);
     const outer = end;
     end = pos + n;
     let clave = '', valor = '';
     while (pos < end) {
-      const t = varint32();
+      const t = b[pos] < 128 ? b[pos++] : varint32();
       if (t === 10) clave = text('clave');
       else if (t === 18) valor = text('valor');
       else skip(t, 0);
@@ -172,9 +174,10 @@ export function protobufDecoder(fields: readonly EventField[], numbers: Readonly
       let id = 0n;
       ${fields.map((f, i) => `let ${local(i)} = ${absent(f)};`).join(' ')}
       while (pos < end) {
-        // Tags of fields 1-15 take one byte (pos < end holds here).
+        // Tags of fields 1-15 take one byte, of 16-2047 two (pos < end holds here).
         let tag = b[pos];
         if (tag < 128) pos++;
+        else if (pos + 1 < end && b[pos + 1] < 128) { tag = (tag & 127) | (b[pos + 1] << 7); pos += 2; }
         else tag = varint32();
         switch (tag) {
           case ${tagValue(PROTO_ID_NUMBER, WIRE.fixed64)}: need(8); id = view.getBigUint64(base + pos, true); pos += 8; break;

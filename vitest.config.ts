@@ -12,8 +12,8 @@ const LAYERS = {
   unit: { globalSetup: [] },
   /** The real gateway (or admin server, or main.ts as a child) on ephemeral ports, embedded mode. */
   embedded: { globalSetup: ['test/setup/console-build.ts'] },
-  /** Real Redis, Kafka and ClickHouse, and the deploy/ pieces around them (nginx edge, promtool). */
-  'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts'] },
+  /** Real Redis, Kafka and ClickHouse, the deploy/ pieces around them (nginx edge, promtool), and the topic's foreign readers (protoc, Python). */
+  'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts', 'test/setup/foreign-consumers.ts'] },
   /** Stop and restart the shared services: one file at a time, after every other layer. */
   faults: { globalSetup: ['test/setup/services.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
   /** The operators' console in Debian's Chromium. */

@@ -1,5 +1,6 @@
 import type { Command, EventInstant, EventRecord, Lockout, PoisonMessage, Provider, StoredEvent, TripVehicle } from '../../shared/backends/types.js';
 import { EVENT_FIELD_LIST, type EventFieldName, type FieldKind, type KeyValue } from '../../shared/events/schema.js';
+import { isUtf8 } from 'node:buffer';
 import { BINARY_WIRE_VERSION } from '../../shared/events/wire.js';
 import { formatInstant } from '../../shared/xsd/timezone.js';
 import type { JsonValue } from './http.js';
@@ -78,6 +79,17 @@ export function lockoutView(l: Lockout): { [key: string]: JsonValue } {
   return { systemUser: l.systemUser, address: l.address, until: iso(l.until) };
 }
 
+/**
+ * A value readable as text: UTF-8 without control characters but tab, CR and LF. Messages of wire
+ * version 2 start with byte 2 and those of version 3 (protobuf) have tags below 0x20 and binary
+ * numbers; JSON (version 1) and most foreign text pass.
+ */
+function isText(value: Buffer): boolean {
+  if (value[0] === BINARY_WIRE_VERSION || !isUtf8(value)) return false;
+  for (const byte of value) if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
+  return true;
+}
+
 /** Values are shown as text, cut to 4 KB: enough to see what is wrong with a message. */
 const POISON_VALUE_SHOWN = 4096;
 
@@ -91,9 +103,9 @@ export function poisonView(m: PoisonMessage): { [key: string]: JsonValue } {
     key: m.key,
     reason: m.reason,
     at: iso(m.at),
-    // A binary message (wire version 2) is shown in hex: as text it would be unreadable.
-    value: shown[0] === BINARY_WIRE_VERSION ? shown.toString('hex') : shown.toString('utf8'),
-    valueEncoding: shown[0] === BINARY_WIRE_VERSION ? 'hex' : 'utf8',
+    // A binary message (wire versions 2 and 3) is shown in hex: as text it would be unreadable.
+    value: isText(shown) ? shown.toString('utf8') : shown.toString('hex'),
+    valueEncoding: isText(shown) ? 'utf8' : 'hex',
     /** Size of the value kept (the whole message unless it was too large to keep: then not redrivable). */
     bytes: m.value.length,
     truncated: m.truncated || m.value.length > POISON_VALUE_SHOWN,

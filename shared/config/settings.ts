@@ -264,16 +264,16 @@ export const SETTINGS = {
     topic: text({ env: 'KAFKA_TOPIC', default: 'gateway.events', doc: 'event topic' }),
     clientId: text({ env: 'KAFKA_CLIENT_ID', default: 'prestadores-gateway', doc: 'Kafka client id' }),
     groupId: text({ env: 'KAFKA_GROUP_ID', default: 'gateway-worker', doc: "the worker's consumer group" }),
-    wireVersion: custom<1 | 2>({
+    wireVersion: custom<1 | 2 | 3>({
       env: 'EVENT_WIRE_VERSION',
-      defaultText: '`2`',
+      defaultText: '`3`',
       parse: (raw) => {
         const v = raw.trim();
-        if (v !== '1' && v !== '2') throw new SettingError(`EVENT_WIRE_VERSION must be 1 or 2, got "${raw}".`);
-        return v === '1' ? 1 : 2;
+        if (v !== '1' && v !== '2' && v !== '3') throw new SettingError(`EVENT_WIRE_VERSION must be 1, 2 or 3, got "${raw}".`);
+        return v === '1' ? 1 : v === '2' ? 2 : 3;
       },
-      fallback: () => 2,
-      doc: 'version of the Kafka messages this gateway writes',
+      fallback: () => 3,
+      doc: 'version of the Kafka messages this gateway writes: 3 Protocol Buffers, 2 binary, 1 JSON',
     }),
     producerLingerMs: whole({ env: 'PRODUCER_LINGER_MS', default: 2, tuning: true, doc: 'producer micro-batch: send this long after the first queued event' }),
     producerBatchEvents: whole({ env: 'PRODUCER_BATCH_EVENTS', default: 500, min: 1, tuning: true, doc: 'or when this many are queued' }),

@@ -1,6 +1,9 @@
 import type { EventRecord } from './schema.js';
 import { EVENT_FIELD_LIST, invalidField, isFieldValue, recordCheck, type EventField } from './schema.js';
 import { binaryLayout, bufferSink, encodeGrowing, readerFactory, recordEncoder } from './binary.js';
+import { protobufEncoder } from './protobuf.js';
+import { protobufDecoder } from './protobuf-decode.js';
+import { EVENT_PROTO_NUMBERS, positionalNumbers, PROTO_MESSAGE, PROTO_PACKAGE } from './protobuf-fields.js';
 
 /**
  * The event as it travels on the Kafka topic: the accepted record plus its id. JSON, one
@@ -25,8 +28,29 @@ export const WIRE_VERSION = 1;
  */
 export const BINARY_WIRE_VERSION = 2;
 
+/**
+ * Version 3: the record as Protocol Buffers, a `VehicleEvent` of the shipped schema
+ * (proto/prestadores/events/v1/events.proto; protobuf-fields.ts maps the fields): what other teams'
+ * consumers read with a generated class (docs/events.md). The value is the bare message, no prefix,
+ * so any protobuf reader takes it as it is; a reader tells the versions apart by the first byte:
+ * `{` is JSON (v1), 2 is v2 (a protobuf message cannot start with it: field number 0), anything
+ * else v3. A field added to the table keeps the version here too: it gets a new number, absent
+ * (its zero) in older messages, skipped by older readers.
+ */
+export const PROTOBUF_WIRE_VERSION = 3;
+
 /** The versions a gateway can write (EVENT_WIRE_VERSION). */
-export type WireVersion = 1 | 2;
+export type WireVersion = 1 | 2 | 3;
+
+/**
+ * The Kafka record headers of each version: what the value is, so a consumer needs no knowledge
+ * from elsewhere (docs/events.md). One frozen object per version, shared by every record.
+ */
+export const WIRE_HEADERS: { readonly [V in WireVersion]: Readonly<Record<string, string>> } = {
+  1: Object.freeze({ 'content-type': 'application/json' }),
+  2: Object.freeze({ 'content-type': 'application/vnd.prestadores.event-record.v2' }),
+  3: Object.freeze({ 'content-type': `application/x-protobuf; messageType=${PROTO_PACKAGE}.${PROTO_MESSAGE}` }),
+};
 
 export interface EventMessage {
   v: number;
@@ -51,8 +75,11 @@ export interface EventWireCodec {
   decode(data: Buffer | string): { id: bigint; event: EventRecord };
 }
 
-/** The message codec of a field table (EVENT_FIELD_LIST; tests pass others). */
-export function eventWireCodec(fields: readonly EventField[]): EventWireCodec {
+/**
+ * The message codec of a field table (EVENT_FIELD_LIST; tests pass others), with the protobuf
+ * field numbers of version 3 (by default 2, 3, ... in table order).
+ */
+export function eventWireCodec(fields: readonly EventField[], protoNumbers: Readonly<Record<string, number>> = positionalNumbers(fields)): EventWireCodec {
   // Wire names equal field names (true of every field today): a record is its own `event`, written
   // and read as it is, with no copy per message.
   const sameNames = fields.every((f) => f.wire === f.name);
@@ -65,6 +92,7 @@ export function eventWireCodec(fields: readonly EventField[]): EventWireCodec {
 
   const valid = recordCheck(fields, (f) => f.wire);
   const binary = binaryCodec(fields);
+  const protobuf = protobufCodec(fields, protoNumbers);
 
   /** The record in a message's `event`, or why it is not one a store can hold. */
   function fromWire(e: Record<string, unknown>): EventRecord | string {
@@ -82,13 +110,14 @@ export function eventWireCodec(fields: readonly EventField[]): EventWireCodec {
 
   return {
     encode(id, event, version = WIRE_VERSION) {
+      if (version === PROTOBUF_WIRE_VERSION) return protobuf.encode(id, event);
       if (version === BINARY_WIRE_VERSION) return binary.encode(id, event);
       const message: EventMessage = { v: WIRE_VERSION, id: id.toString(), event: sameNames ? event : toWire(event) };
       return Buffer.from(JSON.stringify(message));
     },
 
     decode(data) {
-      if (typeof data !== 'string' && data[0] === BINARY_WIRE_VERSION) return binary.decode(data);
+      if (typeof data !== 'string' && data[0] !== JSON_START) return data[0] === BINARY_WIRE_VERSION ? binary.decode(data) : protobuf.decode(data);
       let parsed: unknown;
       try {
         parsed = JSON.parse(typeof data === 'string' ? data : data.toString('utf8'));
@@ -103,6 +132,45 @@ export function eventWireCodec(fields: readonly EventField[]): EventWireCodec {
       const event = fromWire(e);
       if (typeof event === 'string') throw new WireFormatError(event);
       return { id: BigInt(parsed.id), event };
+    },
+  };
+}
+
+/** The first byte of every JSON message (version 1). */
+const JSON_START = 0x7b;
+
+/**
+ * The headers of the version a message is in, when this release can decode it; none otherwise
+ * (a poison message re-driven as it is must not claim to be what it is not).
+ */
+export function wireHeadersOf(value: Buffer): Readonly<Record<string, string>> {
+  try {
+    decodeEvent(value);
+  } catch {
+    return {};
+  }
+  return WIRE_HEADERS[value[0] === JSON_START ? WIRE_VERSION : value[0] === BINARY_WIRE_VERSION ? BINARY_WIRE_VERSION : PROTOBUF_WIRE_VERSION];
+}
+
+/** Version 3 of a field table. */
+function protobufCodec(fields: readonly EventField[], numbers: Readonly<Record<string, number>>): EventWireCodec {
+  const encode = protobufEncoder(fields, numbers);
+  const decode = protobufDecoder(fields, numbers, (reason) => {
+    throw new WireFormatError(reason);
+  });
+  const valid = recordCheck(fields, (f) => f.name);
+  return {
+    encode,
+    decode(data) {
+      if (typeof data === 'string') throw new WireFormatError('event message of version 3 given as text');
+      const { id, event } = decode(data);
+      if (id === 0n) throw new WireFormatError('event message has no valid id');
+      // Bytes make every type right; values still need checking (a NaN, epoch ms past 2^53).
+      if (!valid(event)) {
+        const f = fields.find((field) => !isFieldValue(field, event[field.name]))!;
+        throw new WireFormatError(invalidField(f, event[f.name], f.wire));
+      }
+      return { id, event: event as unknown as EventRecord };
     },
   };
 }
@@ -148,7 +216,7 @@ function binaryCodec(fields: readonly EventField[]): EventWireCodec {
   };
 }
 
-const EVENTS = eventWireCodec(EVENT_FIELD_LIST);
+const EVENTS = eventWireCodec(EVENT_FIELD_LIST, EVENT_PROTO_NUMBERS);
 
 /** A message of `version` (default 1, JSON; the gateway's setting is EVENT_WIRE_VERSION). */
 export function encodeEvent(id: bigint, event: EventRecord, version: WireVersion = WIRE_VERSION): Buffer {

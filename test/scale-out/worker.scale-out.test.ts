@@ -3,6 +3,8 @@
  * (`npm run services:up`: Kafka and ClickHouse 18.16). Each suite uses its own topics, consumer
  * groups and database, dropped at the end. The ClickHouse-down test is in test/faults/worker.faults.test.ts.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../helpers/services.js';
 import type { EventInstant, EventRecord, LastReportSink, StoredEvent } from '../../shared/backends/types.js';
@@ -29,7 +31,7 @@ import { latestReports, offsetsToCommit, type BufferedMessage } from '../../work
 import { loadConfig } from '../../shared/config/index.js';
 import { decodeEvent, encodeEvent, WireFormatError } from '../../shared/events/wire.js';
 
-import { CH, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from '../helpers/worker-fixture.js';
+import { CH, ROOT, sleep, waitFor, makeEvent, type Logged, testLogger, RecordingSink, RecordingMetrics, admin, ch, newTopic, newDatabase, produce, produceRaw, committed, sumCommitted, highWatermarks, counts, start, ids, useWorkerFixture } from '../helpers/worker-fixture.js';
 
 useWorkerFixture();
 
@@ -506,6 +508,46 @@ describe('worker: Kafka → ClickHouse', () => {
     expect(final.rows).toBe(final.ids);
     expect(final.ids).toBe(before.ids);
     await again.stop();
+  });
+});
+
+describe('worker: every wire version', () => {
+  it('stores the fixture messages of versions 1, 2 and 3 (test/fixtures/events) from one topic, none set aside', async () => {
+    const fixture = (file: string): Buffer[] =>
+      readFileSync(path.join(ROOT, 'test/fixtures/events', file), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => Buffer.from(l, file.endsWith('.hex') ? 'hex' : 'utf8'));
+    const byVersion = ['v1.jsonl', 'v2.hex', 'v3.hex'].map(fixture);
+    // The three files hold the same records under the same ids; the versions' first bytes differ.
+    expect(byVersion.map((m) => m.map((b) => b[0]))).toEqual([[0x7b, 0x7b], [2, 2], [0x09, 0x09]]);
+    const db = newDatabase();
+    const topic = await newTopic(1);
+    const groupId = uniqueName('wv');
+    const metrics = new RecordingMetrics();
+    const worker = await start({ topic, groupId, database: db, metrics: metrics.sink });
+    const client = createClickHouseClient({ ...CH, database: db });
+    try {
+      // One version after the other, each waited for, so each insert is of one version's rows.
+      for (const [v, messages] of byVersion.entries()) {
+        await produceRaw(topic, messages);
+        await waitFor(`version ${v + 1} committed`, async () => sumCommitted(await committed(groupId, topic)) === 2 * (v + 1));
+      }
+      expect(worker.stats.poison).toBe(0);
+      expect(metrics.poisons).toBe(0);
+      const store = new ClickHouseEventStore(client, db);
+      const expected = byVersion[0]!.map((m) => decodeEvent(m));
+      for (const { id, event } of expected) {
+        const [back] = await store.recent({ provider: event.systemUser, dominio: event.dominio, limit: 1 });
+        const { storedAt: _, ...stored } = back!;
+        expect(stored).toEqual({ ...event, id });
+      }
+      // Every version's messages were inserted (the store collapses the same id's rows).
+      expect(metrics.batchSizes.reduce((a, b) => a + b, 0)).toBe(6);
+    } finally {
+      await worker.stop();
+      await client.close();
+    }
   });
 });
 

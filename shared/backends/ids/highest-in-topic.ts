@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import { BINARY_WIRE_VERSION } from '../../events/wire.js';
+import { protobufMessageId } from '../../events/protobuf-decode.js';
 
 /** The start of every JSON message encodeEvent writes: `{"v":1,"id":"123",...`. */
 const ID_PREFIX = /^\{"v":\d+,"id":"(\d+)"/;
@@ -10,6 +11,8 @@ export function messageId(value: Buffer | null): bigint | null {
   if (value === null) return null;
   // Version 2: byte 0 is 2, byte 1 the field count, then the id (u64, little-endian).
   if (value[0] === BINARY_WIRE_VERSION) return value.length >= 10 ? value.readBigUInt64LE(2) : null;
+  // Version 3 (protobuf): anything that does not start as JSON does.
+  if (value[0] !== 0x7b) return protobufMessageId(value);
   const head = ID_PREFIX.exec(value.toString('latin1', 0, 48));
   if (head !== null) return BigInt(head[1]!);
   try {

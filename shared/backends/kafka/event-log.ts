@@ -1,5 +1,5 @@
 import { withTimeout } from '../../async.js';
-import { BINARY_WIRE_VERSION, encodeEvent, messageKey, type WireVersion } from '../../events/wire.js';
+import { encodeEvent, messageKey, PROTOBUF_WIRE_VERSION, WIRE_HEADERS, type WireVersion } from '../../events/wire.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
@@ -31,7 +31,7 @@ export interface KafkaEventLogOptions {
   batchEvents: number;
   /** Events accepted but not yet acknowledged; past it appends answer unavailable at once. */
   maxInFlightEvents: number;
-  /** Version of the messages written (wire.ts; EVENT_WIRE_VERSION). Default 2, binary. */
+  /** Version of the messages written (wire.ts; EVENT_WIRE_VERSION). Default 3, protobuf. */
   wireVersion?: WireVersion;
   /**
    * Per-send timeout; a send that takes longer counts as failed. Counted from the start of the
@@ -92,6 +92,18 @@ export interface KafkaEventLogStats {
   /** Sends repeated because partition leadership moved (NOT_LEADER_FOR_PARTITION and the like). */
   leadershipRetries: number;
   partitions: number;
+}
+
+const headerSizes = new WeakMap<object, number>();
+
+/** Bytes of a headers object's keys and values (counted toward maxSendBytes), computed once per object. */
+function headersSize(headers: Readonly<Record<string, string>>): number {
+  let size = headerSizes.get(headers);
+  if (size === undefined) {
+    size = Object.entries(headers).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    headerSizes.set(headers, size);
+  }
+  return size;
 }
 
 const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
@@ -260,10 +272,13 @@ export class KafkaEventLog implements EventLog {
     const call: Call = { acked: new Array<boolean>(n).fill(false), remaining: 0, resolve: () => {} };
     const done = new Promise<void>((resolve) => (call.resolve = resolve));
     const queuedAt = performance.now();
+    const version = this.options.wireVersion ?? PROTOBUF_WIRE_VERSION;
+    const headers = WIRE_HEADERS[version];
+    const headerBytes = headersSize(headers);
     events.forEach((event, index) => {
       const key = messageKey(event);
-      const value = encodeEvent(outIds[index] as bigint, event, this.options.wireVersion ?? BINARY_WIRE_VERSION);
-      const bytes = Buffer.byteLength(key) + value.length;
+      const value = encodeEvent(outIds[index] as bigint, event, version);
+      const bytes = Buffer.byteLength(key) + value.length + headerBytes;
       if (bytes > this.maxSendBytes) {
         // The broker would refuse it, failing every other event of its send: refuse it alone.
         // (The operation layer's field limits keep real events far below this.)
@@ -271,7 +286,7 @@ export class KafkaEventLog implements EventLog {
         this.options.logger.error({ systemUser: event.systemUser, dominio: event.dominio, bytes }, 'event too large for one kafka send; answering unavailable');
         return;
       }
-      const message = { key, value, partition: this.partitioner.partition(key) };
+      const message = { key, value, partition: this.partitioner.partition(key), headers };
       this.sender.enqueue({ message, bytes, call, index, deadline, queuedAt });
       call.remaining++;
     });

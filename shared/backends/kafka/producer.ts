@@ -5,6 +5,8 @@ export interface PartitionedMessage {
   key: string;
   value: Buffer;
   partition: number;
+  /** Record headers (what the value is: wire.ts WIRE_HEADERS); one object shared by many messages. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface SendRecord {
@@ -28,6 +30,20 @@ export interface EventProducerOptions {
   sendTimeoutMs: number;
   /** Produce requests in flight on one broker connection. */
   maxInFlightSends: number;
+}
+
+const NO_HEADERS = new Map<Buffer, Buffer>();
+const encodedHeaders = new WeakMap<object, Map<Buffer, Buffer>>();
+
+/** Headers as the client sends them (Buffers), encoded once per headers object, not per message. */
+function headerBuffers(headers: Readonly<Record<string, string>> | undefined): Map<Buffer, Buffer> {
+  if (headers === undefined) return NO_HEADERS;
+  let map = encodedHeaders.get(headers);
+  if (map === undefined) {
+    map = new Map(Object.entries(headers).map(([k, v]) => [Buffer.from(k), Buffer.from(v)]));
+    encodedHeaders.set(headers, map);
+  }
+  return map;
 }
 
 /** Notices a dead broker in about a second, as the kafkajs clients of client.ts do. */
@@ -69,7 +85,7 @@ export class EventProducer implements RecordSender {
 
   async send(record: SendRecord): Promise<void> {
     const { topic } = record;
-    const messages = record.messages.map((m) => ({ topic, key: m.key, value: m.value, partition: m.partition }));
+    const messages = record.messages.map((m) => ({ topic, key: m.key, value: m.value, partition: m.partition, headers: headerBuffers(m.headers) }));
     try {
       // Per send: the client's constructor option is not applied to sends (they default to acks=1).
       await this.producer.send({ messages, acks: this.acks });

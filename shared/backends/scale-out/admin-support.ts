@@ -1,5 +1,6 @@
 import { withTimeout } from '../../async.js';
 import type { Config } from '../../config/index.js';
+import { wireHeadersOf } from '../../events/wire.js';
 import type { Logger } from '../../logger.js';
 import type { ClickHouseClient } from '../clickhouse/index.js';
 import { createKafkaClient } from '../kafka/client.js';
@@ -44,7 +45,7 @@ export function openAdminSupport(
       if (message.truncated) throw new RangeError(`Poison message ${id} was too large to keep whole; it cannot be re-driven.`);
       // Sent first, removed after: a failure in between leaves it listed (and re-driving twice is
       // harmless: the worker stores an event id once).
-      await operator.send(message.topic, message.key, message.value, { 'x-redriven-from': id });
+      await operator.send(message.topic, message.key, message.value, { ...wireHeadersOf(message.value), 'x-redriven-from': id });
       await store.remove(id);
       return true;
     },

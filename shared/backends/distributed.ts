@@ -173,6 +173,7 @@ export async function openDistributedBackends(config: Config, logger: Logger, me
     events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouseDatabase),
     feed: operations.feed,
     poison: operations.poison,
+    operators: redis.operators,
     status: () => operations.status(),
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
     healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),

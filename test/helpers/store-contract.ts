@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Backends, Provider } from '../../shared/backends/types.js';
+import { accessContract } from './store-contract-access.js';
 import { operatorContract } from './store-contract-operators.js';
 
-export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'close'>;
+export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'operators' | 'close'>;
 
 /** Where stores live (a data directory, a Redis key prefix) and how to open them there. */
 export interface StoreFactory {
@@ -367,4 +368,5 @@ export function storeContract(stores: StoreFactory): void {
   });
 
   operatorContract(stores);
+  accessContract(stores);
 }

@@ -33,6 +33,10 @@ export interface Config {
   adminHost: string;
   /** Bearer token of the admin API; null = generate one and store it in DATA_DIR/admin-token. */
   adminToken: string | null;
+  /** ADMIN_TOKEN_FILE: a file holding that token instead (one trailing newline ignored); never set with adminToken. */
+  adminTokenFile: string | null;
+  /** How long the admin API's audit trail keeps an entry. */
+  adminAuditRetentionMs: number;
   /** Live event streams open at once on the admin port; past it a new one is answered 503. */
   adminStreamsMax: number;
   /** Events per second each live stream carries at most; the rest are counted in a `skipped` message. */
@@ -225,6 +229,13 @@ function mapTileUrl(env: Env): string {
   return raw;
 }
 
+/** ADMIN_TOKEN_FILE, resolved; the token has one source, so setting ADMIN_TOKEN too is an error. */
+function adminTokenFile(env: Env): string | null {
+  if (!env.ADMIN_TOKEN_FILE) return null;
+  if (env.ADMIN_TOKEN) throw new ConfigError('ADMIN_TOKEN and ADMIN_TOKEN_FILE are both set; set one of them.');
+  return path.resolve(env.ADMIN_TOKEN_FILE);
+}
+
 function str(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   return raw === undefined || raw === '' ? fallback : raw;
@@ -299,6 +310,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminPort: int(env, 'ADMIN_PORT', 8081),
     adminHost: str(env, 'ADMIN_HOST', '127.0.0.1'),
     adminToken: env.ADMIN_TOKEN ? env.ADMIN_TOKEN : null,
+    adminTokenFile: adminTokenFile(env),
+    adminAuditRetentionMs: int(env, 'ADMIN_AUDIT_RETENTION_DAYS', 90, 1) * 24 * 60 * minute,
     adminStreamsMax: int(env, 'ADMIN_STREAMS_MAX', 100, 1),
     adminStreamEventsPerSecond: int(env, 'ADMIN_STREAM_EVENTS_PER_SECOND', 100, 1),
     consoleMapTileUrl: mapTileUrl(env),

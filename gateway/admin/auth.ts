@@ -51,13 +51,39 @@ async function readTokenFile(file: string): Promise<string | null> {
 }
 
 /**
- * Returns config.adminToken, else the token stored in DATA_DIR/admin-token, else generates a
- * random one (32 bytes, base64url), writes it there with mode 0600 and returns it with
- * generated=true. Safe against a concurrent first start: the file is created exclusively.
+ * The token in ADMIN_TOKEN_FILE: the file's text with one trailing newline (LF or CRLF) ignored, as
+ * `echo` and editors leave it. Anything else that could not travel in a bearer header (an empty
+ * file, spaces, control characters, a second line) is an error naming the file, never its text.
  */
-export async function resolveAdminToken(config: Pick<Config, 'adminToken' | 'dataDir'>): Promise<ResolvedAdminToken> {
+export async function readAdminTokenFile(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    const code = err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
+    throw new Error(`ADMIN_TOKEN_FILE ${file} cannot be read (${code ?? String(err)}).`, { cause: err });
+  }
+  const token = text.replace(/\r?\n$/, '');
+  if (token === '') throw new Error(`ADMIN_TOKEN_FILE ${file} is empty.`);
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (/[\s\u0000-\u001f\u007f]/.test(token)) {
+    throw new Error(`ADMIN_TOKEN_FILE ${file} holds whitespace or a control character besides one trailing newline; a bearer token cannot carry it.`);
+  }
+  return token;
+}
+
+/**
+ * Returns config.adminToken, else the token in ADMIN_TOKEN_FILE, else the token stored in
+ * DATA_DIR/admin-token, else generates a random one (32 bytes, base64url), writes it there with
+ * mode 0600 and returns it with generated=true. Safe against a concurrent first start: the file is
+ * created exclusively.
+ */
+export async function resolveAdminToken(config: Pick<Config, 'adminToken' | 'adminTokenFile' | 'dataDir'>): Promise<ResolvedAdminToken> {
   if (config.adminToken !== null && config.adminToken !== '') {
     return { token: config.adminToken, generated: false, path: null };
+  }
+  if (config.adminTokenFile !== null) {
+    return { token: await readAdminTokenFile(config.adminTokenFile), generated: false, path: config.adminTokenFile };
   }
   const file = path.join(config.dataDir, ADMIN_TOKEN_FILE);
   const existing = await readTokenFile(file);

@@ -86,6 +86,16 @@ export class AuditTrail {
     this.timer.unref();
   }
 
+  /** Warns, once at start, when the store could lose entries if it restarts. */
+  async checkDurability(): Promise<void> {
+    try {
+      const problem = (await this.options.store.durability?.()) ?? null;
+      if (problem !== null) this.logger.warn({ problem }, `admin audit: ${problem}`);
+    } catch (err) {
+      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'admin audit: could not tell whether the store persists the trail');
+    }
+  }
+
   async record(call: CallAudit, status: number, address: string, requestId: string): Promise<void> {
     const record: AuditRecord = {
       at: this.options.clock(),

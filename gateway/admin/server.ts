@@ -116,6 +116,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
   });
   checkRouteTable(routes);
+  void trail.checkDurability();
 
   /**
    * Finds the route, tells who is calling (access.ts) and whether their role may call it (roles.ts),

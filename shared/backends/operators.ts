@@ -125,6 +125,8 @@ export interface AuditStore {
    * beyond AUDIT_MAX_ENTRIES; how many went.
    */
   expire(olderThan: number, max: number): Promise<number>;
+  /** Why entries could be lost if the store restarts (Redis without AOF), or null; absent where they cannot be. */
+  durability?(): Promise<string | null>;
 }
 
 // ---------------------------------------------------------------------------------------------

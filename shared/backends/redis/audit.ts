@@ -165,6 +165,19 @@ export class RedisAuditStore implements AuditStore {
     });
   }
 
+  /**
+   * The trail must outlive a restart of Redis, not only of a gateway: with AOF every write is in
+   * the log within a second (appendfsync everysec); with snapshots alone, whatever came after the
+   * last one is lost.
+   */
+  durability(): Promise<string | null> {
+    return this.guard('audit.durability', async () => {
+      const info = await this.redis.info('persistence');
+      if (/^aof_enabled:1\s*$/m.test(info)) return null;
+      return 'Redis runs without AOF (appendonly no): audit entries (and providers, commands, tokens) written since its last snapshot are lost if Redis restarts; run it with appendonly yes';
+    });
+  }
+
   /** Up to `chunk` entries of the index below `before`, newest first; ids whose entry is gone are skipped. */
   private async read(index: AuditIndex, before: number | null, chunk: number): Promise<AuditEntry[]> {
     const key =

@@ -13,6 +13,7 @@ import { RedisAuditStore } from '../shared/backends/redis/audit.js';
 import { OperatorKeys } from '../shared/backends/redis/operator-tokens.js';
 import { TestApp } from './helpers/harness.js';
 import { services, uniqueName } from './helpers/services.js';
+import { openSse } from './helpers/sse.js';
 import { auditRecord } from './helpers/store-contract-access.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -121,6 +122,23 @@ describe('operator tokens across gateways', () => {
     console.log(`revocation in force on the second gateway ${elapsed.toFixed(1)} ms after the first answered`);
     expect(status).toBe(401);
     expect(elapsed).toBeLessThan(REVOKED_WITHIN_MS);
+  });
+
+  it(`a live event stream opened with a token on one gateway ends within ${REVOKED_WITHIN_MS} ms of its revocation on the other`, async () => {
+    const token = await newToken(gw1, 'watcher', 'viewer');
+    const bootstrapStream = await openSse(`${gw2.app.admin.url}/admin/events/stream`, gw2.app.adminToken);
+    const stream = await openSse(`${gw2.app.admin.url}/admin/events/stream`, token);
+    expect(stream.status).toBe(200);
+    expect((await call(gw1, 'DELETE', '/admin/tokens/watcher', gw1.app.adminToken)).status).toBe(204);
+    const revokedAt = performance.now();
+    const ended = await Promise.race([stream.ended.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 3 * REVOKED_WITHIN_MS))]);
+    const elapsed = performance.now() - revokedAt;
+    console.log(`live stream of the revoked token ended ${elapsed.toFixed(0)} ms after the revocation`);
+    expect(ended).toBe(true);
+    expect(elapsed).toBeLessThan(REVOKED_WITHIN_MS);
+    // Another identity's stream goes on.
+    expect(gw2.app.admin.liveStreams).toBe(1);
+    bootstrapStream.close();
   });
 });
 

@@ -16,6 +16,7 @@ import { hashPassword } from '../shared/domain/passwords.js';
 import { startAdminServer, type AdminServer } from '../gateway/admin/server.js';
 import { isMutating, ROUTE_ROLES, type RouteKey } from '../gateway/admin/roles.js';
 import { eventRecords } from './helpers/event-records.js';
+import { openSse } from './helpers/sse.js';
 
 const T0 = Date.UTC(2026, 10, 27, 10, 0, 0);
 const BOOTSTRAP = 'bootstrap-token-of-the-test';
@@ -302,6 +303,20 @@ describe('operator tokens', () => {
     expect((await call('DELETE', '/admin/tokens/leaver', tokens.admin)).status).toBe(204);
     expect((await call('GET', '/admin/overview', other)).status).toBe(401);
     expect(await latestAudit()).toMatchObject({ identity: null, outcome: 'refused', detail: { reason: 'unknown' } });
+  });
+});
+
+describe('live streams', () => {
+  it("end when their token expires, while the bootstrap administrator's stream goes on", async () => {
+    const token = (await call('POST', '/admin/tokens', BOOTSTRAP, { name: 'watcher', role: 'viewer', expiresAt: new Date(now + MINUTE).toISOString() })).json.token as string;
+    const kept = await openSse(`${server.url}/admin/events/stream`, BOOTSTRAP);
+    const stream = await openSse(`${server.url}/admin/events/stream`, token);
+    expect(server.liveStreams).toBe(2);
+    now += 2 * MINUTE;
+    const ended = await Promise.race([stream.ended.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 3000))]);
+    expect(ended).toBe(true);
+    expect(server.liveStreams).toBe(1);
+    kept.close();
   });
 });
 

@@ -10,6 +10,8 @@ export interface Principal {
   role: Role;
   kind: 'bootstrap' | 'token';
   expiresAt: number | null;
+  /** A named token's hash (to check it again while a live stream lasts); never shown. */
+  tokenHash: string | null;
 }
 
 /** The identity ADMIN_TOKEN / ADMIN_TOKEN_FILE signs in as; no named token may take it. */
@@ -79,11 +81,11 @@ export class AdminAccess {
     if (lockedUntil !== null) return { kind: 'locked', until: lockedUntil };
 
     if (timingSafeEqual(digest(token), this.bootstrap)) {
-      return { kind: 'ok', principal: { identity: BOOTSTRAP_IDENTITY, role: 'admin', kind: 'bootstrap', expiresAt: null } };
+      return { kind: 'ok', principal: { identity: BOOTSTRAP_IDENTITY, role: 'admin', kind: 'bootstrap', expiresAt: null, tokenHash: null } };
     }
     const found = token.startsWith(OPERATOR_TOKEN_PREFIX) ? await stores.tokens.use(operatorTokenHash(token), now) : null;
     if (found !== null && (found.expiresAt === null || found.expiresAt > now)) {
-      return { kind: 'ok', principal: { identity: found.name, role: found.role, kind: 'token', expiresAt: found.expiresAt } };
+      return { kind: 'ok', principal: { identity: found.name, role: found.role, kind: 'token', expiresAt: found.expiresAt, tokenHash: found.tokenHash } };
     }
     return {
       kind: 'refused',

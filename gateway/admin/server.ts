@@ -12,6 +12,7 @@ import { roleAllows } from '../../shared/backends/operators.js';
 import { accessOf, allowedKeys, checkRouteTable, isMutating, routeKey } from './roles.js';
 import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './routes.js';
 import { StreamHub } from './stream-hub.js';
+import { StreamRevocation } from './stream-revocation.js';
 
 export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
 
@@ -94,6 +95,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     logger,
   });
   const trail = new AuditTrail({ store: backends.operators.audit, logger, retentionMs: config.adminAuditRetentionMs, clock });
+  const revocation = new StreamRevocation(backends.operators.tokens, clock, logger);
   const consoleAssets = loadConsoleAssets(logger, undefined, config.consoleMapTileUrl);
   const streams = new StreamHub({
     feed: backends.feed,
@@ -225,7 +227,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     sendError(res, new HttpError(500, `Internal error (request ${requestId}); the gateway log has the details under this id.`));
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, call: CallAudit): void {
     if ('stream' in reply) {
       // The client may have left while the stream was being set up; HEAD gets the head alone.
       if (res.destroyed || res.socket?.destroyed === true) reply.stream.release();
@@ -233,7 +235,11 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         reply.stream.release();
         res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' });
         res.end();
-      } else reply.stream.attach(res);
+      } else {
+        reply.stream.attach(res);
+        const hash = call.principal?.tokenHash ?? null;
+        if (hash !== null) revocation.watch(res, hash);
+      }
       return;
     }
     sendReply(res, reply);
@@ -249,7 +255,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       outcome = { error };
     }
     if (call.recorded) await trail.record(call, 'reply' in outcome ? outcome.reply.status : statusOf(outcome.error), address, requestId);
-    if ('reply' in outcome) send(req, res, outcome.reply);
+    if ('reply' in outcome) send(req, res, outcome.reply, call);
     else fail(req, res, requestId, outcome.error);
   }
 
@@ -304,6 +310,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         server.closeIdleConnections();
         streams.close();
         trail.close();
+        revocation.close();
       });
       return closing;
     },

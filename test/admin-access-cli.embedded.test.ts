@@ -102,3 +102,24 @@ describe('operators with the CLI', () => {
     expect(missing.err).toContain('ENOENT');
   });
 });
+
+describe('ADMIN_TOKEN_FILE', () => {
+  it('starts the gateway with the token in the file (one trailing newline ignored); the CLI reads the same file', async () => {
+    const file = path.join(dir, 'bootstrap.token');
+    fs.writeFileSync(file, 'file-held-bootstrap-token\n', { mode: 0o600 });
+    const other = await TestApp.start({ ADMIN_TOKEN: '', ADMIN_TOKEN_FILE: file });
+    try {
+      expect(other.app.adminToken).toBe('file-held-bootstrap-token');
+      const me = await new Promise<Run>((resolve) => {
+        execFile(TSX, ['cli/admin.ts', '--url', other.app.admin.url, 'whoami'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN_FILE: file } }, (err, out, errOut) =>
+          resolve({ code: err === null ? 0 : 1, out, err: errOut }),
+        );
+      });
+      expect(me.code, me.err).toBe(0);
+      expect(JSON.parse(me.out)).toMatchObject({ identity: 'bootstrap', role: 'admin', kind: 'bootstrap' });
+      expect(fs.existsSync(path.join(other.dataDir, 'admin-token'))).toBe(false);
+    } finally {
+      await other.stop();
+    }
+  });
+});

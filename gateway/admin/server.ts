@@ -179,7 +179,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     if (need === undefined) throw new Error(`${key} has no role in ROUTE_ROLES`); // checkRouteTable makes this unreachable
     if (need !== 'public' && (principal === null || !roleAllows(principal.role, need))) {
       call.recorded = true;
-      throw new HttpError(403, `${key} needs the ${need} role; ${principal?.identity ?? 'this token'} is ${principal?.role === 'admin' || principal?.role === 'operator' ? 'an' : 'a'} ${principal?.role ?? 'nobody'}.`, undefined, {}, { requiredRole: need });
+      const who = principal === null ? 'no identity was given' : `${principal.identity} is ${principal.role === 'operator' ? 'an' : 'a'} ${principal.role}`;
+      throw new HttpError(403, `${key} needs the ${need} role; ${who}.`, undefined, {}, { requiredRole: need });
     }
 
     let body: Promise<Record<string, unknown>> | null = null;

@@ -5,6 +5,7 @@
  * stdout; on failure the API's error goes to stderr and the exit code is 1.
  */
 import { Command, Option } from 'commander';
+import { addAccessCommands } from './access.js';
 import { action, clientOf, eventId, positiveInt } from './common.js';
 import { addCommandOperations, addOperatorCommands, addProviderDelete, followEvents, stateArg } from './operators.js';
 
@@ -24,7 +25,7 @@ function buildProgram(): Command {
   const program = new Command('admin')
     .description('Operate the gateway through its admin API: providers, commands, trips, events, lockouts, poison messages, imports.')
     .option('--url <url>', 'admin API base URL (default: ADMIN_URL, else http://ADMIN_HOST:ADMIN_PORT)')
-    .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, else the file DATA_DIR/admin-token)')
+    .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE, else DATA_DIR/admin-token)')
     .showHelpAfterError('(add --help for usage)');
 
   // providers ---------------------------------------------------------------------------------
@@ -194,6 +195,7 @@ function buildProgram(): Command {
     );
 
   addOperatorCommands(program);
+  addAccessCommands(program);
 
   program
     .command('health')

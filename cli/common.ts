@@ -17,10 +17,16 @@ function defaultUrl(env: NodeJS.ProcessEnv): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${env.ADMIN_PORT || '8081'}`;
 }
 
-/** --token, else ADMIN_TOKEN, else DATA_DIR/admin-token (as the gateway writes it); null if none. */
+/** --token, else ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE names, else DATA_DIR/admin-token (as the gateway writes it); null if none. */
 function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv): string | null {
   if (flag) return flag;
   if (env.ADMIN_TOKEN) return env.ADMIN_TOKEN;
+  if (env.ADMIN_TOKEN_FILE) {
+    // As the gateway reads it: one trailing newline ignored. A file that cannot be read is an error, not "no token".
+    const token = fs.readFileSync(path.resolve(env.ADMIN_TOKEN_FILE), 'utf8').replace(/\r?\n$/, '');
+    if (token === '') throw new Error(`ADMIN_TOKEN_FILE ${env.ADMIN_TOKEN_FILE} is empty.`);
+    return token;
+  }
   const file = path.resolve(env.DATA_DIR || './data', ADMIN_TOKEN_FILE);
   try {
     const token = fs.readFileSync(file, 'utf8').trim();

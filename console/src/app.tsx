@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { allows, type Action, type Me } from './access.js';
 import { ApiError, createAdminApi } from './api.js';
 import { ConsoleContext, describeError, type Console, type Notice } from './context.js';
 import { LANGUAGES, pickLanguage, translate, type Lang, type MessageKey, type Translate } from './i18n.js';
+import { AuditView } from './views/audit.js';
 import { CommandsView } from './views/commands.js';
 import { EventsView } from './views/events.js';
 import { LockoutsView } from './views/lockouts.js';
@@ -17,8 +19,10 @@ const LANG_KEY = 'gateway-console.lang';
 const NOTICE_MS = 5_000;
 const NOTICES_SHOWN = 3;
 
-const ROUTES = ['overview', 'events', 'map', 'providers', 'commands', 'vehicles', 'lockouts'] as const;
+const ROUTES = ['overview', 'events', 'map', 'providers', 'commands', 'vehicles', 'lockouts', 'audit'] as const;
 type Route = (typeof ROUTES)[number];
+/** Views only some roles have; the others see every view (with fewer actions). */
+const VIEW_NEEDS: Partial<Record<Route, Action>> = { audit: 'audit' };
 
 function routeOf(hash: string): Route {
   const name = hash.replace(/^#\/?/, '');
@@ -64,7 +68,7 @@ function LanguageSwitch({ lang, onChange, t }: { lang: Lang; onChange: (lang: La
   );
 }
 
-function Login({ t, message, onToken }: { t: Translate; message: string | null; onToken: (token: string) => void }) {
+function Login({ t, message, onToken }: { t: Translate; message: string | null; onToken: (token: string, me: Me) => void }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState(message);
   const [busy, setBusy] = useState(false);
@@ -76,11 +80,11 @@ function Login({ t, message, onToken }: { t: Translate; message: string | null; 
         e.preventDefault();
         setBusy(true);
         const candidate = token.trim();
-        // Any authenticated route tells a good token from a bad one.
+        // Who the token is, which also tells a good token from a bad one.
         createAdminApi({ token: candidate })
-          .get('/admin/providers')
+          .get<Me>('/admin/whoami')
           .then(
-            () => onToken(candidate),
+            (me) => onToken(candidate, me),
             (err: unknown) => {
               setError(err instanceof ApiError && err.status === 401 ? t('login.invalid') : describeError(t, err));
               setBusy(false);
@@ -103,6 +107,9 @@ function Login({ t, message, onToken }: { t: Translate; message: string | null; 
 export function App() {
   const [lang, setLang] = useState<Lang>(() => pickLanguage(storageGet(localStorage, LANG_KEY), navigator.languages));
   const [token, setToken] = useState<string | null>(() => storageGet(sessionStorage, TOKEN_KEY));
+  /** Who the token is; loaded again after a reload of the page. */
+  const [me, setMe] = useState<Me | null>(null);
+  const [meError, setMeError] = useState<string | null>(null);
   const [loginMessage, setLoginMessage] = useState<MessageKey | null>(null);
   const [notices, setNotices] = useState<Notice[]>([]);
   const nextNotice = useRef(1);
@@ -120,14 +127,16 @@ export function App() {
     storageSet(localStorage, LANG_KEY, l);
     setLang(l);
   };
-  const signIn = (value: string): void => {
+  const signIn = (value: string, who: Me): void => {
     storageSet(sessionStorage, TOKEN_KEY, value);
     setLoginMessage(null);
+    setMe(who);
     setToken(value);
   };
   const signOut = useCallback((message: MessageKey | null) => {
     storageSet(sessionStorage, TOKEN_KEY, null);
     setToken(null);
+    setMe(null);
     setLoginMessage(message);
   }, []);
   const onUnauthorized = useCallback(() => signOut('login.expired'), [signOut]);
@@ -142,25 +151,44 @@ export function App() {
   const api = useMemo(() => (token === null ? null : createAdminApi({ token, onUnauthorized })), [token, onUnauthorized]);
   const dismiss = (id: number): void => setNotices((list) => list.filter((n) => n.id !== id));
 
+  // A token kept from before a reload: ask who it is (a 401 signs out through onUnauthorized).
+  useEffect(() => {
+    if (api === null || me !== null) return;
+    setMeError(null);
+    api.get<Me>('/admin/whoami').then(setMe, (err: unknown) => {
+      if (!(err instanceof ApiError && err.status === 401)) setMeError(describeError(t, err));
+    });
+  }, [api, me]);
+
   const value = useMemo<Console | null>(
-    () => (token === null || api === null ? null : { api, token, lang, t, notify }),
-    [api, token, lang, t, notify],
+    () => (token === null || api === null || me === null ? null : { api, token, me, allows: (action: Action) => allows(me, action), lang, t, notify }),
+    [api, token, me, lang, t, notify],
   );
+  const shown = ROUTES.filter((r) => {
+    const need = VIEW_NEEDS[r];
+    return value !== null && (need === undefined || value.allows(need));
+  });
+  const view: Route = shown.includes(route) ? route : 'overview';
 
   const header = (
     <header class="top">
       <strong class="brand">{t('app.title')}</strong>
       {value === null ? null : (
         <nav>
-          {ROUTES.map((r) => (
-            <a key={r} href={`#/${r}`} class={r === route ? 'on' : undefined} aria-current={r === route ? 'page' : undefined}>
+          {shown.map((r) => (
+            <a key={r} href={`#/${r}`} class={r === view ? 'on' : undefined} aria-current={r === view ? 'page' : undefined}>
               {t(`nav.${r}`)}
             </a>
           ))}
         </nav>
       )}
+      {value === null ? null : (
+        <span class="whoami" data-identity={value.me.identity} data-role={value.me.role} title={t('app.signedInAs', { identity: value.me.identity, role: t(`role.${value.me.role}`) })}>
+          {value.me.identity} <span class={`badge role-${value.me.role}`}>{t(`role.${value.me.role}`)}</span>
+        </span>
+      )}
       <LanguageSwitch lang={lang} onChange={chooseLang} t={t} />
-      {value === null ? null : <button type="button" class="secondary" onClick={() => signOut(null)}>{t('app.signOut')}</button>}
+      {token === null ? null : <button type="button" class="secondary" onClick={() => signOut(null)}>{t('app.signOut')}</button>}
     </header>
   );
 
@@ -169,7 +197,13 @@ export function App() {
       <>
         {header}
         <main>
-          <Login t={t} message={loginMessage === null ? null : t(loginMessage)} onToken={signIn} />
+          {token === null ? (
+            <Login t={t} message={loginMessage === null ? null : t(loginMessage)} onToken={signIn} />
+          ) : meError === null ? (
+            <p class="muted">{t('common.loading')}</p>
+          ) : (
+            <p class="error" role="alert">{meError}</p>
+          )}
         </main>
       </>
     );
@@ -178,13 +212,14 @@ export function App() {
     <ConsoleContext.Provider value={value}>
       {header}
       <main>
-        {route === 'overview' ? <OverviewView /> : null}
-        {route === 'events' ? <EventsView onUnauthorized={onUnauthorized} /> : null}
-        {route === 'map' ? <MapView onUnauthorized={onUnauthorized} /> : null}
-        {route === 'providers' ? <ProvidersView /> : null}
-        {route === 'commands' ? <CommandsView /> : null}
-        {route === 'vehicles' ? <VehiclesView /> : null}
-        {route === 'lockouts' ? <LockoutsView /> : null}
+        {view === 'overview' ? <OverviewView /> : null}
+        {view === 'events' ? <EventsView onUnauthorized={onUnauthorized} /> : null}
+        {view === 'map' ? <MapView onUnauthorized={onUnauthorized} /> : null}
+        {view === 'providers' ? <ProvidersView /> : null}
+        {view === 'commands' ? <CommandsView /> : null}
+        {view === 'vehicles' ? <VehiclesView /> : null}
+        {view === 'lockouts' ? <LockoutsView /> : null}
+        {view === 'audit' ? <AuditView /> : null}
       </main>
       <div class="notices" aria-live="polite">
         {notices.map((n) => (

@@ -1,5 +1,6 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+import type { Action, Me } from './access.js';
 import { ApiError, type AdminApi } from './api.js';
 import type { Lang, MessageKey, Translate, Vars } from './i18n.js';
 
@@ -12,6 +13,10 @@ export interface Notice {
 export interface Console {
   api: AdminApi;
   token: string;
+  /** Who is signed in (GET /admin/whoami). */
+  me: Me;
+  /** Whether the signed-in identity may take an action: the console offers no other. */
+  allows: (action: Action) => boolean;
   lang: Lang;
   t: Translate;
   notify: (kind: Notice["kind"], text: string) => void;

@@ -2,6 +2,8 @@
  * The console's strings in English and Spanish. `{name}` marks a value filled in by translate().
  * Kept free of DOM globals so the language choice is unit-tested in Node.
  */
+import { ACCESS_EN, ACCESS_ES } from './i18n-access.js';
+
 const en = {
   'app.title': 'Provider gateway',
   'app.signOut': 'Sign out',
@@ -14,8 +16,8 @@ const en = {
   'nav.vehicles': 'Vehicles on trip',
   'nav.lockouts': 'Lockouts',
   'login.title': 'Operators console',
-  'login.token': 'Admin token',
-  'login.hint': 'The ADMIN_TOKEN of this gateway (npm start stores a generated one in DATA_DIR/admin-token).',
+  'login.token': 'Token',
+  'login.hint': 'Your operator token (`admin token create`), or the ADMIN_TOKEN of this gateway (npm start stores a generated one in DATA_DIR/admin-token).',
   'login.submit': 'Sign in',
   'login.invalid': 'That token is not valid.',
   'login.expired': 'The token was refused; sign in again.',
@@ -129,6 +131,7 @@ const en = {
   'lockouts.address': 'Client address',
   'lockouts.everyAddress': 'every address',
   'lockouts.until': 'Locked until',
+  ...ACCESS_EN,
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -145,8 +148,8 @@ const es: Record<MessageKey, string> = {
   'nav.vehicles': 'Vehículos en viaje',
   'nav.lockouts': 'Bloqueos',
   'login.title': 'Consola de operadores',
-  'login.token': 'Token de administración',
-  'login.hint': 'El ADMIN_TOKEN de este gateway (npm start guarda uno generado en DATA_DIR/admin-token).',
+  'login.token': 'Token',
+  'login.hint': 'Su token de operador (`admin token create`), o el ADMIN_TOKEN de este gateway (npm start guarda uno generado en DATA_DIR/admin-token).',
   'login.submit': 'Ingresar',
   'login.invalid': 'Ese token no es válido.',
   'login.expired': 'El token fue rechazado; vuelva a ingresar.',
@@ -260,6 +263,7 @@ const es: Record<MessageKey, string> = {
   'lockouts.address': 'Dirección del cliente',
   'lockouts.everyAddress': 'todas las direcciones',
   'lockouts.until': 'Bloqueado hasta',
+  ...ACCESS_ES,
 };
 
 export type Lang = 'en' | 'es';

@@ -1,29 +1,10 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../../shared/config/index.js';
 
 /** Name of the file in DATA_DIR holding the generated admin token. */
 export const ADMIN_TOKEN_FILE = 'admin-token';
-
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-
-/**
- * Checks `Authorization: Bearer <token>` in constant time. Both sides are hashed first so the
- * comparison takes the same time whatever the length of the presented token.
- */
-export function bearerChecker(token: string): (headers: IncomingHttpHeaders) => boolean {
-  if (token === '') throw new Error('The admin token must not be empty.');
-  const expected = digest(token);
-  return (headers) => {
-    const header = headers.authorization;
-    if (typeof header !== 'string') return false;
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    if (match === null) return false;
-    return timingSafeEqual(digest(match[1] ?? ''), expected);
-  };
-}
 
 export interface ResolvedAdminToken {
   token: string;

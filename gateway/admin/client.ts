@@ -249,6 +249,27 @@ export class AdminClient {
     return this.json('GET', '/admin/overview');
   }
 
+  whoami(): Promise<unknown> {
+    return this.json('GET', '/admin/whoami');
+  }
+
+  listTokens(): Promise<unknown> {
+    return this.json('GET', '/admin/tokens');
+  }
+
+  /** The answer holds the new token: the only time it is ever shown. */
+  createToken(input: { name: string; role: string; expiresAt?: string }): Promise<unknown> {
+    return this.json('POST', '/admin/tokens', input);
+  }
+
+  async revokeToken(name: string): Promise<void> {
+    await this.request('DELETE', `/admin/tokens/${seg(name)}`);
+  }
+
+  audit(query: { since?: string; identity?: string; target?: string; limit?: number; before?: number }): Promise<unknown> {
+    return this.json('GET', `/admin/audit${queryOf(query)}`);
+  }
+
   /** One bulk call; password hashing makes provider chunks slow, hence the long timeout. */
   async importChunk(kind: 'providers' | 'trips', lines: readonly Record<string, unknown>[]): Promise<ImportResult[]> {
     const { body } = await this.request('POST', `/admin/import/${kind}`, { [kind]: lines }, { timeoutMs: 600_000 });

@@ -17,6 +17,8 @@ export class HttpError extends Error {
     message: string,
     readonly field?: string,
     readonly headers: Record<string, string> = {},
+    /** More members of the error's JSON body (a refusal's `requiredRole`). */
+    readonly extra: { [key: string]: JsonValue } = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -33,7 +35,7 @@ export function notFound(message: string): HttpError {
 }
 
 export function sendError(res: ServerResponse, error: HttpError): void {
-  const body: { [key: string]: JsonValue } = { error: error.message };
+  const body: { [key: string]: JsonValue } = { ...error.extra, error: error.message };
   if (error.field !== undefined) body.field = error.field;
   const requestId = res.getHeader('X-Request-Id');
   if (typeof requestId === 'string') body.requestId = requestId;

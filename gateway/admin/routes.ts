@@ -1,13 +1,17 @@
+import type { Role } from '../../shared/backends/operators.js';
 import type { Backends, Provider } from '../../shared/backends/types.js';
 import type { PlainReply } from '../../shared/http-reply.js';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
+import type { Principal } from './access.js';
+import type { CallAudit } from './audit-trail.js';
 import { notFound } from './http.js';
 import { commandRoutes } from './routes/commands.js';
 import { eventRoutes } from './routes/events.js';
 import { importRoutes } from './routes/import.js';
 import { mapRoutes } from './routes/map.js';
 import { operationRoutes } from './routes/operations.js';
+import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
 import { tripRoutes } from './routes/trips.js';
 import type { StreamHub, StreamTicket } from './stream-hub.js';
@@ -23,6 +27,8 @@ export interface AdminDeps {
   metrics?: () => Promise<string>;
   /** 'embedded' or 'scale-out' as the overview reports it. */
   mode: 'embedded' | 'scale-out';
+  /** The route keys a role may call (roles.ts), for GET /admin/whoami. */
+  allowedFor(role: Role): string[];
 }
 
 export interface RouteRequest {
@@ -31,6 +37,10 @@ export interface RouteRequest {
   query: URLSearchParams;
   /** The JSON object body (read on demand; 400/413 when it is not one). */
   body(): Promise<Record<string, unknown>>;
+  /** Who is calling; null only on the public routes. */
+  principal: Principal | null;
+  /** This call's audit entry in the making: a handler sets `target` or `detail` when the path alone does not say. */
+  audit: CallAudit;
 }
 
 /** A Server-Sent Events answer: a place among the live streams, attached to the response by the server. */
@@ -62,7 +72,7 @@ export async function providerOr404(backends: Backends, systemUser: string): Pro
 export const PROVIDER = ['admin', 'providers', ':systemUser'] as const;
 
 export function adminRoutes(deps: AdminDeps): Route[] {
-  return [...operationRoutes(deps), ...providerRoutes(deps), ...commandRoutes(deps), ...tripRoutes(deps), ...eventRoutes(deps), ...importRoutes(deps), ...mapRoutes(deps)];
+  return [...operationRoutes(deps), ...providerRoutes(deps), ...commandRoutes(deps), ...tripRoutes(deps), ...eventRoutes(deps), ...importRoutes(deps), ...mapRoutes(deps), ...operatorRoutes(deps)];
 }
 
 /** Matches decoded path segments against a route pattern; the parameters, or null. */

@@ -4,11 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
-import { bearerChecker } from './auth.js';
+import { AdminAccess } from './access.js';
+import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
 import { loadConsoleAssets } from './console-assets.js';
 import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
-import { adminRoutes, matchRoute, type Method, type Route } from './routes.js';
+import { roleAllows } from '../../shared/backends/operators.js';
+import { accessOf, allowedKeys, checkRouteTable, isMutating, routeKey } from './roles.js';
+import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './routes.js';
 import { StreamHub } from './stream-hub.js';
+import { StreamRevocation } from './stream-revocation.js';
 
 export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
 
@@ -24,7 +28,7 @@ export interface AdminServerOptions {
   config: Config;
   backends: Backends;
   logger: Logger;
-  /** Bearer token every route but /healthz and /readyz requires (see resolveAdminToken). */
+  /** The bootstrap administrator's token (ADMIN_TOKEN, see resolveAdminToken); named operators' tokens are in the store. */
   token: string;
   clock?: () => number;
   /** Overrides config.admin.port; 0 = ephemeral. */
@@ -62,6 +66,8 @@ const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
 
 const METHODS: readonly Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+/** HEAD is answered as GET. */
+const methodOf = (req: IncomingMessage): Method => (req.method === 'HEAD' ? 'GET' : req.method ?? '') as Method;
 
 /** Splits the raw path (before any decoding, so %2F stays inside its segment) and decodes each segment. */
 function pathSegments(rawPath: string): string[] | null {
@@ -82,7 +88,14 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   const { config, backends, token } = opts;
   const clock = opts.clock ?? Date.now;
   const logger = opts.logger.child({ component: 'admin' });
-  const authorized = bearerChecker(token);
+  const access = new AdminAccess({
+    bootstrapToken: token,
+    stores: backends.operators,
+    policy: { maxFailures: config.logins.lockoutMaxFailures, windowMs: config.logins.lockoutWindowMs, lockMs: config.logins.lockoutDurationMs },
+    logger,
+  });
+  const trail = new AuditTrail({ store: backends.operators.audit, logger, retentionMs: config.admin.auditRetentionMs, clock });
+  const revocation = new StreamRevocation(backends.operators.tokens, clock, logger);
   const consoleAssets = loadConsoleAssets(logger, undefined, config.admin.mapTileUrl);
   const streams = new StreamHub({
     feed: backends.feed,
@@ -93,7 +106,9 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     backlogBytes: opts.streamBacklogBytes ?? STREAM_BACKLOG_BYTES,
     ...(opts.streamFlushMs === undefined ? {} : { flushMs: opts.streamFlushMs }),
   });
-  const routes: Route[] = adminRoutes({
+  let routes: Route[] = [];
+  routes = adminRoutes({
+    allowedFor: (role) => allowedKeys(role, routes),
     config,
     backends,
     logger,
@@ -102,8 +117,14 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     mode: opts.mode ?? 'embedded',
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
   });
+  checkRouteTable(routes);
+  void trail.checkDurability();
 
-  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Finds the route, tells who is calling (access.ts) and whether their role may call it (roles.ts),
+   * then runs the handler. `call` collects what the audit trail records of it.
+   */
+  async function dispatch(req: IncomingMessage, call: CallAudit, address: string): Promise<Reply> {
     const rawUrl = req.url ?? '/';
     const q = rawUrl.indexOf('?');
     const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
@@ -119,14 +140,29 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
           });
     const match = candidates[0];
 
-    // Everything but the probes needs the token, unknown paths included (they reveal nothing).
-    if (match?.route.public !== true && !authorized(req.headers)) {
-      throw new HttpError(401, 'Missing or invalid bearer token.', undefined, { 'WWW-Authenticate': 'Bearer' });
+    // Everything but the probes needs a token, unknown paths included (they reveal nothing).
+    if (match?.route.public !== true) {
+      const auth = await access.authenticate(req.headers, address, clock());
+      const unauthorized = (): HttpError => new HttpError(401, 'Missing or invalid bearer token.', undefined, { 'WWW-Authenticate': 'Bearer' });
+      const locked = (until: number): HttpError =>
+        new HttpError(429, 'Too many invalid tokens from this address; it is locked out of the admin API for now.', undefined, {
+          'Retry-After': String(Math.max(1, Math.ceil((until - clock()) / 1000))),
+        });
+      if (auth.kind === 'missing') throw unauthorized();
+      if (auth.kind === 'locked') throw locked(auth.until);
+      if (auth.kind === 'refused') {
+        call.recorded = true;
+        if (match !== undefined) call.route = routeKey(methodOf(req), match.route.pattern);
+        call.detail = { reason: auth.reason, ...(auth.identity === null ? {} : { token: auth.identity }), ...(auth.lockedUntil === null ? {} : { lockedUntil: new Date(auth.lockedUntil).toISOString() }) };
+        throw auth.lockedUntil === null ? unauthorized() : locked(auth.lockedUntil);
+      }
+      call.principal = auth.principal;
+      call.recorded = isMutating(req.method ?? '');
     }
     if (segments === null) throw new HttpError(400, 'Malformed percent-encoding in the URL path.');
     if (match === undefined) throw new HttpError(404, `No such route: ${rawPath}`);
 
-    const method = (req.method === 'HEAD' ? 'GET' : req.method ?? '') as Method;
+    const method = methodOf(req);
     const handler = METHODS.includes(method) ? match.route.handlers[method] : undefined;
     if (handler === undefined) {
       const allowed: string[] = METHODS.filter((m) => match.route.handlers[m] !== undefined);
@@ -135,17 +171,64 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         Allow: allowed.join(', '),
       });
     }
+    const key = routeKey(method, match.route.pattern);
+    call.route = key;
+    call.target = targetOfParams(match.params);
+    const need = accessOf(key);
+    const principal = call.principal;
+    if (need === undefined) throw new Error(`${key} has no role in ROUTE_ROLES`); // checkRouteTable makes this unreachable
+    if (need !== 'public' && (principal === null || !roleAllows(principal.role, need))) {
+      call.recorded = true;
+      const who = principal === null ? 'no identity was given' : `${principal.identity} is ${principal.role === 'operator' ? 'an' : 'a'} ${principal.role}`;
+      throw new HttpError(403, `${key} needs the ${need} role; ${who}.`, undefined, {}, { requiredRole: need });
+    }
 
     let body: Promise<Record<string, unknown>> | null = null;
-    const reply = await handler({
+    return handler({
       params: match.params,
       query,
+      principal,
+      audit: call,
       body: () => {
         if (!WITH_BODY.has(method)) return Promise.resolve({});
-        body ??= readBody(req, match.route.bodyLimit).then(parseJsonObject);
+        body ??= readBody(req, match.route.bodyLimit)
+          .then(parseJsonObject)
+          .then((parsed) => {
+            call.changes ??= fieldNames(parsed);
+            return parsed;
+          });
         return body;
       },
     });
+  }
+
+  /** The status an error is answered with (and recorded as); the answer itself is sent by `fail`. */
+  function statusOf(err: unknown): number {
+    if (err instanceof HttpError) return err.status;
+    return err instanceof BackendUnavailableError ? 503 : 500;
+  }
+
+  function fail(req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown): void {
+    // Only a connection that is really gone is left unanswered. (req.destroyed is no test of
+    // that: a request whose body was read to the end is destroyed too.)
+    if (res.headersSent || res.destroyed || res.socket?.destroyed === true) {
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
+    if (err instanceof HttpError) {
+      sendError(res, err);
+      return;
+    }
+    if (err instanceof BackendUnavailableError) {
+      logger.warn({ requestId, err: err.message, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: store unavailable');
+      sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
+      return;
+    }
+    logger.error({ requestId, err, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: request failed');
+    sendError(res, new HttpError(500, `Internal error (request ${requestId}); the gateway log has the details under this id.`));
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, call: CallAudit): void {
     if ('stream' in reply) {
       // The client may have left while the stream was being set up; HEAD gets the head alone.
       if (res.destroyed || res.socket?.destroyed === true) reply.stream.release();
@@ -153,10 +236,28 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         reply.stream.release();
         res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' });
         res.end();
-      } else reply.stream.attach(res);
+      } else {
+        reply.stream.attach(res);
+        const hash = call.principal?.tokenHash ?? null;
+        if (hash !== null) revocation.watch(res, hash);
+      }
       return;
     }
     sendReply(res, reply);
+  }
+
+  /** Runs the call, records it in the audit trail when it is one to record, then answers. */
+  async function respond(req: IncomingMessage, res: ServerResponse, requestId: string, call: CallAudit): Promise<void> {
+    const address = req.socket.remoteAddress ?? 'unknown';
+    let outcome: { reply: Reply } | { error: unknown };
+    try {
+      outcome = { reply: await dispatch(req, call, address) };
+    } catch (error) {
+      outcome = { error };
+    }
+    if (call.recorded) await trail.record(call, 'reply' in outcome ? outcome.reply.status : statusOf(outcome.error), address, requestId);
+    if ('reply' in outcome) send(req, res, outcome.reply, call);
+    else fail(req, res, requestId, outcome.error);
   }
 
   const server = http.createServer((req, res) => {
@@ -165,34 +266,17 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     const requestId = randomUUID();
     res.setHeader('X-Request-Id', requestId);
     for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
+    const call = newCallAudit(req.method ?? '', (req.url ?? '').split('?')[0] ?? '');
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const path = (req.url ?? '').split('?')[0];
-      const entry = { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
+      const entry = { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10, identity: call.principal?.identity ?? null };
       if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
       else logger.info(entry, 'admin request');
     });
     // The console's page and assets are public (they hold no data); all else is the API.
     if (consoleAssets.serve(req, res)) return;
-    dispatch(req, res).catch((err: unknown) => {
-      // Only a connection that is really gone is left unanswered. (req.destroyed is no test of
-      // that: a request whose body was read to the end is destroyed too.)
-      if (res.headersSent || res.destroyed || res.socket?.destroyed === true) {
-        if (!res.writableEnded) res.destroy();
-        return;
-      }
-      if (err instanceof HttpError) {
-        sendError(res, err);
-        return;
-      }
-      if (err instanceof BackendUnavailableError) {
-        logger.warn({ requestId, err: err.message, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: store unavailable');
-        sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
-        return;
-      }
-      logger.error({ requestId, err, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: request failed');
-      sendError(res, new HttpError(500, `Internal error (request ${requestId}); the gateway log has the details under this id.`));
-    });
+    respond(req, res, requestId, call).catch((err: unknown) => fail(req, res, requestId, err));
   });
   // Slow or stuck clients must not hold connections forever.
   server.requestTimeout = 30_000;
@@ -226,6 +310,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeIdleConnections();
         streams.close();
+        trail.close();
+        revocation.close();
       });
       return closing;
     },

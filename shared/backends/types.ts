@@ -1,5 +1,6 @@
 import type { EventInstant } from '../events/instant.js';
 import type { EventRecord } from '../events/schema.js';
+import type { OperatorStores } from './operators.js';
 
 /**
  * A backend (Redis, Kafka, ClickHouse, the local store) cannot be reached right now. The operation
@@ -344,6 +345,8 @@ export interface Backends {
   feed: EventFeed;
   /** Messages the worker set aside (scale-out); null in the embedded mode, which has none. */
   poison: PoisonStore | null;
+  /** The admin API's operator tokens, audit trail and token-guess lockouts (operators.ts). */
+  operators: OperatorStores;
   /** True when every backend answers (readiness). */
   healthy(): Promise<boolean>;
   /** Each backend's state and the worker's lag (operators' overview). */

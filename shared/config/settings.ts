@@ -207,7 +207,19 @@ export const SETTINGS = {
   admin: {
     port: whole({ env: 'ADMIN_PORT', default: 8081, max: 65535, doc: 'admin JSON API port' }),
     host: text({ env: 'ADMIN_HOST', default: '127.0.0.1', doc: 'admin bind address' }),
-    token: optional({ env: 'ADMIN_TOKEN', secret: true, defaultText: '(generated)', doc: 'bearer token of the admin API; generated into DATA_DIR/admin-token when unset' }),
+    token: optional({
+      env: 'ADMIN_TOKEN',
+      secret: true,
+      defaultText: '(generated)',
+      check: (raw) => {
+        // A bearer header cannot carry it: refused here rather than never matching.
+        // eslint-disable-next-line no-control-regex -- control characters are what is refused
+        if (/[\s\u0000-\u001f\u007f]/.test(raw)) throw new SettingError('ADMIN_TOKEN holds whitespace or a control character; a bearer token cannot carry it.');
+        return raw;
+      },
+      doc: 'the bootstrap administrator\'s bearer token; generated into DATA_DIR/admin-token when unset',
+    }),
+    auditRetentionMs: whole({ env: 'ADMIN_AUDIT_RETENTION_DAYS', default: 90, min: 1, times: 24 * 60 * MINUTE, doc: 'days the audit trail keeps an entry' }),
     streamsMax: whole({ env: 'ADMIN_STREAMS_MAX', default: 100, min: 1, doc: 'live event streams open at once' }),
     streamEventsPerSecond: whole({ env: 'ADMIN_STREAM_EVENTS_PER_SECOND', default: 100, min: 1, doc: 'events each live stream carries at most per second' }),
     mapTileUrl: custom({

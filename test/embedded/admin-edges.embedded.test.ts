@@ -71,7 +71,7 @@ describe('beforeId', () => {
 describe('HEAD', () => {
   it('answers every route with its head at once, never a body, never a hang', async () => {
     const hub = new StreamHub({ feed: backends.feed, logger, maxStreams: 1, eventsPerSecond: 1, keepAliveMs: 1000, backlogBytes: 1024 });
-    const routes = adminRoutes({ config, backends, logger, clock: () => T0, streams: hub, mode: 'embedded' });
+    const routes = adminRoutes({ config, backends, logger, clock: () => T0, streams: hub, mode: 'embedded', allowedFor: () => [] });
     const values: Record<string, string> = { systemUser: 'acme', dominio: 'AA1', numero: '1', id: '0-1' };
     for (const route of routes) {
       const urlPath = `/${route.pattern.map((p) => (p.startsWith(':') ? (values[p.slice(1)] ?? 'x') : p)).join('/')}`;

@@ -7,9 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Backends, Provider } from '../../shared/backends/types.js';
 import { CachedProviderStore } from '../../gateway/service/provider-cache.js';
+import { accessContract } from './store-contract-access.js';
 import { operatorContract } from './store-contract-operators.js';
 
-export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'close'>;
+export type ContractStores = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'operators' | 'close'>;
 
 /** Where stores live (a data directory, a Redis key prefix) and how to open them there. */
 export interface StoreFactory {
@@ -438,4 +439,5 @@ export function storeContract(stores: StoreFactory): void {
   });
 
   operatorContract(stores);
+  accessContract(stores);
 }

@@ -44,7 +44,7 @@ function QueueCommand({ onQueued }: { onQueued: () => void }) {
 }
 
 export function CommandsView() {
-  const { api, t } = useConsole();
+  const { api, t, allows } = useConsole();
   const act = useAction();
   const [provider, setProvider] = useState('');
   const [state, setState] = useState('');
@@ -77,9 +77,11 @@ export function CommandsView() {
 
   return (
     <div class="view" data-view="commands">
-      <Section title={t('commands.queue')}>
-        <QueueCommand onQueued={refresh} />
-      </Section>
+      {allows('queueCommand') ? (
+        <Section title={t('commands.queue')}>
+          <QueueCommand onQueued={refresh} />
+        </Section>
+      ) : null}
       <Section title={t('nav.commands')} actions={<button type="button" class="secondary" onClick={refresh}>{t('common.refresh')}</button>}>
         <form class="filters" onSubmit={(e) => e.preventDefault()}>
           <ProviderSelect name="filter-provider" value={provider} onChange={(v) => { setOlder(null); setProvider(v); }} allLabel={t('common.allProviders')} />
@@ -119,7 +121,7 @@ export function CommandsView() {
                 )}
               </td>
               <td class="actions">
-                {c.state === 'pending' || c.state === 'in_process' ? (
+                {(c.state === 'pending' || c.state === 'in_process') && allows('cancelCommand') ? (
                   <button type="button" class="danger" onClick={() => cancel(c)}>{t('common.cancel')}</button>
                 ) : null}
               </td>

@@ -7,7 +7,7 @@ import { ErrorLine, Section, Table, Time } from '../ui.js';
 const POLL_MS = 5_000;
 
 export function LockoutsView() {
-  const { api, t } = useConsole();
+  const { api, t, allows } = useConsole();
   const act = useAction();
   const [version, setVersion] = useState(0);
   const lockouts = useLoad(() => api.get<{ lockouts: LockoutView[] }>('/admin/lockouts'), [version], POLL_MS);
@@ -32,7 +32,7 @@ export function LockoutsView() {
               <td>{l.systemUser}</td>
               <td>{l.address ?? <span class="muted">{t('lockouts.everyAddress')}</span>}</td>
               <td><Time iso={l.until} /></td>
-              <td class="actions"><button type="button" onClick={() => unlock(l.systemUser)}>{t('providers.unlock')}</button></td>
+              <td class="actions">{allows('liftLockouts') ? <button type="button" onClick={() => unlock(l.systemUser)}>{t('providers.unlock')}</button> : null}</td>
             </tr>
           ))}
         />

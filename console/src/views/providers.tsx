@@ -3,6 +3,7 @@ import { apiPath } from '../api.js';
 import { useAction, useConsole, useLoad } from '../context.js';
 import type { LockoutView, ProviderView } from '../types.js';
 import { ErrorLine, Section, Table, Time } from '../ui.js';
+import { ProviderHistory } from './provider-history.js';
 
 interface Deleted {
   deleted: string;
@@ -50,9 +51,9 @@ function CreateProvider({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-type Panel = { systemUser: string; kind: 'password' | 'delete' } | null;
+type Panel = { systemUser: string; kind: 'password' | 'delete' | 'history' } | null;
 
-function RowPanel({ panel, onDone }: { panel: NonNullable<Panel>; onDone: (changed: boolean) => void }) {
+function RowPanel({ panel, onDone }: { panel: { systemUser: string; kind: 'password' | 'delete' }; onDone: (changed: boolean) => void }) {
   const { api, t } = useConsole();
   const act = useAction();
   const [value, setValue] = useState('');
@@ -92,7 +93,7 @@ function RowPanel({ panel, onDone }: { panel: NonNullable<Panel>; onDone: (chang
 }
 
 export function ProvidersView() {
-  const { api, t } = useConsole();
+  const { api, t, allows } = useConsole();
   const act = useAction();
   const [version, setVersion] = useState(0);
   const [panel, setPanel] = useState<Panel>(null);
@@ -117,9 +118,11 @@ export function ProvidersView() {
 
   return (
     <div class="view" data-view="providers">
-      <Section title={t('providers.create')}>
-        <CreateProvider onCreated={refresh} />
-      </Section>
+      {allows('createProvider') ? (
+        <Section title={t('providers.create')}>
+          <CreateProvider onCreated={refresh} />
+        </Section>
+      ) : null}
       <Section title={t('nav.providers')} actions={<button type="button" class="secondary" onClick={refresh}>{t('common.refresh')}</button>}>
         <ErrorLine error={providers.error ?? lockouts.error} />
         <Table
@@ -137,10 +140,19 @@ export function ProvidersView() {
                 <td>{t(p.requireRegisteredVehicles ? 'common.yes' : 'common.no')}</td>
                 <td><Time iso={p.createdAt} /></td>
                 <td class="actions">
-                  <button type="button" class="secondary" onClick={() => toggle(p)}>{t(p.enabled ? 'providers.disable' : 'providers.enable')}</button>
-                  <button type="button" class="secondary" onClick={() => setPanel({ systemUser: p.systemUser, kind: 'password' })}>{t('providers.resetPassword')}</button>
-                  {locked.has(p.systemUser) ? <button type="button" onClick={() => unlock(p.systemUser)}>{t('providers.unlock')}</button> : null}
-                  <button type="button" class="danger" onClick={() => setPanel({ systemUser: p.systemUser, kind: 'delete' })}>{t('providers.delete')}</button>
+                  {allows('changeProvider') ? (
+                    <>
+                      <button type="button" class="secondary" onClick={() => toggle(p)}>{t(p.enabled ? 'providers.disable' : 'providers.enable')}</button>
+                      <button type="button" class="secondary" onClick={() => setPanel({ systemUser: p.systemUser, kind: 'password' })}>{t('providers.resetPassword')}</button>
+                    </>
+                  ) : null}
+                  {locked.has(p.systemUser) && allows('liftLockouts') ? <button type="button" onClick={() => unlock(p.systemUser)}>{t('providers.unlock')}</button> : null}
+                  {allows('providerHistory') ? (
+                    <button type="button" class="secondary" onClick={() => setPanel(panel?.systemUser === p.systemUser && panel.kind === 'history' ? null : { systemUser: p.systemUser, kind: 'history' })}>
+                      {t('audit.history')}
+                    </button>
+                  ) : null}
+                  {allows('deleteProvider') ? <button type="button" class="danger" onClick={() => setPanel({ systemUser: p.systemUser, kind: 'delete' })}>{t('providers.delete')}</button> : null}
                 </td>
               </tr>
             );
@@ -149,7 +161,11 @@ export function ProvidersView() {
               row,
               <tr key={`${p.systemUser}/panel`} class="panel-row">
                 <td colSpan={6}>
-                  <RowPanel key={panel.kind} panel={panel} onDone={(changed) => { setPanel(null); if (changed) refresh(); }} />
+                  {panel.kind === 'history' ? (
+                    <ProviderHistory systemUser={panel.systemUser} />
+                  ) : (
+                    <RowPanel key={panel.kind} panel={{ systemUser: panel.systemUser, kind: panel.kind }} onDone={(changed) => { setPanel(null); if (changed) refresh(); }} />
+                  )}
                 </td>
               </tr>,
             ];

@@ -9,12 +9,10 @@ const POLL_MS = 10_000;
 const PAGE = 100;
 
 export function VehiclesView() {
-  const { api, t } = useConsole();
+  const { api, t, allows } = useConsole();
   const act = useAction();
   const [provider, setProvider] = useState('');
   const [version, setVersion] = useState(0);
-  const [dominio, setDominio] = useState('');
-  const [nroSerie, setNroSerie] = useState('');
   /** The Dominio the shown page starts after (null: the first page). */
   const [after, setAfter] = useState<string | null>(null);
   const vehicles = useLoad(
@@ -67,7 +65,7 @@ export function VehiclesView() {
                   <td>{v.nroSerie}</td>
                   <td><Time iso={v.registeredAt} /></td>
                   <td class="last-report"><Time iso={v.lastReport} /></td>
-                  <td class="actions"><button type="button" class="danger" onClick={() => remove(v)}>{t('vehicles.remove')}</button></td>
+                  <td class="actions">{allows('removeVehicle') ? <button type="button" class="danger" onClick={() => remove(v)}>{t('vehicles.remove')}</button> : null}</td>
                 </tr>
               ))}
             />
@@ -75,30 +73,42 @@ export function VehiclesView() {
               {after === null ? null : <button type="button" onClick={() => setAfter(null)}>{t('common.firstPage')}</button>}
               {nextAfter === null ? null : <button type="button" data-next-page onClick={() => setAfter(nextAfter)}>{t('common.nextPage')}</button>}
             </div>
-            <h3>{t('vehicles.register')}</h3>
-            <form
-              class="inline-form"
-              name="register-vehicle"
-              onSubmit={(e) => {
-                e.preventDefault();
-                const d = dominio.trim();
-                void act(async () => {
-                  await api.send('PUT', apiPath('admin', 'providers', provider, 'trip', 'vehicles', d), { nroSerie: nroSerie.trim() });
-                  return t('vehicles.registered', { dominio: d, name: provider });
-                }, () => {
-                  setDominio('');
-                  setNroSerie('');
-                  refresh();
-                });
-              }}
-            >
-              <label><span>{t('common.dominio')}</span><input name="dominio" required value={dominio} onInput={(e) => setDominio(e.currentTarget.value)} /></label>
-              <label><span>{t('common.nroSerie')}</span><input name="nroSerie" required value={nroSerie} onInput={(e) => setNroSerie(e.currentTarget.value)} /></label>
-              <button type="submit">{t('vehicles.submit')}</button>
-            </form>
+            {allows('registerVehicle') ? <RegisterVehicle provider={provider} onRegistered={refresh} /> : null}
           </>
         )}
       </Section>
     </div>
+  );
+}
+
+function RegisterVehicle({ provider, onRegistered }: { provider: string; onRegistered: () => void }) {
+  const { api, t } = useConsole();
+  const act = useAction();
+  const [dominio, setDominio] = useState('');
+  const [nroSerie, setNroSerie] = useState('');
+  return (
+    <>
+      <h3>{t('vehicles.register')}</h3>
+      <form
+        class="inline-form"
+        name="register-vehicle"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const d = dominio.trim();
+          void act(async () => {
+            await api.send('PUT', apiPath('admin', 'providers', provider, 'trip', 'vehicles', d), { nroSerie: nroSerie.trim() });
+            return t('vehicles.registered', { dominio: d, name: provider });
+          }, () => {
+            setDominio('');
+            setNroSerie('');
+            onRegistered();
+          });
+        }}
+      >
+        <label><span>{t('common.dominio')}</span><input name="dominio" required value={dominio} onInput={(e) => setDominio(e.currentTarget.value)} /></label>
+        <label><span>{t('common.nroSerie')}</span><input name="nroSerie" required value={nroSerie} onInput={(e) => setNroSerie(e.currentTarget.value)} /></label>
+        <button type="submit">{t('vehicles.submit')}</button>
+      </form>
+    </>
   );
 }

@@ -1,3 +1,4 @@
+import { auditTarget } from '../../../shared/backends/operators.js';
 import type { CommandState } from '../../../shared/backends/types.js';
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
 import { HttpError, invalid, notFound } from '../http.js';
@@ -27,6 +28,7 @@ export function commandRoutes(deps: AdminDeps): Route[] {
       now,
       expiresAt: now + config.commands.ttlMs,
     });
+    req.audit.target = auditTarget('provider', systemUser, 'command', String(command.numero));
     log.info({ systemUser, numero: command.numero, cmd, unidad, equipo }, 'admin: command queued');
     return { status: 201, json: commandView(command) };
   };

@@ -1,3 +1,4 @@
+import { auditTarget, type AuditDetail } from '../../../shared/backends/operators.js';
 import type { Provider, ProviderPatch, TripVehicle } from '../../../shared/backends/types.js';
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
 import { hashPassword, verifyPassword } from '../../../shared/domain/passwords.js';
@@ -35,6 +36,13 @@ function linesOf(body: Record<string, unknown>, field: 'providers' | 'trips'): {
     if (typeof line !== 'number' || !Number.isSafeInteger(line) || line < 1) throw invalid(field, `${field}[${i}].line must be a whole number of at least 1.`);
     return { line, entry };
   });
+}
+
+/** The field names the lines carry (the audit trail's `changes`; never their values), bounded. */
+function fieldsOf(lines: readonly { entry: Record<string, unknown> }[]): string[] {
+  const names = new Set<string>();
+  for (const { entry } of lines) for (const k of Object.keys(entry)) if (k !== 'line' && names.size < 16) names.add(k.slice(0, 64));
+  return [...names];
 }
 
 const reasonOf = (err: unknown): string => (err instanceof HttpError ? err.message : err instanceof Error ? err.message : String(err));
@@ -130,7 +138,9 @@ export function importRoutes(deps: AdminDeps): Route[] {
   }
 
   const importProviders: Handler = async (req) => {
+    req.audit.target = auditTarget('import', 'providers');
     const lines = linesOf(await req.body(), 'providers');
+    req.audit.changes = fieldsOf(lines);
     const results = new Map<number, LineResult>();
     const valid: { i: number; p: ProviderLine }[] = [];
     lines.forEach(({ line, entry }, i) => {
@@ -145,11 +155,13 @@ export function importRoutes(deps: AdminDeps): Route[] {
     await inGroups(groupBy(valid, ({ p }) => p.systemUser), HASH_CONCURRENCY, async ({ i, p }) => {
       results.set(i, { line: p.line, outcome: await upsertProvider(p) });
     });
-    return summarize('providers', lines.length, results);
+    return summarize('providers', lines.length, results, req.audit);
   };
 
   const importTrips: Handler = async (req) => {
+    req.audit.target = auditTarget('import', 'trips');
     const lines = linesOf(await req.body(), 'trips');
+    req.audit.changes = fieldsOf(lines);
     const results = new Map<number, LineResult>();
     const providers = new Map<string, boolean>();
     // Vehicles this call has written (a later line of the same Dominio compares with it); the rest
@@ -189,10 +201,10 @@ export function importRoutes(deps: AdminDeps): Route[] {
       written.set(key, { dominio, nroSerie, registeredAt: now, lastReport: current?.lastReport ?? null });
       results.set(i, { line, outcome: current === null ? 'created' : 'updated' });
     }
-    return summarize('trips', lines.length, results);
+    return summarize('trips', lines.length, results, req.audit);
   };
 
-  function summarize(what: string, count: number, results: Map<number, LineResult>) {
+  function summarize(what: string, count: number, results: Map<number, LineResult>, audit: { detail: AuditDetail | null }) {
     const ordered: JsonValue[] = [];
     const totals: Record<Outcome, number> = { created: 0, updated: 0, unchanged: 0, failed: 0 };
     for (let i = 0; i < count; i++) {
@@ -201,6 +213,7 @@ export function importRoutes(deps: AdminDeps): Route[] {
       totals[r.outcome]++;
       ordered.push({ line: r.line, outcome: r.outcome, ...(r.reason === undefined ? {} : { reason: r.reason }) });
     }
+    audit.detail = { lines: count, ...totals };
     log.info({ what, ...totals }, 'admin: import');
     return { status: 200, json: { results: ordered } };
   }

@@ -1,3 +1,4 @@
+import { auditTarget } from '../../../shared/backends/operators.js';
 import { hashPassword } from '../../../shared/domain/passwords.js';
 import { HttpError, invalid, notFound } from '../http.js';
 import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
@@ -11,6 +12,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
     const body = await req.body();
     onlyFields(body, ['systemUser', 'password', 'timeZone', 'requireRegisteredVehicles', 'enabled']);
     const systemUser = systemUserOf(requiredString(body, 'systemUser'));
+    req.audit.target = auditTarget('provider', systemUser);
     const password = passwordOf(body, config.logins.passwordMinLength);
     const timeZone = body.timeZone === undefined ? null : timeZoneOf(body.timeZone);
     const requireRegisteredVehicles = optionalBoolean(body, 'requireRegisteredVehicles') ?? false;
@@ -94,6 +96,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
     const commandsCancelled = await backends.commands.cancelAll(systemUser, now);
     const tripVehiclesRemoved = await backends.trips.clear(systemUser);
     await backends.lockouts.clear(systemUser);
+    req.audit.detail = { sessionsEnded, commandsCancelled, tripVehiclesRemoved };
     log.info({ systemUser, sessionsEnded, commandsCancelled, tripVehiclesRemoved }, 'admin: provider deleted');
     return { status: 200, json: { deleted: systemUser, sessionsEnded, commandsCancelled, tripVehiclesRemoved } };
   };

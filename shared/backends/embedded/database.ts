@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { OPERATOR_TABLES_MIGRATION } from './operator-schema.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -137,6 +138,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX commands_open ON commands (system_user, numero) WHERE state IN ('pending', 'in_process');
   CREATE INDEX commands_by_provider ON commands (system_user, numero);
   `,
+  OPERATOR_TABLES_MIGRATION,
 ];
 
 /** Upsert of the readiness probe: ?1 = now, ?2 = padding bytes. */

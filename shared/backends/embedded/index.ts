@@ -9,6 +9,7 @@ import { openDatabase, type SqliteDatabase } from './database.js';
 import { SqliteEventLog, type EventLogStats } from './event-log.js';
 import { createEventStore } from './event-store.js';
 import { MemoryLockoutStore } from './lockouts.js';
+import { createEmbeddedOperatorStores } from './operator-tokens.js';
 import { createProviderStore } from './providers.js';
 import { MemorySessionStore } from './sessions.js';
 import { StoreAccess } from './store-access.js';
@@ -151,6 +152,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
     events: createEventStore(db, access, arrivals),
     feed,
     poison: null,
+    operators: createEmbeddedOperatorStores(db, access),
     eventLogStats: () => eventLog.stats,
     // Ready only while the store can write: enough free disk (a write that still fits in the WAL
     // succeeds on a full disk, so a probe alone would say ready until the WAL runs out), and a

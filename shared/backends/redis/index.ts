@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { createRedisClient, endpointOf, keepConnecting, within, type RedisConnectionOptions } from './client.js';
+import type { OperatorStores } from '../operators.js';
 import type {
   CommandStore,
   LastReportSink,
@@ -12,6 +13,7 @@ import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DE
 import { makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
 import { RedisKeys } from './keys.js';
+import { createRedisOperatorStores } from './operator-tokens.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
 import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_DELETE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
 import { POISON_ADD, POISON_REMOVE, RedisPoisonStore } from './poison.js';
@@ -55,6 +57,8 @@ export interface RedisStores {
   lastReports: LastReportSink;
   /** Messages the worker set aside. */
   poison: RedisPoisonStore;
+  /** The admin API's operator tokens, audit trail and token-guess lockouts. */
+  operators: OperatorStores;
   /** PING answered within healthTimeoutMs. */
   healthy(): Promise<boolean>;
   /** QUIT (waits for pending replies, at most 2 s), then closes the socket. Idempotent. */
@@ -165,6 +169,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     dedupe: new RedisDedupeIndex(redis, keys, guard),
     lastReports: createRedisLastReportSink(redis, keys, guard),
     poison: new RedisPoisonStore(redis, keys, guard),
+    operators: createRedisOperatorStores(redis, keys.prefix, guard),
     async healthy() {
       if (closing !== null) return false;
       try {

@@ -157,6 +157,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     events: clickhouse === null ? noEventStore : new ClickHouseEventStore(clickhouse, config.clickhouse.database),
     feed: operations.feed,
     poison: operations.poison,
+    operators: redis.operators,
     status: () => operations.status(),
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
     healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),

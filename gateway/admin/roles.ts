@@ -2,14 +2,14 @@ import type { Role } from '../../shared/backends/operators.js';
 import type { Method, Route } from './routes.js';
 
 /**
- * THE table of who may call what on the admin API (docs/admin-api.md §Roles), enforced by the
+ * THE table of who may call what on the admin API (docs/admin-api.md §Identities and roles), enforced by the
  * server before any handler runs: a route is `METHOD /pattern` as its routes/*.ts file declares it
  * (HEAD is GET). `viewer` reads (never a password hash or a token), `operator` also runs the fleet
  * (commands, trips, lockouts, poison redrive), `admin` also changes providers, passwords, imports,
  * deletes and tokens. `public` needs no token (the probes).
  *
  * The server refuses to start when a declared route is missing here or an entry names no route
- * (checkRouteTable), and test/admin-roles.embedded.test.ts calls every entry as every role.
+ * (checkRouteTable), and test/embedded/admin-roles.embedded.test.ts calls every entry as every role.
  */
 export const ROUTE_ROLES = {
   'GET /healthz': 'public',

@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, TSX } from './helpers/admin-cli.js';
-import { TestApp } from './helpers/harness.js';
+import { ROOT, TSX } from '../helpers/admin-cli.js';
+import { TestApp } from '../helpers/harness.js';
 
 let t: TestApp;
 let dir: string;

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestApp, credentials, xmlParams } from './helpers/harness.js';
+import { REPO } from '../helpers/paths.js';
+import { TestApp, credentials, xmlParams } from '../helpers/harness.js';
 
 /**
  * The console as each role sees it, in Debian's Chromium against the real gateway: a viewer is
@@ -11,7 +12,7 @@ import { TestApp, credentials, xmlParams } from './helpers/harness.js';
  * view is photographed into test-results/console/roles/ (viewer.png, operator.png, admin.png).
  */
 const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = path.resolve(import.meta.dirname, '..', 'test-results', 'console', 'roles');
+const SHOTS = path.join(REPO, 'test-results', 'console', 'roles');
 const STEP_MS = 10_000;
 
 let t: TestApp;

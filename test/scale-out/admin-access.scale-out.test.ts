@@ -5,18 +5,18 @@
  * calls loses none of the entries of the calls it answered.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeGuard } from '../shared/backends/redis/connection.js';
-import { RedisAuditStore } from '../shared/backends/redis/audit.js';
-import { OperatorKeys } from '../shared/backends/redis/operator-tokens.js';
-import { TestApp } from './helpers/harness.js';
-import { services, uniqueName } from './helpers/services.js';
-import { openSse } from './helpers/sse.js';
-import { auditRecord } from './helpers/store-contract-access.js';
+import { REPO } from '../helpers/paths.js';
+import { makeGuard } from '../../shared/backends/redis/connection.js';
+import { RedisAuditStore } from '../../shared/backends/redis/audit.js';
+import { OperatorKeys } from '../../shared/backends/redis/operator-tokens.js';
+import { TestApp } from '../helpers/harness.js';
+import { services, uniqueName } from '../helpers/services.js';
+import { openSse } from '../helpers/sse.js';
+import { auditRecord } from '../helpers/store-contract-access.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = REPO;
 const REVOKED_WITHIN_MS = 1000;
 type Json = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * in chunks) to the DecodedCall the operation layer receives.
  *   - interpreted: SoapBodyReader + pooled EnvelopeScanner (node tree) + decodeSoapArguments, as
  *     the binding did;
- *   - compiled: SoapBodyReader + pooled CallScanner (the operation's slots) + its OperationPlan's
+ *   - compiled: SoapBodyReader + pooled CallScanner (the operation's slots) + its SoapArgumentDecoder's
  *     decode, as the binding does now (gateway/bindings/soap/compiled/README.md).
  * Bodies: the ~900-byte bench fixture (LoginYInsertarEvento, two chunks) and a 100-event
  * LoginYInsertarEventos batch (16 KiB chunks). Before timing, both must give the same DecodedCall
@@ -21,7 +21,7 @@ import { decodeSoapArguments } from '../test/differential/reference/soap-argumen
 import { ScannerPool, SoapBodyReader } from '../gateway/bindings/soap/scanner/body-reader.js';
 import { EnvelopeScanner } from '../test/differential/reference/envelope-builder.js';
 import { CallScanner, type ScannedCall } from '../gateway/bindings/soap/compiled/call-builder.js';
-import { catalogPlans } from '../gateway/bindings/soap/compiled/operation-plan.js';
+import { catalogPlans } from '../gateway/bindings/soap/compiled/argument-decoder.js';
 import { readerBodies, type ReaderBody } from './lib/envelope-readers.js';
 
 const option = (name: string, fallback: string): string =>

@@ -14,7 +14,7 @@ import { Sessions } from './sessions.js';
 type AnyHandler = (args: ArgumentBag, ctx: CallContext) => Promise<unknown>;
 
 /** What the pipeline needs of one operation, derived once from its catalogue entry. */
-interface Plan {
+interface PreparedOperation {
   readonly op: OperationDef;
   readonly limits: OperationLimits;
   readonly handler: AnyHandler;
@@ -37,7 +37,7 @@ interface Plan {
  *      family (clients retry on negative codes), a Server fault saying so for the rest.
  */
 export class OperationService {
-  private readonly plans = new Map<string, Plan>();
+  private readonly prepared = new Map<string, PreparedOperation>();
   private readonly auth: Authenticator;
   private readonly sessions: Sessions;
 
@@ -67,7 +67,7 @@ export class OperationService {
       }
       // Credentials' limits are part of authenticating: over-long ones are "not authenticated".
       const credentials = new Set([systemUserParam, passwordParam].filter((p) => p !== undefined));
-      this.plans.set(name, { op, limits: new OperationLimits(op, credentials), handler: handlers[name] as AnyHandler, systemUserParam, passwordParam });
+      this.prepared.set(name, { op, limits: new OperationLimits(op, credentials), handler: handlers[name] as AnyHandler, systemUserParam, passwordParam });
     }
   }
 
@@ -75,7 +75,7 @@ export class OperationService {
     return findOperation(name);
   }
 
-  /** `args` must have been decoded for `op` (the compiled decoders of gateway/bindings/soap/compiled/ and gateway/bindings/form/form-plan.ts), which makes the casts sound. */
+  /** `args` must have been decoded for `op` (the compiled decoders of gateway/bindings/soap/compiled/ and gateway/bindings/form/form-argument-decoder.ts), which makes the casts sound. */
   invoke(op: OperationDef, args: ArgumentBag, ctx: CallContext): Promise<unknown> {
     return new Promise((resolve, reject) => this.start(op, args, ctx, resolve, reject));
   }
@@ -86,14 +86,14 @@ export class OperationService {
    * to the event log's append costs no promise of its own.
    */
   start(op: OperationDef, args: ArgumentBag, ctx: CallContext, done: (result: unknown) => void, failed: (err: unknown) => void): void {
-    const plan = this.plans.get(op.name);
-    if (plan === undefined) {
+    const prepared = this.prepared.get(op.name);
+    if (prepared === undefined) {
       failed(new Error(`No handler for ${op.name}.`));
       return;
     }
     let result: unknown;
     try {
-      result = this.run(plan, args, ctx);
+      result = this.run(prepared, args, ctx);
     } catch (err) {
       settleFailure(op, args, err, done, failed);
       return;
@@ -107,44 +107,44 @@ export class OperationService {
    * verified before, no lock), so the common call costs the handler's own promise and no more;
    * otherwise authentication waits on the stores.
    */
-  private run(plan: Plan, args: ArgumentBag, ctx: CallContext): unknown {
-    const { op, handler } = plan;
+  private run(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext): unknown {
+    const { op, handler } = prepared;
     const refusals = op.refusals;
     if (op.authentication === 'none' || refusals === undefined) return handler(args, ctx);
-    const known = this.authenticateNow(plan, args, ctx);
-    if (known !== undefined) return this.authorised(plan, args, ctx, known);
-    return this.authenticate(plan, args, ctx).then((provider) =>
-      provider === null ? answer(refusals.notAuthenticated, args) : this.authorised(plan, args, ctx, provider),
+    const known = this.authenticateNow(prepared, args, ctx);
+    if (known !== undefined) return this.authorised(prepared, args, ctx, known);
+    return this.authenticate(prepared, args, ctx).then((provider) =>
+      provider === null ? answer(refusals.notAuthenticated, args) : this.authorised(prepared, args, ctx, provider),
     );
   }
 
   /** Limits, then the handler, for a call whose provider is known. */
-  private authorised(plan: Plan, args: ArgumentBag, ctx: CallContext, provider: Provider): unknown {
-    const { op, limits, handler } = plan;
+  private authorised(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext, provider: Provider): unknown {
+    const { op, limits, handler } = prepared;
     const call = authenticated(ctx, provider);
     const check = limits.check(args);
     if (!check.callInvalid && check.invalidItems.size === 0) return handler(args, call);
     const refusals = op.refusals!;
     const invalid = refusals.invalid ?? refusals.notAuthenticated;
     if (check.callInvalid || limits.perItemParam === null) return answer(invalid, args);
-    return this.partialBatch(plan, args, call, check.invalidItems, invalid);
+    return this.partialBatch(prepared, args, call, check.invalidItems, invalid);
   }
 
   /** A batch: the items within their limits go ahead, the others are answered on their own. */
-  private async partialBatch(plan: Plan, args: ArgumentBag, call: AuthenticatedCall, invalidItems: ReadonlySet<number>, invalid: Answer): Promise<unknown> {
-    const param = plan.limits.perItemParam!;
+  private async partialBatch(prepared: PreparedOperation, args: ArgumentBag, call: AuthenticatedCall, invalidItems: ReadonlySet<number>, invalid: Answer): Promise<unknown> {
+    const param = prepared.limits.perItemParam!;
     const items = args[param] as unknown[];
     const valid = items.filter((_, i) => !invalidItems.has(i));
-    const results = (await plan.handler({ ...args, [param]: valid }, call)) as unknown[];
+    const results = (await prepared.handler({ ...args, [param]: valid }, call)) as unknown[];
     const refused = 'value' in invalid ? invalid.value : null;
     let next = 0;
     return items.map((_, i) => (invalidItems.has(i) ? refused : results[next++]));
   }
 
   /** `authenticate` when memory answers it with a provider at once; undefined otherwise (a refusal included). */
-  private authenticateNow(plan: Plan, args: ArgumentBag, ctx: CallContext): Provider | undefined {
-    if (plan.op.authentication === 'credentials') {
-      return this.auth.authenticateNow(stringArg(args, plan.systemUserParam), stringArg(args, plan.passwordParam), ctx.now, ctx.clientAddress);
+  private authenticateNow(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext): Provider | undefined {
+    if (prepared.op.authentication === 'credentials') {
+      return this.auth.authenticateNow(stringArg(args, prepared.systemUserParam), stringArg(args, prepared.passwordParam), ctx.now, ctx.clientAddress);
     }
     const systemUser = this.sessions.resolveNow(ctx.sessionId, ctx.now);
     if (systemUser === undefined || systemUser === null) return undefined;
@@ -152,10 +152,10 @@ export class OperationService {
     return provider?.enabled === true ? provider : undefined;
   }
 
-  private authenticate(plan: Plan, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {
-    if (plan.op.authentication === 'session') return this.sessionProvider(ctx);
-    const systemUser = stringArg(args, plan.systemUserParam);
-    const password = stringArg(args, plan.passwordParam);
+  private authenticate(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {
+    if (prepared.op.authentication === 'session') return this.sessionProvider(ctx);
+    const systemUser = stringArg(args, prepared.systemUserParam);
+    const password = stringArg(args, prepared.passwordParam);
     return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress);
   }
 

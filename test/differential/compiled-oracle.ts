@@ -14,7 +14,7 @@ import { type XmlEnvelopeScanner } from '../../gateway/bindings/soap/scanner/sca
 import { EnvelopeScanner } from './reference/envelope-builder.js';
 import { CallScanner } from '../../gateway/bindings/soap/compiled/call-builder.js';
 import type { CallRecord } from '../../gateway/bindings/soap/compiled/call-record.js';
-import { catalogPlans } from '../../gateway/bindings/soap/compiled/operation-plan.js';
+import { catalogPlans } from '../../gateway/bindings/soap/compiled/argument-decoder.js';
 import { chunkPlan, chunksOf } from './mutator.js';
 import { errorClass } from './oracle.js';
 import { Rng } from './rng.js';

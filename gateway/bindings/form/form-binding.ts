@@ -2,7 +2,7 @@ import { findOperation, httpBindable, operationList, type OperationDef } from '.
 import { htmlEncode, quotedClientText, type ClrScalarType, type ConversionFailure } from '../../../shared/xsd/dotnet-convert.js';
 import { ClientError, clientText, type ClientErrorKey, type ClientErrorParams } from '../../errors/registry.js';
 import { InvalidValueError, MissingParameterError, type DecodedCall, type Today } from '../arguments.js';
-import { catalogFormPlans } from './form-plan.js';
+import { catalogFormPlans } from './form-argument-decoder.js';
 import { BindingCore, sendErrorLine, type BindingCodec, type BindingDeps } from '../core.js';
 import { BareResultWriter } from '../result-xml.js';
 import { aspNetHtmlEncode } from '../../metadata/xml-escape.js';
@@ -16,7 +16,7 @@ const CLR_TYPE = { int: 'System.Int32', boolean: 'System.Boolean', double: 'Syst
 
 /**
  * HTTP GET/POST's part of a call (BindingCore): arguments from form fields, read by the
- * operation's compiled plan (form-plan.ts), bare XML documents, text errors.
+ * operation's compiled plan (form-argument-decoder.ts), bare XML documents, text errors.
  */
 class FormCodec implements BindingCodec<null, FormFields, BareResultWriter> {
   readonly name = 'HTTP';

@@ -6,7 +6,7 @@ import { converterOf, InvalidValueError, type Converter, type ScalarReaders, typ
 /**
  * HTTP GET/POST arguments, read as ASMX reads a form field: Convert.ChangeType in the invariant
  * culture ("11/21/2026 10:00:08", "1,234.5"). Kept leniency (docs/protocol.md §Value conversion):
- * 1/0 for a boolean. The compiled decoder (form-plan.ts) keeps one converter per parameter; the
+ * 1/0 for a boolean. The compiled decoder (form-argument-decoder.ts) keeps one converter per parameter; the
  * interpreted reading it is proven against is test/differential/reference/form-arguments.ts.
  */
 const FORM_READERS: ScalarReaders = { string: (text) => text, double: readDouble, dateTime: readDateTime, int: readInt, boolean: readBoolean };

@@ -10,7 +10,7 @@ import { EnvelopeError, XmlSyntaxError, type SoapVersion } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
 import { CallScanner, type ScannedCall } from './compiled/call-builder.js';
 import type { CallRecord } from './compiled/call-record.js';
-import { catalogPlans } from './compiled/operation-plan.js';
+import { catalogPlans } from './compiled/argument-decoder.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE } from './envelope-writer.js';
 import { ScalarAnswerBytes } from './answer-bytes.js';
 

@@ -5,7 +5,7 @@ import { formConverter } from '../../../gateway/bindings/form/form-values.js';
 
 /**
  * The interpreted HTTP GET/POST argument decoder, parameter by parameter: the reference the compiled
- * one (gateway/bindings/form/form-plan.ts) is proven equal to; test and bench code only.
+ * one (gateway/bindings/form/form-argument-decoder.ts) is proven equal to; test and bench code only.
  */
 
 /** HTTP GET/POST: every parameter is scalar (array operations are not in these bindings). */

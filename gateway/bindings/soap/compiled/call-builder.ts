@@ -4,7 +4,7 @@ import { XmlEnvelopeScanner } from '../scanner/scanner.js';
 import type { StartTag } from '../scanner/tags.js';
 import { MAX_KEPT_DEPTH, type SoapVersion } from '../envelope.js';
 import { ABSENT, CallRecord, NIL, TEXT, type ItemSlots } from './call-record.js';
-import type { OperationPlans } from './operation-plan.js';
+import type { SoapArgumentDecoders } from './argument-decoder.js';
 
 /** What the compiled path reads of a SOAP request: the version, the operation, its slots. */
 export interface ScannedCall {
@@ -50,7 +50,7 @@ export class CallBuilder extends EnvelopeLevels<ScannedCall> {
   /** This builder's record of each operation, by plan index (made on first use, then reused). */
   private readonly records: (CallRecord | undefined)[];
 
-  constructor(private readonly plans: OperationPlans) {
+  constructor(private readonly plans: SoapArgumentDecoders) {
     super();
     this.records = new Array<CallRecord | undefined>(plans.size).fill(undefined);
   }
@@ -189,7 +189,7 @@ export class CallBuilder extends EnvelopeLevels<ScannedCall> {
 
 /** The scanner with the compiled sink: what the SOAP binding runs. */
 export class CallScanner extends XmlEnvelopeScanner<ScannedCall> {
-  constructor(plans: OperationPlans) {
+  constructor(plans: SoapArgumentDecoders) {
     super(new CallBuilder(plans));
   }
 }

@@ -1,4 +1,4 @@
-import type { ItemLayout, OperationPlan } from './operation-plan.js';
+import type { ItemLayout, SoapArgumentDecoder } from './argument-decoder.js';
 
 /** A slot's state: the element was not seen, was xsi:nil, or has text (its first occurrence wins). */
 export const ABSENT = 0;
@@ -49,7 +49,7 @@ export class ItemSlots {
 
 /**
  * The fixed-layout slots of one call to one operation, filled by CallBuilder as the scanner reads
- * the Body element's children and read by OperationPlan.decode: per parameter its state and text
+ * the Body element's children and read by SoapArgumentDecoder.decode: per parameter its state and text
  * (the text of each element's own character data, as the reference keeps it), the items of array
  * parameters, and the undeclared elements (extras candidates). One per operation per scanner,
  * reused from request to request.
@@ -66,7 +66,7 @@ export class CallRecord {
   /** Undeclared names seen in this call (rare: only unknown elements look here). */
   private readonly extraIndex = new Map<string, number>();
 
-  constructor(readonly plan: OperationPlan) {
+  constructor(readonly plan: SoapArgumentDecoder) {
     this.states = new Uint8Array(plan.layouts.length);
     this.texts = new Array<string>(plan.layouts.length).fill('');
     this.items = plan.layouts.map((layout) => (layout === null ? null : new ItemSlots(layout)));

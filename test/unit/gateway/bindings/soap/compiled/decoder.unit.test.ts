@@ -12,7 +12,7 @@ import { InvalidValueError, NO_EXTRAS, todayIn, type DecodedCall } from '../../.
 import { decodeSoapArguments } from '../../../../../differential/reference/soap-arguments.js';
 import { EnvelopeScanner } from '../../../../../differential/reference/envelope-builder.js';
 import { CallScanner } from '../../../../../../gateway/bindings/soap/compiled/call-builder.js';
-import { OperationPlans, catalogPlans } from '../../../../../../gateway/bindings/soap/compiled/operation-plan.js';
+import { SoapArgumentDecoders, catalogPlans } from '../../../../../../gateway/bindings/soap/compiled/argument-decoder.js';
 import { compareCompiled, runStructureCampaign } from '../../../../../differential/compiled-oracle.js';
 
 const TODAY = todayIn('UTC', () => Date.UTC(2026, 10, 22, 12, 0, 0));
@@ -157,7 +157,7 @@ describe('compiled SOAP decoder: scalar array items (ArrayOfInt as a parameter)'
     ],
     result: { kind: 'scalar', name: 'boolean', type: 'boolean' },
   };
-  const plans = new OperationPlans([Numeros]);
+  const plans = new SoapArgumentDecoders([Numeros]);
   const call = (children: string) => both(Numeros, env(`<Numeros>${children}</Numeros>`), plans);
 
   it('every child element is an item whatever its name; nil items take the default', () => {

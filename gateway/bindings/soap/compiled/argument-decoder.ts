@@ -77,7 +77,7 @@ type ParamReader = (record: CallRecord | null, today: Today) => unknown;
  * its slots, and one reader per parameter with its .NET conversion chosen once. `decode` gives
  * the DecodedCall that decodeSoapArguments gives on the node tree of the same body.
  */
-export class OperationPlan {
+export class SoapArgumentDecoder {
   readonly params: NameTable;
   /** Per parameter: its items' layout, or null for a scalar parameter. */
   readonly layouts: readonly (ItemLayout | null)[];
@@ -173,11 +173,11 @@ function extrasOf(record: CallRecord, args: ArgumentBag): ReadonlyMap<string, st
 }
 
 /** Every operation of a catalogue, compiled once. */
-export class OperationPlans {
-  private readonly byName = new Map<string, OperationPlan>();
+export class SoapArgumentDecoders {
+  private readonly byName = new Map<string, SoapArgumentDecoder>();
 
   constructor(operations: readonly OperationDef[]) {
-    operations.forEach((op, i) => this.byName.set(op.name, new OperationPlan(op, i)));
+    operations.forEach((op, i) => this.byName.set(op.name, new SoapArgumentDecoder(op, i)));
   }
 
   get size(): number {
@@ -185,7 +185,7 @@ export class OperationPlans {
   }
 
   /** The plan of the operation a Body element names (exact, case-sensitive, as findOperation). */
-  find(name: string): OperationPlan | undefined {
+  find(name: string): SoapArgumentDecoder | undefined {
     return this.byName.get(name);
   }
 
@@ -202,4 +202,4 @@ export class OperationPlans {
 }
 
 /** The catalogue's operations, compiled when the gateway starts. */
-export const catalogPlans = new OperationPlans(operationList);
+export const catalogPlans = new SoapArgumentDecoders(operationList);

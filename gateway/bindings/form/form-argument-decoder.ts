@@ -8,9 +8,9 @@ import type { FormFields } from './form-decoder.js';
  * lower-cased names (the form's keys), their conversions chosen once, and the set of declared
  * names, so that a request lower-cases nothing and compares no name list per field (the
  * interpreted decodeFormArguments, kept as the reference, does both). Same DecodedCall, same
- * errors in the same order: test/unit/gateway/bindings/form/form-plan.unit.test.ts.
+ * errors in the same order: test/unit/gateway/bindings/form/form-argument-decoder.unit.test.ts.
  */
-export class FormPlan {
+export class FormArgumentDecoder {
   private readonly keys: readonly string[];
   private readonly names: readonly string[];
   private readonly converters: readonly Converter[];
@@ -41,11 +41,11 @@ export class FormPlan {
 }
 
 /** The HTTP-bindable operations of a catalogue, compiled once. */
-export class FormPlans {
-  private readonly byName: ReadonlyMap<string, FormPlan>;
+export class FormArgumentDecoders {
+  private readonly byName: ReadonlyMap<string, FormArgumentDecoder>;
 
   constructor(operations: readonly OperationDef[]) {
-    this.byName = new Map(operations.filter(httpBindable).map((op) => [op.name, new FormPlan(op)]));
+    this.byName = new Map(operations.filter(httpBindable).map((op) => [op.name, new FormArgumentDecoder(op)]));
   }
 
   decode(op: OperationDef, fields: FormFields, today: Today): DecodedCall {
@@ -56,4 +56,4 @@ export class FormPlans {
 }
 
 /** The catalogue's HTTP-bindable operations, compiled when the gateway starts. */
-export const catalogFormPlans = new FormPlans(operationList);
+export const catalogFormPlans = new FormArgumentDecoders(operationList);

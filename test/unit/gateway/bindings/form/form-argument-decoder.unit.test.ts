@@ -1,5 +1,5 @@
 /**
- * The compiled HTTP GET/POST decoder (gateway/bindings/form/form-plan.ts) against the
+ * The compiled HTTP GET/POST decoder (gateway/bindings/form/form-argument-decoder.ts) against the
  * interpreted decodeFormArguments it replaced, kept as the reference: random form bodies for every
  * HTTP-bindable operation (names in any case, repeated names joined by commas, undeclared names
  * including Object.prototype's, values valid and not for their type, escapes), read by the
@@ -12,7 +12,7 @@ import { findOperation, httpBindable, isArrayParam, operationList, type Operatio
 import { MissingParameterError, NO_EXTRAS, todayIn, type DecodedCall } from '../../../../../gateway/bindings/arguments.js';
 import { decodeFormArguments } from '../../../../differential/reference/form-arguments.js';
 import { FormDecoder, type FormFields } from '../../../../../gateway/bindings/form/form-decoder.js';
-import { catalogFormPlans } from '../../../../../gateway/bindings/form/form-plan.js';
+import { catalogFormPlans } from '../../../../../gateway/bindings/form/form-argument-decoder.js';
 import { Rng } from '../../../../differential/rng.js';
 
 const TODAY = todayIn('UTC', () => Date.UTC(2026, 10, 22, 12, 0, 0));

@@ -5,8 +5,8 @@
  * Configuration: environment variables, see docs/configuration.md.
  */
 import { startApplication, warnOnFallback } from './gateway/app.js';
-import { Metrics } from './shared/metrics.js';
-import { runProcess, type Running } from './shared/process.js';
+import { Metrics } from './shared/runtime/metrics.js';
+import { runProcess, type Running } from './shared/runtime/process.js';
 import { startWorkerProcess } from './worker/process.js';
 
 runProcess('gateway', async (config, logger) => {

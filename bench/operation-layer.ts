@@ -38,8 +38,8 @@ async function load(root: string): Promise<Invoker> {
       dist<typeof import('../shared/config/index.js')>('shared/config/index.js'),
       dist<typeof import('../shared/domain/passwords.js')>('shared/domain/passwords.js'),
       dist<typeof import('../shared/catalogue/index.js')>('shared/catalogue/index.js'),
-      dist<typeof import('../shared/xsd/xml-convert.js')>('shared/xsd/xml-convert.js'),
-      dist<typeof import('../shared/metrics.js')>('shared/metrics.js'),
+      dist<typeof import('../shared/dotnet/xml-convert.js')>('shared/dotnet/xml-convert.js'),
+      dist<typeof import('../shared/runtime/metrics.js')>('shared/runtime/metrics.js'),
     ]);
   const dir = mkdtempSync(path.join(tmpdir(), 'op-layer-'));
   const backends = await openEmbeddedBackends({ dataDir: dir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 60_000 });

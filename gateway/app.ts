@@ -3,9 +3,9 @@ import { openScaleOutBackends } from '../shared/backends/scale-out/index.js';
 import { deploymentMode } from '../shared/config/index.js';
 import { embeddedOptionsFromConfig, openEmbeddedBackends } from '../shared/backends/embedded/index.js';
 import type { Config } from '../shared/config/index.js';
-import type { Logger } from '../shared/logger.js';
-import { Metrics } from '../shared/metrics.js';
-import { readinessGauge } from '../shared/readiness-metric.js';
+import type { Logger } from '../shared/runtime/logger.js';
+import { Metrics } from '../shared/runtime/metrics.js';
+import { readinessGauge } from '../shared/runtime/readiness-metric.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
 import { TokenBucketLimiter } from './service/rate-limit.js';
@@ -26,7 +26,7 @@ export interface Application {
   /** What /metrics serves: every thread's metrics together. */
   metricsText(): Promise<string>;
   mode: 'embedded' | 'scale-out' | 'custom';
-  /** Resolves when a front-end thread failed: the process must stop (shared/process.ts does). */
+  /** Resolves when a front-end thread failed: the process must stop (shared/runtime/process.ts does). */
   failed: Promise<Error>;
   /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
   close(): Promise<void>;

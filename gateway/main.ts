@@ -4,7 +4,7 @@
  * like behind a load balancer. For the all-in-one embedded service use `npm start`.
  */
 import { ConfigurationMissing, deploymentMode } from '../shared/config/index.js';
-import { runProcess } from '../shared/process.js';
+import { runProcess } from '../shared/runtime/process.js';
 import { startApplication, warnOnFallback } from './app.js';
 
 runProcess('gateway', async (config, logger) => {

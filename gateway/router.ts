@@ -1,5 +1,5 @@
 import type { Config } from '../shared/config/index.js';
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../shared/runtime/logger.js';
 import { sendErrorLine, type BindingDeps } from './bindings/core.js';
 import { BINDING_TABLE, type BindingPlace, type RequestBinding } from './bindings/table.js';
 import type { ServiceDescription } from './metadata/description.js';

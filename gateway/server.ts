@@ -1,6 +1,6 @@
 import type { Config } from '../shared/config/index.js';
-import type { Logger } from '../shared/logger.js';
-import type { Metrics } from '../shared/metrics.js';
+import type { Logger } from '../shared/runtime/logger.js';
+import type { Metrics } from '../shared/runtime/metrics.js';
 import { serviceDescription, type ServiceDescription } from './metadata/description.js';
 import { Router } from './router.js';
 import type { OperationService } from './service/service.js';
@@ -37,7 +37,7 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     description: description ?? serviceDescription(config.service),
   });
   // A count, not a Set of exchanges: a Set's rebuilt tables keep whole answered requests alive
-  // through scavenges (shared/int-map.ts says how). Exchange.finish calls `finished` once.
+  // through scavenges (shared/util/int-map.ts says how). Exchange.finish calls `finished` once.
   let open = 0;
   let drained: (() => void) | null = null;
   const finished = (ex: Exchange): void => {

@@ -1,5 +1,5 @@
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { withTimeout } from '../shared/async.js';
+import { withTimeout } from '../shared/util/async.js';
 import { decodeEvent } from '../shared/events/wire.js';
 import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep } from './backoff.js';

@@ -3,12 +3,12 @@
  * probes/metrics on ADMIN_HOST:ADMIN_PORT (/healthz, /readyz, /metrics).
  */
 import { redisConfigured, type Config } from '../shared/config/index.js';
-import type { Logger } from '../shared/logger.js';
-import { Metrics } from '../shared/metrics.js';
-import { startProbeServer, type ProbeServer, type Readiness } from '../shared/probes.js';
-import { readinessGauge } from '../shared/readiness-metric.js';
+import type { Logger } from '../shared/runtime/logger.js';
+import { Metrics } from '../shared/runtime/metrics.js';
+import { startProbeServer, type ProbeServer, type Readiness } from '../shared/runtime/probes.js';
+import { readinessGauge } from '../shared/runtime/readiness-metric.js';
 import { openRedisStores, redisStoresOptionsFromConfig } from '../shared/backends/redis/index.js';
-import type { Running } from '../shared/process.js';
+import type { Running } from '../shared/runtime/process.js';
 import { createWorker, workerOptionsFromConfig, type Worker, type WorkerStatus } from './run.js';
 import type { ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 

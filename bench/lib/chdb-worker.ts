@@ -5,8 +5,8 @@
  */
 import { createChdbConnection } from 'chdb/connection';
 import type { ClickHouseOptions } from '../../shared/backends/clickhouse/client.js';
-import { Metrics } from '../../shared/metrics.js';
-import { runProcess } from '../../shared/process.js';
+import { Metrics } from '../../shared/runtime/metrics.js';
+import { runProcess } from '../../shared/runtime/process.js';
 import { startWorkerProcess } from '../../worker/process.js';
 
 const dir = process.env.CHDB_PATH;

@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { BackendUnavailableError } from '../../shared/backends/types.js';
 import type { GuessPolicy, OperatorStores, Role } from '../../shared/backends/operators.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 
 /** Who is calling: the bootstrap administrator (ADMIN_TOKEN) or a named operator token. */
 export interface Principal {

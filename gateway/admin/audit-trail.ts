@@ -5,7 +5,7 @@ import {
   type AuditRecord,
   type AuditStore,
 } from '../../shared/backends/operators.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import type { Principal } from './access.js';
 
 /** What one admin call leaves in the audit trail, filled in as the call goes (server.ts, handlers). */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 
 /**
  * The operators' console on the admin port: index.html at `/`, its content-hashed script and

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson, type JsonValue } from '../../shared/http-reply.js';
+import { sendJson, type JsonValue } from '../../shared/runtime/http-reply.js';
 
 /**
  * Small request/response helpers of the admin API: JSON in, JSON out, errors as
  * `{"error": "..."}` (plus `field` when one request field is at fault).
  */
-export { JSON_TYPE, TEXT_TYPE, sendEmpty, sendJson, sendReply, sendText, type JsonValue } from '../../shared/http-reply.js';
+export { JSON_TYPE, TEXT_TYPE, sendEmpty, sendJson, sendReply, sendText, type JsonValue } from '../../shared/runtime/http-reply.js';
 
 /** Largest request body the admin API reads. */
 export const BODY_LIMIT_BYTES = 64 * 1024;

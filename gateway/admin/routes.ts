@@ -1,8 +1,8 @@
 import type { Role } from '../../shared/backends/operators.js';
 import type { Backends, Provider } from '../../shared/backends/types.js';
-import type { PlainReply } from '../../shared/http-reply.js';
+import type { PlainReply } from '../../shared/runtime/http-reply.js';
 import type { Config } from '../../shared/config/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import type { Principal } from './access.js';
 import type { CallAudit } from './audit-trail.js';
 import { notFound } from './http.js';

@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import { AdminAccess } from './access.js';
 import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
 import { loadConsoleAssets } from './console-assets.js';

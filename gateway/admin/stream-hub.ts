@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { EventFeed, FeedSubscription, StoredEvent } from '../../shared/backends/types.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import { HttpError } from './http.js';
 import { eventView } from './views.js';
 

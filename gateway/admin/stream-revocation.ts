@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { OperatorTokenStore } from '../../shared/backends/operators.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 
 /** How often the tokens of open live streams are checked: a revoked token's stream ends within about this. */
 export const STREAM_RECHECK_MS = 500;

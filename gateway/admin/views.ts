@@ -2,7 +2,7 @@ import type { Command, EventInstant, EventRecord, Lockout, PoisonMessage, Provid
 import { EVENT_FIELD_LIST, type EventFieldName, type FieldKind, type KeyValue } from '../../shared/events/schema.js';
 import { isUtf8 } from 'node:buffer';
 import { BINARY_WIRE_VERSION } from '../../shared/events/wire.js';
-import { formatInstant } from '../../shared/xsd/timezone.js';
+import { formatInstant } from '../../shared/dotnet/timezone.js';
 import type { JsonValue } from './http.js';
 
 /**

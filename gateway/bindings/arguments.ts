@@ -1,6 +1,6 @@
 import type { ArgumentBag, ScalarField, ScalarType } from '../../shared/catalogue/index.js';
-import { type CivilDate, civilDateIn } from '../../shared/xsd/calendar.js';
-import type { ConversionFailure } from '../../shared/xsd/dotnet-convert.js';
+import { type CivilDate, civilDateIn } from '../../shared/dotnet/calendar.js';
+import type { ConversionFailure } from '../../shared/dotnet/dotnet-convert.js';
 import { ClientError, clientText } from '../errors/registry.js';
 
 /**

@@ -1,7 +1,7 @@
 import proxyaddr from 'proxy-addr';
 import type { OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import { ClientError, type ClientErrorKey, type ClientErrorParams } from '../errors/registry.js';
 import type { CallContext } from '../service/context.js';
 import { readCookie, Status, statusLine, TEXT_PLAIN, type Exchange, type ProxyTrust, type RejectReason } from '../transport/exchange.js';

@@ -103,7 +103,7 @@ export const CLIENT_ERRORS = {
   },
   requestFormatInvalid: { status: 500, fault: null, text: 'Request format is invalid: {contentType}.', docs: 'Errors' },
   missingParameter: { status: 500, fault: null, text: 'Missing parameter: {name}.', docs: 'Errors' },
-  /** Convert.ChangeType's failure wrapped by ASMX's ScalarFormatter (shared/xsd/dotnet-convert.ts). */
+  /** Convert.ChangeType's failure wrapped by ASMX's ScalarFormatter (shared/dotnet/dotnet-convert.ts). */
   cannotConvert: {
     status: 500,
     fault: null,

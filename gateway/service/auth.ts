@@ -3,7 +3,7 @@ import type { Backends, LockoutPolicy, Provider } from '../../shared/backends/ty
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config/index.js';
 import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
-import type { Metrics } from '../../shared/metrics.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
 
 /**
  * Password checks with lockout (docs/protocol.md §Authentication and passwords, §Lockout). Every Login-prefixed call carries

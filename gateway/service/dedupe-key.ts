@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { ScratchBytes } from '../../shared/scratch-bytes.js';
+import { ScratchBytes } from '../../shared/util/scratch-bytes.js';
 
 /**
  * The resend-dedupe key of an event: the base64 SHA-256 of its identity,

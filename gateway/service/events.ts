@@ -1,10 +1,10 @@
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH, ResultCode, type EventInput } from '../../shared/catalogue/index.js';
-import { UniformTimeout, type TimedWaiter } from '../../shared/async.js';
+import { UniformTimeout, type TimedWaiter } from '../../shared/util/async.js';
 import type { AppendCompletion, AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
-import { resolveInstant, withinDotNetRange } from '../../shared/xsd/timezone.js';
-import type { Metrics } from '../../shared/metrics.js';
-import { parseDouble } from '../../shared/xsd/values.js';
+import { resolveInstant, withinDotNetRange } from '../../shared/dotnet/timezone.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
+import { parseDouble } from '../../shared/dotnet/values.js';
 import { TokenBucketLimiter, type RateLimiter } from './rate-limit.js';
 import { dedupeKey } from './dedupe-key.js';
 

@@ -1,7 +1,7 @@
 import { type Args, type EventInput, type OperationName, type Operations, type Result } from '../../shared/catalogue/index.js';
 import type { Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
-import { formatInstant } from '../../shared/xsd/timezone.js';
+import { formatInstant } from '../../shared/dotnet/timezone.js';
 import type { Authenticator } from './auth.js';
 import type { AuthenticatedCall, CallContext } from './context.js';
 import { withExtras, type EventIngest } from './events.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../../shared/config/index.js';
-import type { Metrics } from '../../shared/metrics.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
 import type { ServiceBackends } from './handlers.js';
 import { CachedProviderStore } from './provider-cache.js';
 import type { RateLimiter } from './rate-limit.js';

@@ -1,7 +1,7 @@
 import { credentialParam, findOperation, retryLater, type Answer, type ArgumentBag, type OperationDef } from '../../shared/catalogue/index.js';
 import { BackendUnavailableError, type Provider } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
-import type { Metrics } from '../../shared/metrics.js';
+import type { Metrics } from '../../shared/runtime/metrics.js';
 import { Authenticator } from './auth.js';
 import { ClientError } from '../errors/registry.js';
 import { authenticated, type AuthenticatedCall, type CallContext } from './context.js';

@@ -6,9 +6,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openScaleOutBackends } from '../../shared/backends/scale-out/index.js';
 import type { EventRecord } from '../../shared/backends/types.js';
-import { createLogger } from '../../shared/logger.js';
-import { restoreFastStringPrototype } from '../../shared/fast-string-prototype.js';
-import { Metrics } from '../../shared/metrics.js';
+import { createLogger } from '../../shared/runtime/logger.js';
+import { restoreFastStringPrototype } from '../../shared/runtime/fast-string-prototype.js';
+import { Metrics } from '../../shared/runtime/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
 import { startGateway, type GatewayServer } from '../server.js';
 import { createOperationLayer } from '../service/operation-layer.js';

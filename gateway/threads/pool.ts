@@ -1,6 +1,6 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Config } from '../../shared/config/index.js';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import { BOOTSTRAP, type FromFrontEnd, type FrontEndData, type ToFrontEnd } from './protocol.js';
 import { decodeError, serveCalls } from './rpc.js';
 import { stateHandlers, type SharedState } from './shared-state.js';
@@ -11,7 +11,7 @@ import { stateHandlers, type SharedState } from './shared-state.js';
  * arrive here and are written by the main thread's logger; their metrics are collected on demand.
  *
  * A thread that fails is fatal for the gateway: `failed` resolves, and the process shuts down
- * gracefully and exits non-zero (shared/process.ts), for the supervisor to restart it. An escaped
+ * gracefully and exits non-zero (shared/runtime/process.ts), for the supervisor to restart it. An escaped
  * exception in a front end is a bug that a restarted thread would meet again, and the shared state
  * it used lives on, so restarting the thread alone would hide it.
  */

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { BackendUnavailableError } from '../../shared/backends/types.js';
-import { IntMap } from '../../shared/int-map.js';
+import { IntMap } from '../../shared/util/int-map.js';
 
 /**
  * Request/response between a front-end thread and the main thread over a MessagePort.
@@ -67,7 +67,7 @@ const MAX_CALL_ID = 2 ** 31 - 2;
 /** The calling side: `call` resolves with the other side's result or rejects with its error. */
 export class RpcClient {
   private nextId = 1;
-  /** By call id: an IntMap, not a Map, since every call adds and removes one (shared/int-map.ts says why). */
+  /** By call id: an IntMap, not a Map, since every call adds and removes one (shared/util/int-map.ts says why). */
   private readonly pending = new IntMap<{ resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   private readonly outbox: TurnBatch<Call>;
   private closed = false;

@@ -15,7 +15,7 @@ export interface ScalarField {
   /** The element may carry xsi:nil="true" (used for Vehiculo dates never set). */
   readonly nillable?: boolean;
   /**
-   * A password: its value never reaches a log line (shared/logger.ts redacts every secret name) and
+   * A password: its value never reaches a log line (shared/runtime/logger.ts redacts every secret name) and
    * the help page's test form masks it.
    */
   readonly secret?: boolean;

@@ -1,17 +1,17 @@
 /**
  * Values read as ASMX reads them: every row of the Mono-generated fixtures in
- * test/fixtures/dotnet (scripts/dotnet-fixtures) against the ports in shared/xsd, then the measured
+ * test/fixtures/dotnet (scripts/dotnet-fixtures) against the ports in shared/dotnet, then the measured
  * cases end to end through the real server.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParsedDateTime } from '../../shared/catalogue/types.js';
-import type { CivilDate } from '../../shared/xsd/calendar.js';
+import type { CivilDate } from '../../shared/dotnet/calendar.js';
 import { conversionFailureText } from '../../gateway/bindings/form/form-binding.js';
-import { quotedClientText, type ClrScalarType, toBoolean, toDateTime, toDouble, toInt32 } from '../../shared/xsd/dotnet-convert.js';
-import { resolveInstant } from '../../shared/xsd/timezone.js';
-import { parseXmlDateTime } from '../../shared/xsd/xml-convert.js';
+import { quotedClientText, type ClrScalarType, toBoolean, toDateTime, toDouble, toInt32 } from '../../shared/dotnet/dotnet-convert.js';
+import { resolveInstant } from '../../shared/dotnet/timezone.js';
+import { parseXmlDateTime } from '../../shared/dotnet/xml-convert.js';
 import { credentials, event, NS, TestApp, xmlParams } from '../helpers/harness.js';
 import { FIXTURES } from '../helpers/paths.js';
 

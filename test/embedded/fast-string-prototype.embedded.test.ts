@@ -1,7 +1,7 @@
 /**
  * String.prototype must stay in V8's fast-properties mode in every thread that serves requests:
  * in dictionary mode every string method lookup in optimized code is a generic LoadIC call
- * (6x slower string loops; see shared/fast-string-prototype.ts for what put it there). V8's
+ * (6x slower string loops; see shared/runtime/fast-string-prototype.ts for what put it there). V8's
  * natives syntax, in a child process, is the only way to ask.
  */
 import { spawn, execFileSync } from 'node:child_process';

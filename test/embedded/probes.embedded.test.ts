@@ -1,6 +1,6 @@
 /**
  * /healthz, /readyz and /metrics answer alike on the gateway's admin server and on the worker's
- * probe server (shared/probes.ts): the same statuses, JSON bodies, content types, HEAD and 405
+ * probe server (shared/runtime/probes.ts): the same statuses, JSON bodies, content types, HEAD and 405
  * handling, and a reason whenever /readyz says 503.
  */
 import fs from 'node:fs';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAdminServer, type AdminServer } from '../../gateway/admin/server.js';
 import { openEmbeddedBackends, type EmbeddedBackends } from '../../shared/backends/embedded/index.js';
 import { loadConfig } from '../../shared/config/index.js';
-import { METRICS_TYPE, startProbeServer, type ProbeServer, type ReadinessState } from '../../shared/probes.js';
+import { METRICS_TYPE, startProbeServer, type ProbeServer, type ReadinessState } from '../../shared/runtime/probes.js';
 
 const TOKEN = 'probe-test-token-0123456789';
 const METRICS_TEXT = '# HELP probe_test_up A metric of this test.\n# TYPE probe_test_up gauge\nprobe_test_up 1\n';

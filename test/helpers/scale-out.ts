@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../shared/config/index.js';
 import type { ScaleOutBackends } from '../../shared/backends/scale-out/index.js';
-import { Metrics } from '../../shared/metrics.js';
-import type { Running } from '../../shared/process.js';
+import { Metrics } from '../../shared/runtime/metrics.js';
+import type { Running } from '../../shared/runtime/process.js';
 import { startWorkerProcess } from '../../worker/process.js';
 import { TestApp } from './harness.js';
 import { services, uniqueName } from './services.js';

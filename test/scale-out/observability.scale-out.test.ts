@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../shared/config/index.js';
-import { Metrics } from '../../shared/metrics.js';
+import { Metrics } from '../../shared/runtime/metrics.js';
 import { startWorkerProcess, type WorkerProcess } from '../../worker/process.js';
 import { TestApp } from '../helpers/harness.js';
 import { services, uniqueName } from '../helpers/services.js';

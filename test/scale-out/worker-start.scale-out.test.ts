@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeKafkaError, isRetriableKafkaError } from '../../shared/backends/kafka/errors.js';
 import { loadConfig } from '../../shared/config/index.js';
-import { Metrics } from '../../shared/metrics.js';
+import { Metrics } from '../../shared/runtime/metrics.js';
 import { startWorkerProcess, type WorkerProcess } from '../../worker/process.js';
 import { createWorker, type Worker } from '../../worker/run.js';
 import { credentials, event, TestApp, xmlParams } from '../helpers/harness.js';

@@ -1,5 +1,5 @@
 import { ACTIVITY_BUCKET_MS, ACTIVITY_WINDOW_MS, type EventActivity } from '../../../shared/backends/types.js';
-import { probeHandlers, type Readiness } from '../../../shared/probes.js';
+import { probeHandlers, type Readiness } from '../../../shared/runtime/probes.js';
 import { HttpError, notFound, type JsonValue } from '../http.js';
 import { param, type AdminDeps, type Handler, type Route } from '../routes.js';
 import { limitOf, onlyQueryParams } from '../validate.js';

@@ -1,5 +1,5 @@
 import { findOperation, httpBindable, operationList, type OperationDef } from '../../../shared/catalogue/index.js';
-import { htmlEncode, quotedClientText, type ClrScalarType, type ConversionFailure } from '../../../shared/xsd/dotnet-convert.js';
+import { htmlEncode, quotedClientText, type ClrScalarType, type ConversionFailure } from '../../../shared/dotnet/dotnet-convert.js';
 import { ClientError, clientText, type ClientErrorKey, type ClientErrorParams } from '../../errors/registry.js';
 import { InvalidValueError, MissingParameterError, type DecodedCall, type Today } from '../arguments.js';
 import { catalogFormPlans } from './form-argument-decoder.js';

@@ -1,6 +1,6 @@
 import type { DateTimeValue, ScalarField } from '../../../shared/catalogue/index.js';
-import { trimWhiteSpace } from '../../../shared/xsd/dotnet-chars.js';
-import { toBoolean, toDateTime, toDouble, toInt32 } from '../../../shared/xsd/dotnet-convert.js';
+import { trimWhiteSpace } from '../../../shared/dotnet/dotnet-chars.js';
+import { toBoolean, toDateTime, toDouble, toInt32 } from '../../../shared/dotnet/dotnet-convert.js';
 import { converterOf, InvalidValueError, type Converter, type ScalarReaders, type Today } from '../arguments.js';
 
 /**

@@ -2,7 +2,7 @@ import type { OperationDef } from '../../../shared/catalogue/index.js';
 import type { SoapResultWriter } from '../result-xml.js';
 import type { SoapVersion } from './envelope.js';
 import { envelope } from './envelope-writer.js';
-import { ScratchBytes } from '../../../shared/scratch-bytes.js';
+import { ScratchBytes } from '../../../shared/util/scratch-bytes.js';
 
 /**
  * The answer of an operation whose result is an int or a boolean, as bytes: the envelope around

@@ -1,6 +1,6 @@
 import type { ScalarField, ScalarType } from '../../../shared/catalogue/index.js';
-import { parseBoolean, parseDouble, parseInt32 } from '../../../shared/xsd/values.js';
-import { parseXmlDateTime } from '../../../shared/xsd/xml-convert.js';
+import { parseBoolean, parseDouble, parseInt32 } from '../../../shared/dotnet/values.js';
+import { parseXmlDateTime } from '../../../shared/dotnet/xml-convert.js';
 import { converterOf, InvalidValueError, type Converter, type ScalarReaders } from '../arguments.js';
 
 /**

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { IntMap, mayFillGap } from '../../int-map.js';
+import { IntMap, mayFillGap } from '../../util/int-map.js';
 
 /**
  * The embedded event log's resend-dedupe index: dedupe key → the first copy's id and arrival

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Config } from '../../config/index.js';
-import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
+import type { Logger } from '../../runtime/logger.js';
+import type { Metrics } from '../../runtime/metrics.js';
 import { ArrivalCounter, LocalEventFeed } from './live-feed.js';
 import type { Backends } from '../types.js';
 import { createCommandStore } from './commands.js';

@@ -1,6 +1,6 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { EVENT_BINARY } from '../../events/binary.js';
-import { IntMap } from '../../int-map.js';
+import { IntMap } from '../../util/int-map.js';
 import { CONTROL, CONTROL_BYTES, externalWrite, HEADER_BYTES, MESSAGE, WriterRing, type GroupToWrite, type Placed, type RingShape } from './writer-ring.js';
 
 export type { GroupToWrite, LastReportRow } from './writer-ring.js';

@@ -1,4 +1,4 @@
-import { withTimeout } from '../../async.js';
+import { withTimeout } from '../../util/async.js';
 import { encodeEvent, messageKey, PROTOBUF_WIRE_VERSION, WIRE_HEADERS, type WireVersion } from '../../events/wire.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';

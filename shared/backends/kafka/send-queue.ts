@@ -1,4 +1,4 @@
-import { TimeoutError, withTimeout } from '../../async.js';
+import { TimeoutError, withTimeout } from '../../util/async.js';
 import type { KafkaLogger } from './client.js';
 import { isLeadershipError, isMessageError } from './errors.js';
 import type { KeyPartitioner } from './partitioner.js';

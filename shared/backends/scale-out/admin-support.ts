@@ -1,7 +1,7 @@
-import { withTimeout } from '../../async.js';
+import { withTimeout } from '../../util/async.js';
 import type { Config } from '../../config/index.js';
 import { wireHeadersOf } from '../../events/wire.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../runtime/logger.js';
 import type { ClickHouseClient } from '../clickhouse/index.js';
 import { createKafkaClient } from '../kafka/client.js';
 import { KafkaEventFeed } from '../kafka/live-feed.js';

@@ -1,6 +1,6 @@
 import { ConfigurationMissing, redisConfigured, type Config } from '../../config/index.js';
-import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
+import type { Logger } from '../../runtime/logger.js';
+import type { Metrics } from '../../runtime/metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';

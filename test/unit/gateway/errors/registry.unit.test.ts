@@ -41,7 +41,7 @@ function productionSources(dir: string): string[] {
  * not provider clients, in its own words; dotnet-convert.ts holds .NET's own exception messages,
  * which fill `cannotConvert`'s {reason}.
  */
-const NOT_CLIENT_TEXT = [join('gateway', 'admin'), join('shared', 'xsd', 'dotnet-convert.ts')];
+const NOT_CLIENT_TEXT = [join('gateway', 'admin'), join('shared', 'dotnet', 'dotnet-convert.ts')];
 const SOURCES = ['gateway', 'shared', 'worker', 'cli']
   .flatMap(productionSources)
   .filter((f) => f !== REGISTRY_FILE && !NOT_CLIENT_TEXT.some((allowed) => f.startsWith(allowed)));

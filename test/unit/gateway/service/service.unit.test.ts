@@ -12,7 +12,7 @@ import { BackendUnavailableError, type EventLog, type ProviderStore } from '../.
 import { openEmbeddedBackends, type EmbeddedBackends } from '../../../../shared/backends/embedded/index.js';
 import { loadConfig } from '../../../../shared/config/index.js';
 import { hashPassword } from '../../../../shared/domain/passwords.js';
-import { parseXmlDateTime } from '../../../../shared/xsd/xml-convert.js';
+import { parseXmlDateTime } from '../../../../shared/dotnet/xml-convert.js';
 import { ClientError } from '../../../../gateway/errors/registry.js';
 import type { CallContext } from '../../../../gateway/service/context.js';
 import { OperationService } from '../../../../gateway/service/service.js';

@@ -4,9 +4,9 @@ import { BodyDecoder } from '../../../../gateway/transport/body-decoder.js';
 import { FormDecoder } from '../../../../gateway/bindings/form/form-decoder.js';
 import { parseMediaType } from '../../../../gateway/transport/exchange.js';
 import { newSessionId } from '../../../../gateway/service/sessions.js';
-import { formatInstant, resolveInstant } from '../../../../shared/xsd/timezone.js';
-import { parseBoolean, parseDouble, parseInt32 } from '../../../../shared/xsd/values.js';
-import { parseXmlDateTime } from '../../../../shared/xsd/xml-convert.js';
+import { formatInstant, resolveInstant } from '../../../../shared/dotnet/timezone.js';
+import { parseBoolean, parseDouble, parseInt32 } from '../../../../shared/dotnet/values.js';
+import { parseXmlDateTime } from '../../../../shared/dotnet/xml-convert.js';
 
 const parseDateTimeText = (text: string) => parseXmlDateTime(text, () => ({ year: 2026, month: 11, day: 22 }));
 

@@ -15,7 +15,7 @@ import {
   secretNames,
   type Param,
 } from '../../../../shared/catalogue/index.js';
-import { createLogger } from '../../../../shared/logger.js';
+import { createLogger } from '../../../../shared/runtime/logger.js';
 import { REPO } from '../../../helpers/paths.js';
 
 const ROOT = REPO;

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
-import { BucketHistogram, type HistogramSeries } from './bucket-histogram.js';
+import { BucketHistogram, type HistogramSeries } from '../util/bucket-histogram.js';
 
 /** Increments of one label set not yet handed to prom-client. */
 interface Tally<L extends string> {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TimeoutError, UniformTimeout, withTimeout } from '../../../shared/async.js';
+import { TimeoutError, UniformTimeout, withTimeout } from '../../../../shared/util/async.js';
 
 describe('withTimeout', () => {
   afterEach(() => {

@@ -68,7 +68,7 @@ export interface BucketHistogramConfig<L extends string> {
  *
  * It serves what a registry reads of a metric (`get`, prom-client's JSON shape, the one
  * AggregatorRegistry merges across threads), so /metrics prints it exactly as a prom-client
- * Histogram with the same observations: test/unit/shared/bucket-histogram.unit.test.ts compares the two.
+ * Histogram with the same observations: test/unit/shared/util/bucket-histogram.unit.test.ts compares the two.
  */
 export class BucketHistogram<L extends string = never> {
   readonly type = 'histogram';

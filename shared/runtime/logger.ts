@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { secretNames } from './catalogue/index.js';
+import { secretNames } from '../catalogue/index.js';
 
 export type { Logger };
 

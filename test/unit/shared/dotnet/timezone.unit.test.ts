@@ -1,12 +1,12 @@
 /**
- * utcMs (shared/xsd/timezone.ts) computes epoch ms by calendar arithmetic; the reference is the
+ * utcMs (shared/dotnet/timezone.ts) computes epoch ms by calendar arithmetic; the reference is the
  * Date form it replaced (Date.UTC in a leap year, then setUTCFullYear so years 0..99 are not read
  * as 1900..1999). Same result for every valid date and time, .NET's whole range and the years
  * before it that Intl can report (the year 0 and BC years in offsetMinutesAt).
  */
 import { describe, expect, it } from 'vitest';
-import { daysInMonth } from '../../../../shared/xsd/calendar.js';
-import { utcMs } from '../../../../shared/xsd/timezone.js';
+import { daysInMonth } from '../../../../shared/dotnet/calendar.js';
+import { utcMs } from '../../../../shared/dotnet/timezone.js';
 
 function reference(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
   const d = new Date(Date.UTC(2000, month - 1, day, hour, minute, second, ms));

@@ -1,12 +1,12 @@
 /**
- * The per-request counters of shared/metrics.ts are tallied in plain numbers and handed to
+ * The per-request counters of shared/runtime/metrics.ts are tallied in plain numbers and handed to
  * prom-client when /metrics is read. Against prom-client's own labelled counters fed the same calls
  * (the reference), the exposition is the same after every read, nothing is counted twice across
  * reads, and the JSON form the main thread aggregates from its front-end threads carries them too.
  */
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../../shared/metrics.js';
+import { Metrics } from '../../../../shared/runtime/metrics.js';
 
 /** The reference: prom-client's counters incremented on every call, the plain way. */
 function reference() {

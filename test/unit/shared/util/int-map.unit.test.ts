@@ -1,7 +1,7 @@
 /** IntMap against a Map over long random runs: the same answers, whatever the order of operations. */
 import { describe, expect, it } from 'vitest';
-import { IntMap } from '../../../shared/int-map.js';
-import { seededRandom as random } from '../../helpers/seeded-random.js';
+import { IntMap } from '../../../../shared/util/int-map.js';
+import { seededRandom as random } from '../../../helpers/seeded-random.js';
 
 
 function entries(map: IntMap<string>): [number, string][] {

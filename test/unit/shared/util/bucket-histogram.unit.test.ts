@@ -1,11 +1,11 @@
 /**
- * BucketHistogram (shared/bucket-histogram.ts) against prom-client's Histogram, the reference: fed
+ * BucketHistogram (shared/util/bucket-histogram.ts) against prom-client's Histogram, the reference: fed
  * the same observations, /metrics prints the same lines, the JSON the main thread aggregates from
  * its front-end threads merges to the same figures, and reset and bad values behave alike.
  */
 import { AggregatorRegistry, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { BucketHistogram } from '../../../shared/bucket-histogram.js';
+import { BucketHistogram } from '../../../../shared/util/bucket-histogram.js';
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 

@@ -1,4 +1,4 @@
-import { ConfigError, describeConfig, loadConfig, type Config } from './config/index.js';
+import { ConfigError, describeConfig, loadConfig, type Config } from '../config/index.js';
 import { restoreFastStringPrototype } from './fast-string-prototype.js';
 import { createLogger, type Logger } from './logger.js';
 

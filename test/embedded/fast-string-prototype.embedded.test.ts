@@ -21,7 +21,7 @@ describe('String.prototype keeps fast properties', () => {
       const before = fast(String.prototype);
       class Verbatim extends String {}
       const normalized = fast(String.prototype);
-      const { restoreFastStringPrototype } = await import(${JSON.stringify(path.join(ROOT, 'shared', 'fast-string-prototype.ts'))});
+      const { restoreFastStringPrototype } = await import(${JSON.stringify(path.join(ROOT, 'shared', 'runtime', 'fast-string-prototype.ts'))});
       restoreFastStringPrototype();
       console.log(JSON.stringify({ before, normalized, after: fast(String.prototype), still: new Verbatim('x').length }));`;
     const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });

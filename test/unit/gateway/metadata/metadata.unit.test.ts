@@ -107,8 +107,12 @@ const httpOps = operationList.filter(httpBindable);
 const soapOnlyOps = operationList.filter((op) => !httpBindable(op));
 const opNames = operationList.map((op) => op.name);
 
-/** The deployed service's declaration order, which its WSDL lists operations in. */
-const DECLARATION_ORDER = [
+/**
+ * The deployed service's declaration order, which its WSDL lists operations in. The catalogue keeps
+ * it (an operation added later goes anywhere after, and needs no edit here); the WSDL follows the
+ * catalogue.
+ */
+const DEPLOYED_ORDER = [
   'Login', 'Logout', 'InsertarEvento', 'LoginYInsertarEventos', 'LoginYInsertarEvento', 'LoginYInsertarEvento2',
   'InSession', 'ObtenerComando', 'ComandoProcesado', 'EstadoComando', 'CambiarClave', 'LoginYCambiarClave',
   'LoginYObtenerComando', 'LoginYComandoProcesado', 'LoginYEstadoComando', 'ConsultarVehiculosEnViaje',
@@ -447,7 +451,9 @@ describe('renderWsdl', () => {
   });
 
   it('lists operations in the deployed service declaration order in every section', () => {
-    const httpOrder = DECLARATION_ORDER.filter((n) => n !== 'LoginYInsertarEventos' && n !== 'LoginYInsertarEvento2');
+    expect(opNames.filter((n) => DEPLOYED_ORDER.includes(n))).toEqual(DEPLOYED_ORDER);
+    const DECLARATION_ORDER = opNames;
+    const httpOrder = httpOps.map((o) => o.name);
     const wrappers = elements.map((e) => attr(e, 'name')).filter((n) => DECLARATION_ORDER.includes(n));
     expect(wrappers).toEqual(DECLARATION_ORDER);
     expect(messages.filter((m) => attr(m, 'name').endsWith('SoapIn')).map((m) => attr(m, 'name'))).toEqual(DECLARATION_ORDER.map((n) => `${n}SoapIn`));
@@ -588,7 +594,7 @@ describe('help pages', () => {
 
   it('lists the operations sorted by name, as ASMX does, not in declaration order', () => {
     const listed = [...home.matchAll(/<li><a href="[^"]*\?op=([^"]+)">/g)].map((m) => m[1]);
-    expect(listed).toEqual([...DECLARATION_ORDER].sort());
+    expect(listed).toEqual([...opNames].sort());
     expect(listed[0]).toBe('CambiarClave');
   });
 

@@ -73,7 +73,7 @@ function prebuilt(file: string, suffix: '.gz' | '.br'): Buffer | null {
 
 /**
  * The build compresses each asset once (console/build.ts: `.gz` at level 9, `.br` at quality 11,
- * together about half a second of CPU). A console copied in without them is compressed here on
+ * the slowest settings). A console copied in without them is compressed here on
  * libuv's thread pool, never on the event loop, and served uncompressed until that is done.
  */
 function load(file: string, name: string, csp: string): Asset {

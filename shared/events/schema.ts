@@ -180,13 +180,13 @@ export function resolveFields(table: Readonly<Record<string, FieldSpec>>): reado
 /** EVENT_FIELDS in order, defaults filled in. */
 export const EVENT_FIELD_LIST: readonly EventField[] = resolveFields(EVENT_FIELDS);
 
-// Compiled code. The per-event paths (row building, checks) touch every field: a loop doing
-// `record[name]` costs about 20 ns a field in V8 (the site sees every name, so each access is a
-// hashed lookup), and an object given ~30 properties one computed key at a time becomes a hash
-// table, which JSON.stringify serialises several times slower. So these paths are compiled once
-// per table from one expression per column, the code a hand-written codec would be: property reads
-// with constant names, array and object literals. Names enter the code only through
-// JSON.stringify, as string literals, so no name can be read as code.
+// Compiled code. The per-event paths (row building, checks) touch every field: in a loop doing
+// `record[name]` the site sees every name, so each access is a hashed lookup in V8, and an object
+// given ~30 properties one computed key at a time becomes a hash table, which JSON.stringify
+// serialises far slower (bench/embedded-eventlog.ts and bench/ab.ts measured the compiled paths).
+// So these paths are compiled once per table from one expression per column, the code a
+// hand-written codec would be: property reads with constant names, array and object literals. Names
+// enter the code only through JSON.stringify, as string literals, so no name can be read as code.
 
 /** The expression reading property `name` of the object in variable `object`. */
 export const property = (object: string, name: string): string => `${object}[${JSON.stringify(name)}]`;

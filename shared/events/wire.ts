@@ -19,8 +19,8 @@ import { EVENT_PROTO_NUMBERS, positionalNumbers, PROTO_MESSAGE, PROTO_PACKAGE } 
 export const WIRE_VERSION = 1;
 
 /**
- * Version 2: the same record in the binary layout of binary.ts, a third of JSON's size and
- * cheaper to write and read (bench/event-codec.ts). Byte 0 is 2 (a JSON message starts with `{`),
+ * Version 2: the same record in the binary layout of binary.ts, smaller than JSON and cheaper to
+ * write and read (bench/event-codec.ts). Byte 0 is 2 (a JSON message starts with `{`),
  * byte 1 the number of fields the writer knew, then the record (u64 id first). A field `addedLater`
  * keeps the version here too: the layout puts such fields last, so a message from a gateway that
  * predates one stops before it (its zero is filled in), and a reader that predates one stops

@@ -40,8 +40,9 @@ const DT3 = "DateTime64(3, 'UTC')";
 /**
  * Columns whose measured best codec differs from their kind's (bench:clickhouse, 1,000,000 events
  * sorted by vehicle and time): coordinates of one vehicle follow each other closely, which FPC
- * predicts (-20% against ZSTD alone); Dominio and NroSerie repeat in long runs, which ClickHouse's
- * default LZ4 stores smaller than ZSTD(1) (an empty string: no CODEC clause, the default).
+ * predicts better than ZSTD alone (figures in bench/RESULTS.md); Dominio and NroSerie repeat in
+ * long runs, which ClickHouse's default LZ4 stores smaller than ZSTD(1) (an empty string: no CODEC
+ * clause, the default).
  */
 const CODEC_BY_COLUMN: Readonly<Record<string, string>> = {
   latitud: 'CODEC(FPC(12), ZSTD(1))',

@@ -27,8 +27,8 @@ const WRITER_MAIN = new URL('./writer-thread-main.cjs', import.meta.url);
 
 /**
  * Rows per INSERT statement on the writer thread. One statement step per 16 rows instead of per row
- * brought a ×100 batch to 0.91–0.95x of its server CPU (~1–2 µs less per event on the writer;
- * bench/LOG.md, 2026-11-26); chunks of 10, 25 and 50 rows measured alike in isolation.
+ * lowered a ×100 batch's server CPU (bench/ab.ts; bench/LOG.md, 2026-11-26); chunks of 10, 25 and
+ * 50 rows measured alike in isolation.
  */
 export const INSERT_CHUNK_ROWS = 16;
 

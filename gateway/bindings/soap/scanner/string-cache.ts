@@ -48,8 +48,8 @@ export class StringCache {
 export const SHARED_STRINGS = new StringCache();
 
 /**
- * An ASCII run of 1 to 16 bytes as a string: String.fromCharCode with the bytes as arguments is a
- * fifth of the cost of a native decode at these lengths (bench/parse.ts readers suite).
+ * An ASCII run of 1 to 16 bytes as a string: String.fromCharCode with the bytes as arguments costs
+ * less than a native decode at these lengths (bench/parse.ts readers suite).
  */
 function shortAscii(b: Buffer, s: number, length: number): string {
   switch (length) {

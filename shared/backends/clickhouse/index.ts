@@ -2,5 +2,5 @@ export { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions }
 export { ClickHouseEventStore } from './event-store.js';
 export { ClickHouseEventWriter, MAX_PARTITIONS_PER_INSERT, splitByPartition, type BinaryBodies, type EncodedBatch, type InsertFormat, type InsertRow } from './writer.js';
 export { MIGRATIONS, migrate, appliedVersions, type Migration, type MigrationResult } from './schema.js';
-export { toRow, fromRow, dateTimeText, partitionMonth, type EventRow, type StoredRow } from './rows.js';
+export { toRow, dateTimeText, partitionMonth, type EventRow, type StoredRow } from './rows.js';
 export { quoteString, quoteIdentifier, sqlUInt, sqlFloat, wellFormed, SqlValueError } from './sql.js';

@@ -221,5 +221,3 @@ export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST):
 /** The codec of EVENT_FIELDS. */
 export const EVENT_ROWS: EventRowCodec = eventRowCodec();
 export const toRow = EVENT_ROWS.toRow;
-export const fromRow = EVENT_ROWS.fromRow;
-export const STORED_COLUMNS = EVENT_ROWS.storedColumns;

@@ -4,14 +4,14 @@
  * nothing above U+10FFFF). ASCII goes through lookup tables; only non-ASCII bytes are decoded.
  */
 
-export const TAB = 0x09;
-export const LF = 0x0a;
-export const CR = 0x0d;
-export const SPACE = 0x20;
-export const MINUS = 0x2d;
-export const COLON = 0x3a;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const MINUS = 0x2d;
+const COLON = 0x3a;
 /** An XML 1.1 line end besides CR and LF. */
-export const NEL = 0x85;
+const NEL = 0x85;
 
 /** decodeUtf8 results that are not code points. */
 export const INVALID = -1;

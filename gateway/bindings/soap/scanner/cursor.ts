@@ -17,7 +17,7 @@ export const NEED_MORE = -1;
  */
 export const WAIT_FOR_MORE = new Error('the token continues in the next chunk');
 
-export const EMPTY = Buffer.alloc(0);
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The bytes being scanned and where the scan is in the document: shared by the token functions.

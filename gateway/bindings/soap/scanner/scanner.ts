@@ -15,7 +15,7 @@ const LT = 0x3c;
 const QUESTION = 0x3f;
 const SLASH = 0x2f;
 
-export interface ScannerOptions {
+interface ScannerOptions {
   /** A leading EF BB BF is the encoding signature (raw UTF-8 input), not a character. */
   readonly bom: boolean;
   /**

@@ -9,7 +9,7 @@ const SLOTS = 2048;
  * recur in every request, and comparing a few bytes in JS costs less than a native decode plus a
  * new string. Direct-mapped: a slot holds the last run that hashed to it, checked byte by byte.
  */
-export class StringCache {
+class StringCache {
   private readonly strings: (string | undefined)[] = new Array<string | undefined>(SLOTS);
   private readonly lengths = new Uint8Array(SLOTS);
   private readonly keys = new Uint8Array(SLOTS * WIDTH);

@@ -119,7 +119,7 @@ function secondsText(seconds: number): string {
 const clampMs = (ms: number): number => Math.min(MAX_INSTANT_MS, Math.max(MIN_INSTANT_MS, ms));
 
 /** DateTime64(3) text of epoch ms (floor to the second, so negative instants read right). */
-export function dateTime64MsText(epochMs: number): string {
+function dateTime64MsText(epochMs: number): string {
   const ms = clampMs(epochMs);
   const seconds = Math.floor(ms / 1000);
   return `${secondsText(seconds)}.${pad(ms - seconds * 1000, 3)}`;
@@ -194,7 +194,7 @@ const readKey = (column: string): string => column.replace(/^.* AS /, '');
  * (which hides it) gets an empty string. Nullable columns of a non-null reading come back as null;
  * instants and epoch ms are read as their raw Int64, so no range or rounding question arises.
  */
-export function currentRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
+function currentRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
   const names = currentEventColumns(fields).map((c) => JSON.stringify(c.name));
   const values = ['id.toString()', ...fields.flatMap((f) => columnValues(f, property('e', f.name))), 'secondsText(Math.floor(storedAt / 1000))'];
   const toRow = compileFunction<EventRowCodec['toRow']>(['id', 'e', 'storedAt'], `return { ${names.map((n, i) => `${n}: ${values[i]}`).join(', ')} };`, {

@@ -26,7 +26,7 @@ import { IntMap, mayFillGap } from '../../util/int-map.js';
  * expected window at once (growing copies and rehashes everything); bench/dedupe-ring.ts measures
  * it.
  */
-export interface DedupeHit<T> {
+interface DedupeHit<T> {
   id: bigint;
   receivedAt: number;
   /** The tag given to add() until settle(); null once settled. */
@@ -99,7 +99,7 @@ function fingerprint(key: string): void {
   wordsOf = key;
 }
 
-export interface DedupeRingOptions {
+interface DedupeRingOptions {
   /**
    * The most keys the window keeps (the event log's DEDUPE_MAX_KEYS): the ring starts that large
    * so that filling it never stops to grow. Typed arrays are zeroed by the OS page by page as they

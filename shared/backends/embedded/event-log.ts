@@ -12,14 +12,14 @@ import { inlineWriter, threadWriter } from './group-writers.js';
  * events (npm run bench:eventlog measures the cost per event), so this bounds the stall; larger
  * groups measured no faster (bench/embedded-eventlog.ts).
  */
-export const DEFAULT_MAX_GROUP_EVENTS = 1000;
+const DEFAULT_MAX_GROUP_EVENTS = 1000;
 
 /** About 50 bytes a key, outside the JS heap (dedupe-ring.ts): 1M keys ≈ 50 MB at most. */
-export const DEFAULT_MAX_DEDUPE_KEYS = 1_000_000;
+const DEFAULT_MAX_DEDUPE_KEYS = 1_000_000;
 
 const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
 
-export interface EventLogOptions {
+interface EventLogOptions {
   dedupeWindowMs: number;
   now: () => number;
   maxGroupEvents?: number;

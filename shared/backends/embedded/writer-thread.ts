@@ -36,7 +36,7 @@ export const INSERT_CHUNK_ROWS = 16;
 const MAX_SEQ = 2 ** 31 - 2;
 
 /** Room for several groups of a thousand typical events (~300 bytes each); pages are touched only as used. */
-export const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
+const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
 
 interface Reply {
   seq: number;
@@ -44,7 +44,7 @@ interface Reply {
   error?: string;
 }
 
-export interface WriterThreadOptions {
+interface WriterThreadOptions {
   file: string;
   synchronous: 'FULL' | 'NORMAL';
   /** The INSERT of n rows at index n − 1, for n = 1 … its length: a group is bound in chunks of the longest. */
@@ -88,7 +88,7 @@ interface Running {
 }
 
 /** How groups went over (since the WriterThread was made, across thread restarts). */
-export interface HandoffStats {
+interface HandoffStats {
   /** Times the ring was full and a message waited for the thread to free space. */
   waitsForSpace: number;
   /** Groups larger than the whole ring, transferred as a buffer of their own. */

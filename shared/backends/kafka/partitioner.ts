@@ -2,7 +2,7 @@
 const PARTITION_CACHE_LIMIT = 100_000;
 
 /** Kafka's murmur2 of a key's bytes (a signed 32-bit result, as the Java client computes it). */
-export type KeyHash = (key: Buffer) => number;
+type KeyHash = (key: Buffer) => number;
 
 /**
  * The partition the Java client's default partitioner picks for a key (murmur2, made positive,

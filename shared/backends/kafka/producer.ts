@@ -23,7 +23,7 @@ export interface RecordSender {
   disconnect(): Promise<void>;
 }
 
-export interface EventProducerOptions {
+interface EventProducerOptions {
   brokers: string[];
   clientId: string;
   /** Bounds one produce request, and the broker's wait for the in-sync replicas. */

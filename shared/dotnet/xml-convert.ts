@@ -227,7 +227,7 @@ function strict(text: string, todayOf: () => CivilDate): ParsedDateTime | null {
   return toParsedDateTime(value, offset === 0 ? 0 : offset);
 }
 
-export interface XmlDateTimeOptions {
+interface XmlDateTimeOptions {
   /** Also take "2026-11-22 10:00:08" (a space for the T), which XmlConvert refuses. */
   readonly spaceForT?: boolean;
 }

@@ -143,7 +143,7 @@ export interface EventField {
 }
 
 /** The value a field `addedLater` has where it is absent. */
-export function zeroValue(kind: FieldKind, nullable: boolean): KindValue[FieldKind] | null {
+function zeroValue(kind: FieldKind, nullable: boolean): KindValue[FieldKind] | null {
   if (nullable) return null;
   switch (kind) {
     case 'text':
@@ -214,7 +214,7 @@ export function exampleEventRecord(): EventRecord {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whole epoch milliseconds plus 0-9999 ticks of 100 ns, as EventInstant. */
-export function isInstant(v: unknown): v is EventInstant {
+function isInstant(v: unknown): v is EventInstant {
   if (!isObject(v)) return false;
   const { epochMs, subMsTicks } = v;
   return Number.isSafeInteger(epochMs) && Number.isInteger(subMsTicks) && (subMsTicks as number) >= 0 && (subMsTicks as number) <= 9999;

@@ -1,14 +1,14 @@
 import type { LabelValues, Metric, Registry } from 'prom-client';
 
 /** One line of a metric in prom-client's JSON form (what `Registry.getMetricsAsJSON` gives). */
-export interface HistogramValue {
+interface HistogramValue {
   labels: Record<string, string | number>;
   value: number;
   metricName: string;
 }
 
 /** A metric in prom-client's JSON form: what a registry and AggregatorRegistry read of it. */
-export interface HistogramJson {
+interface HistogramJson {
   name: string;
   help: string;
   type: 'histogram';
@@ -51,7 +51,7 @@ class Series implements HistogramSeries {
   }
 }
 
-export interface BucketHistogramConfig<L extends string> {
+interface BucketHistogramConfig<L extends string> {
   name: string;
   help: string;
   labelNames?: readonly L[];

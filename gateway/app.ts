@@ -32,7 +32,7 @@ export interface Application {
   close(): Promise<void>;
 }
 
-export interface ApplicationOptions {
+interface ApplicationOptions {
   config: Config;
   logger: Logger;
   /** Date.now unless given; with GATEWAY_THREADS > 1 only a SharedClock reaches the other threads. */

@@ -7,7 +7,7 @@ import { renderHelpPage, renderOperationPage } from './metadata/help-page.js';
 import { clientText, CLIENT_ERRORS } from './errors/registry.js';
 import { Status, statusLine, TEXT_PLAIN, TEXT_XML, type Exchange } from './transport/exchange.js';
 
-export interface RouterOptions {
+interface RouterOptions {
   readonly deps: BindingDeps;
   readonly logger: Logger;
   /** What ?wsdl and ?disco serve. */

@@ -15,7 +15,7 @@ export interface GatewayServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export interface GatewayOptions {
+interface GatewayOptions {
   config: Config;
   service: OperationService;
   logger: Logger;

@@ -17,7 +17,7 @@ export class RetryAborted extends Error {
   }
 }
 
-export interface RetryOptions {
+interface RetryOptions {
   backoff?: BackoffOptions;
   /** Checked before each attempt and after each wait: true abandons with RetryAborted. */
   shouldStop: () => boolean;

@@ -58,7 +58,7 @@ export function batchToken(topic: string, partition: number, messages: readonly 
   return `${topic}:${partition}:${first}-${last}@${messages[0]?.timestamp ?? ''}`;
 }
 
-export function compareInstants(a: EventInstant, b: EventInstant): number {
+function compareInstants(a: EventInstant, b: EventInstant): number {
   return a.epochMs !== b.epochMs ? a.epochMs - b.epochMs : a.subMsTicks - b.subMsTicks;
 }
 

@@ -13,13 +13,13 @@ import type { WorkerLogger } from './log.js';
  */
 export type ConsumerPhase = 'waiting' | 'consuming' | 'restarting' | 'stopped' | 'failed';
 
-export interface ConsumerStatus {
+interface ConsumerStatus {
   phase: ConsumerPhase;
   /** Why it is not consuming (null while consuming). */
   reason: string | null;
 }
 
-export interface ConsumerSupervisorOptions {
+interface ConsumerSupervisorOptions {
   brokers: string[];
   clientId: string;
   topic: string;

@@ -1,7 +1,7 @@
 import type { Admin } from 'kafkajs';
 import { errorText, type WorkerLogger } from './log.js';
 
-export interface LagMonitorOptions {
+interface LagMonitorOptions {
   topic: string;
   groupId: string;
   intervalMs: number;

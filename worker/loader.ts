@@ -6,7 +6,7 @@ import { retry, RetryAborted, sleep } from './backoff.js';
 import { batchToken, gridEnd, latestReports, poisonMessage, type BufferedMessage } from './batch.js';
 import { errorText } from './log.js';
 
-export type { LoaderOptions, LoaderStats, PoisonSink } from './loader-types.js';
+export type { LoaderStats, PoisonSink } from './loader-types.js';
 import type { LoaderOptions, LoaderStats } from './loader-types.js';
 
 type State = 'running' | 'draining' | 'stopped' | 'aborted';

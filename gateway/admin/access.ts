@@ -17,7 +17,7 @@ export interface Principal {
 /** The identity ADMIN_TOKEN / ADMIN_TOKEN_FILE signs in as; no named token may take it. */
 export const BOOTSTRAP_IDENTITY = 'bootstrap';
 /** Operators' tokens start with this, so a leaked one is recognisable (secret scanners, logs). */
-export const OPERATOR_TOKEN_PREFIX = 'gwo_';
+const OPERATOR_TOKEN_PREFIX = 'gwo_';
 
 /** A new operator token: the prefix and 32 random bytes, base64url. */
 export function newOperatorToken(): string {
@@ -32,7 +32,7 @@ export function operatorTokenHash(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-export type Authentication =
+type Authentication =
   | { kind: 'ok'; principal: Principal }
   /** No bearer token at all: 401, neither counted as a guess nor audited (nothing was guessed). */
   | { kind: 'missing' }
@@ -49,7 +49,7 @@ function bearerOf(headers: IncomingHttpHeaders): string | null {
   return /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1] ?? null;
 }
 
-export interface AdminAccessOptions {
+interface AdminAccessOptions {
   /** ADMIN_TOKEN (or ADMIN_TOKEN_FILE, or the generated one): the bootstrap administrator. */
   bootstrapToken: string;
   stores: OperatorStores;

@@ -52,7 +52,7 @@ export function fieldNames(body: Record<string, unknown>): string[] {
     .map((k) => k.slice(0, MAX_NAME));
 }
 
-export function outcomeOf(status: number): AuditOutcome {
+function outcomeOf(status: number): AuditOutcome {
   if (status === 401 || status === 403 || status === 429) return 'refused';
   return status < 400 ? 'ok' : 'failed';
 }
@@ -62,7 +62,7 @@ const RETENTION_EVERY_MS = 60_000;
 const BATCH = 500;
 const BATCHES = 20;
 
-export interface AuditTrailOptions {
+interface AuditTrailOptions {
   store: AuditStore;
   logger: Logger;
   retentionMs: number;

@@ -6,7 +6,7 @@ import type { Config } from '../../shared/config/index.js';
 /** Name of the file in DATA_DIR holding the generated admin token. */
 export const ADMIN_TOKEN_FILE = 'admin-token';
 
-export interface ResolvedAdminToken {
+interface ResolvedAdminToken {
   token: string;
   /** True when this call generated the token (and wrote it to `path`). */
   generated: boolean;

@@ -26,14 +26,14 @@ export class AdminUnreachableError extends Error {
   }
 }
 
-export interface AdminClientOptions {
+interface AdminClientOptions {
   baseUrl: string;
   /** Needed by every route but /healthz and /readyz. */
   token: string | null;
   timeoutMs?: number;
 }
 
-export type AdminResponse = { status: number; body: unknown };
+type AdminResponse = { status: number; body: unknown };
 
 const seg = (value: string): string => encodeURIComponent(value);
 

@@ -10,7 +10,7 @@ import type { Logger } from '../../shared/runtime/logger.js';
  * everything the console shows comes from the token-protected API. Built by `npm run build`
  * (console/build.ts) into dist/console and read once, compressed, at start.
  */
-export const CONSOLE_PATH_PREFIX = '/console/';
+const CONSOLE_PATH_PREFIX = '/console/';
 
 /**
  * No inline script or style, nothing from elsewhere but the map's tiles (images from the origin of
@@ -48,7 +48,7 @@ interface Asset {
   headers: Readonly<Record<string, string>>;
 }
 
-export interface ConsoleAssets {
+interface ConsoleAssets {
   /** Answers GET/HEAD of `/` and `/console/*` and returns true; false leaves the request to the API. */
   serve(req: IncomingMessage, res: ServerResponse): boolean;
 }
@@ -73,7 +73,7 @@ function prebuilt(file: string, suffix: '.gz' | '.br'): Buffer | null {
 
 /**
  * The build compresses each asset once (console/build.ts: `.gz` at level 9, `.br` at quality 11,
- * together about half a second of CPU). A console copied in without them is compressed here on
+ * the slowest settings). A console copied in without them is compressed here on
  * libuv's thread pool, never on the event loop, and served uncompressed until that is done.
  */
 function load(file: string, name: string, csp: string): Asset {

@@ -5,10 +5,10 @@ import { sendJson, type JsonValue } from '../../shared/runtime/http-reply.js';
  * Small request/response helpers of the admin API: JSON in, JSON out, errors as
  * `{"error": "..."}` (plus `field` when one request field is at fault).
  */
-export { JSON_TYPE, TEXT_TYPE, sendEmpty, sendJson, sendReply, sendText, type JsonValue } from '../../shared/runtime/http-reply.js';
+export { sendReply, type JsonValue } from '../../shared/runtime/http-reply.js';
 
 /** Largest request body the admin API reads. */
-export const BODY_LIMIT_BYTES = 64 * 1024;
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** A failure the client caused (or a lookup miss), answered with its status and message. */
 export class HttpError extends Error {
@@ -85,7 +85,7 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * The body as UTF-8 text (a BOM dropped); a 400 naming the first invalid byte's line and column,
  * where a lenient decode would have stored U+FFFD in place of what the operator sent.
  */
-export function utf8Body(raw: Buffer): string {
+function utf8Body(raw: Buffer): string {
   try {
     return STRICT_UTF8.decode(raw);
   } catch {
@@ -97,7 +97,7 @@ export function utf8Body(raw: Buffer): string {
   }
 }
 
-export interface Utf8Fault {
+interface Utf8Fault {
   /** Byte offset of the sequence that is invalid. */
   offset: number;
   byte: number;

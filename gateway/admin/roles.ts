@@ -55,7 +55,7 @@ export const ROUTE_ROLES = {
 } as const satisfies Record<string, Role | 'public'>;
 
 export type RouteKey = keyof typeof ROUTE_ROLES;
-export type Access = Role | 'public';
+type Access = Role | 'public';
 
 /** `PATCH /admin/providers/:systemUser` */
 export function routeKey(method: Method, pattern: readonly string[]): string {

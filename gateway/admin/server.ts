@@ -14,7 +14,7 @@ import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './
 import { StreamHub } from './stream-hub.js';
 import { StreamRevocation } from './stream-revocation.js';
 
-export { resolveAdminToken, ADMIN_TOKEN_FILE, type ResolvedAdminToken } from './auth.js';
+export { resolveAdminToken } from './auth.js';
 
 export interface AdminServer {
   readonly port: number;
@@ -24,7 +24,7 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-export interface AdminServerOptions {
+interface AdminServerOptions {
   config: Config;
   backends: Backends;
   logger: Logger;

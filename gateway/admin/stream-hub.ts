@@ -14,12 +14,12 @@ import { eventView } from './views.js';
  * beyond that is counted in a `skipped` message (the paged list has every event). Writes of one flush
  * are spread over turns of the event loop, so thousands of streams never hold it for long.
  */
-export interface StreamFilter {
+interface StreamFilter {
   provider: string | null;
   dominio: string | null;
 }
 
-export interface StreamHubOptions {
+interface StreamHubOptions {
   feed: EventFeed;
   logger: Logger;
   /** Streams open at once; one more is answered 503. */

@@ -3,7 +3,7 @@ import type { OperatorTokenStore } from '../../shared/backends/operators.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 
 /** How often the tokens of open live streams are checked: a revoked token's stream ends within about this. */
-export const STREAM_RECHECK_MS = 500;
+const STREAM_RECHECK_MS = 500;
 
 /**
  * A live event stream outlives the request that opened it, so the per-request token check alone

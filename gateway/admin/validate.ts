@@ -4,7 +4,7 @@ import { HttpError, invalid } from './http.js';
 
 /** Field checks of the admin API; each failure is a 400 naming the field. */
 
-export const SYSTEM_USER_MAX_LENGTH = MAX_LENGTH.systemUser;
+const SYSTEM_USER_MAX_LENGTH = MAX_LENGTH.systemUser;
 
 /** Refuses fields the route does not know, so a misspelt field is not silently ignored. */
 export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
@@ -97,8 +97,8 @@ export function timeZoneOf(value: unknown, field = 'timeZone'): string | null {
   return zoneSpelling(value);
 }
 
-export const EVENTS_DEFAULT_LIMIT = 100;
-export const EVENTS_MAX_LIMIT = 1000;
+const EVENTS_DEFAULT_LIMIT = 100;
+const EVENTS_MAX_LIMIT = 1000;
 
 export function limitOf(raw: string | null): number {
   if (raw === null || raw === '') return EVENTS_DEFAULT_LIMIT;

@@ -15,7 +15,7 @@ export interface RequestBinding {
   handle(ex: Exchange, pathName: string): void;
 }
 
-export interface BindingEntry {
+interface BindingEntry {
   /** For reading only: the binding's name in this table and in docs/architecture.md. */
   readonly name: string;
   readonly place: BindingPlace;

@@ -25,7 +25,7 @@ const SOAP12 = 'http://schemas.xmlsoap.org/wsdl/soap12/';
 const HTTP = 'http://schemas.xmlsoap.org/wsdl/http/';
 const ADDRESS_NAMESPACES = new Set([SOAP, SOAP12, HTTP]);
 
-export interface CapturedWsdl {
+interface CapturedWsdl {
   /** The file's text with every port address `location` set to `serviceUrl`. */
   render(serviceUrl: string): string;
   /** Local names of the bindings of the SOAP 1.1 and SOAP 1.2 ports, in document order (for ?disco). */

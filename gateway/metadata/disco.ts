@@ -11,7 +11,7 @@ const DISCO_NS = 'http://schemas.xmlsoap.org/disco/';
 const DISCO_SCL_NS = 'http://schemas.xmlsoap.org/disco/scl/';
 const DISCO_SOAP_NS = 'http://schemas.xmlsoap.org/disco/soap/';
 
-export interface DiscoOptions extends MetadataOptions {
+interface DiscoOptions extends MetadataOptions {
   /** Local names of the SOAP 1.1 and 1.2 bindings to list; default the generated WSDL's. */
   readonly soapBindings?: readonly string[];
 }

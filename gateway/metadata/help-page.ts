@@ -20,7 +20,7 @@ import {
 import { escapeHtml, escapeXmlAttr } from './xml-escape.js';
 import { SERVICE_NAME, XML_DECLARATION, httpRootElement, soapActionFor, type MetadataOptions } from './wsdl.js';
 
-export interface OperationPageOptions extends MetadataOptions {
+interface OperationPageOptions extends MetadataOptions {
   /** Operation name as given in `?op=`; matched exactly (case-sensitive), as ASMX does. */
   readonly operation: string;
 }

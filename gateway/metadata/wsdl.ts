@@ -39,7 +39,7 @@ export interface MetadataOptions {
 }
 
 /** Line terminator of ASMX's metadata documents (XmlTextWriter on Windows). */
-export const NEWLINE = '\r\n';
+const NEWLINE = '\r\n';
 
 /** The `<?xml ...?>` declaration ASMX writes before every XML document. */
 export const XML_DECLARATION = '<?xml version="1.0" encoding="utf-8"?>';
@@ -69,10 +69,10 @@ const NS = {
 // Schema conventions of XmlSerializer, shared with the help page.
 
 /** A named schema type of the catalogue: `Comando`, `Vehiculo`, `ArrayOfPEvento`, ... */
-export type NamedType = ComplexType | ArrayType;
+type NamedType = ComplexType | ArrayType;
 
 /** One `<s:element>` particle of a sequence, as XmlSerializer exports it. */
-export interface ElementParticle {
+interface ElementParticle {
   readonly name: string;
   /** Qualified schema type: `s:string`, `tns:ArrayOfPEvento`, ... */
   readonly type: string;
@@ -90,11 +90,11 @@ function minOccursFor(isValueType: boolean, nillable: boolean): 0 | 1 {
   return isValueType || nillable ? 1 : 0;
 }
 
-export function isValueType(type: ScalarType): boolean {
+function isValueType(type: ScalarType): boolean {
   return type !== 'string';
 }
 
-export function scalarParticle(field: ScalarField): ElementParticle {
+function scalarParticle(field: ScalarField): ElementParticle {
   const nillable = field.nillable === true;
   return {
     name: field.name,
@@ -105,14 +105,14 @@ export function scalarParticle(field: ScalarField): ElementParticle {
   };
 }
 
-export function paramParticle(param: Param): ElementParticle {
+function paramParticle(param: Param): ElementParticle {
   if (isArrayParam(param)) {
     return { name: param.name, type: `tns:${param.type.name}`, minOccurs: 0, maxOccurs: '1', nillable: false };
   }
   return scalarParticle(param);
 }
 
-export function resultParticle(op: OperationDef): ElementParticle {
+function resultParticle(op: OperationDef): ElementParticle {
   const name = `${op.name}Result`;
   const r = op.result;
   if (r.kind === 'scalar') {
@@ -122,7 +122,7 @@ export function resultParticle(op: OperationDef): ElementParticle {
 }
 
 /** The repeated item of an `ArrayOfX`: class items are nillable, value-type items are not. */
-export function arrayItemParticle(array: ArrayType): ElementParticle {
+function arrayItemParticle(array: ArrayType): ElementParticle {
   const item = array.item;
   if (typeof item === 'string') {
     return {
@@ -137,7 +137,7 @@ export function arrayItemParticle(array: ArrayType): ElementParticle {
 }
 
 /** Particles of a named type's sequence. */
-export function typeParticles(t: NamedType): ElementParticle[] {
+function typeParticles(t: NamedType): ElementParticle[] {
   return t.kind === 'complex' ? t.fields.map(scalarParticle) : [arrayItemParticle(t)];
 }
 

@@ -26,7 +26,7 @@ export interface Span {
   readonly end: number;
 }
 
-export interface XmlDocument {
+interface XmlDocument {
   readonly root: XmlElement;
   /** The encoding named by the XML declaration, or null without one. */
   readonly declaredEncoding: string | null;

@@ -29,7 +29,7 @@ function instantOf(dt: DateTimeValue | null, zone: string): EventInstant | null 
   return withinDotNetRange(instant) ? instant : null;
 }
 
-export interface IngestOptions {
+interface IngestOptions {
   timeZone: string;
   rateLimitEventsPerSecond: number;
   appendTimeoutMs: number;

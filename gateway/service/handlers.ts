@@ -20,7 +20,7 @@ export type Handlers = { [N in OperationName]: Handler<N> };
 /** What the operation layer uses of the backends (all a front-end thread has of them, gateway/threads/). */
 export type ServiceBackends = Pick<Backends, 'providers' | 'lockouts' | 'sessions' | 'commands' | 'trips' | 'eventLog'>;
 
-export interface HandlerDeps {
+interface HandlerDeps {
   backends: ServiceBackends;
   config: Config;
   auth: Authenticator;

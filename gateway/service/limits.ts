@@ -18,7 +18,7 @@ interface LimitedArray {
   readonly fields: readonly Required<Pick<ScalarField, 'name' | 'maxLength'>>[];
 }
 
-export interface LimitCheck {
+interface LimitCheck {
   /** True when a value outside any per-item array breaks its limit: the whole call is invalid. */
   readonly callInvalid: boolean;
   /** Positions of the per-item array's items that break a limit (each answered on its own). */

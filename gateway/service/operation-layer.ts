@@ -5,7 +5,7 @@ import { CachedProviderStore } from './provider-cache.js';
 import type { RateLimiter } from './rate-limit.js';
 import { OperationService } from './service.js';
 
-export interface OperationLayer {
+interface OperationLayer {
   service: OperationService;
   /**
    * The provider records this thread reads, cached for PROVIDER_CACHE_MS; the admin API on the
@@ -14,7 +14,7 @@ export interface OperationLayer {
   providers: CachedProviderStore;
 }
 
-export interface OperationLayerOptions {
+interface OperationLayerOptions {
   /** The stores as opened (providers uncached). */
   stores: ServiceBackends;
   config: Config;

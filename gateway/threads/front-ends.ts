@@ -33,7 +33,7 @@ export interface FrontEnds {
   readonly nativeBinaries: readonly (string | null)[];
 }
 
-export interface FrontEndsOptions {
+interface FrontEndsOptions {
   config: Config;
   logger: Logger;
   service: OperationService;

@@ -15,7 +15,7 @@ import { stateHandlers, type SharedState } from './shared-state.js';
  * exception in a front end is a bug that a restarted thread would meet again, and the shared state
  * it used lives on, so restarting the thread alone would hide it.
  */
-export interface FrontEndPoolOptions {
+interface FrontEndPoolOptions {
   config: Config;
   logger: Logger;
   state: SharedState;

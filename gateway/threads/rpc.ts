@@ -18,7 +18,7 @@ import { IntMap } from '../../shared/util/int-map.js';
 /** [call id, operation index, arguments] */
 export type Call = [id: number, op: number, args: unknown[]];
 /** [call id, 1, value] or [call id, 0, error] */
-export type Reply = [id: number, ok: 1, value: unknown] | [id: number, ok: 0, error: WireError];
+type Reply = [id: number, ok: 1, value: unknown] | [id: number, ok: 0, error: WireError];
 
 /** An error as it crosses threads: BackendUnavailableError keeps its meaning ("retry later"). */
 export interface WireError {

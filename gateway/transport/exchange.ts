@@ -218,7 +218,7 @@ export function statusLine(code: number): string {
 export const TEXT_PLAIN = 'text/plain; charset=utf-8';
 export const TEXT_XML = 'text/xml; charset=utf-8';
 
-export interface MediaType {
+interface MediaType {
   readonly type: string;
   readonly params: ReadonlyMap<string, string>;
 }

@@ -170,7 +170,7 @@ export function auditScope(target: string): string {
 }
 
 /** True when `target` is `filter` or under it. */
-export function targetMatches(target: string | null, filter: string): boolean {
+function targetMatches(target: string | null, filter: string): boolean {
   return target !== null && (target === filter || target.startsWith(`${filter}/`));
 }
 
@@ -181,7 +181,7 @@ export type AuditIndex = { kind: 'all' } | { kind: 'identity'; identity: string 
  * Reads `index` newest first: at most `chunk` entries with ids below `before` (null = from the
  * newest), in descending id order; an empty answer only when nothing older is left.
  */
-export type AuditReader = (index: AuditIndex, before: number | null, chunk: number) => Promise<AuditEntry[]>;
+type AuditReader = (index: AuditIndex, before: number | null, chunk: number) => Promise<AuditEntry[]>;
 
 /**
  * Entries clocks disagree by at most this: in the scale-out mode ids follow Redis' order and

@@ -54,7 +54,7 @@ export const Comando = {
   ],
 } as const satisfies ComplexType;
 
-export const Vehiculo = {
+const Vehiculo = {
   kind: 'complex',
   name: 'Vehiculo',
   fields: [
@@ -71,7 +71,7 @@ export const pEvento = {
   fields: [...EVENT_HEAD, ...EVENT_TIMES],
 } as const satisfies ComplexType;
 
-export const pSensor = {
+const pSensor = {
   kind: 'complex',
   name: 'pSensor',
   fields: [
@@ -80,7 +80,7 @@ export const pSensor = {
   ],
 } as const satisfies ComplexType;
 
-export const ArrayOfVehiculo = { kind: 'array', name: 'ArrayOfVehiculo', item: Vehiculo } as const satisfies ArrayType;
+const ArrayOfVehiculo = { kind: 'array', name: 'ArrayOfVehiculo', item: Vehiculo } as const satisfies ArrayType;
 export const ArrayOfPEvento = { kind: 'array', name: 'ArrayOfPEvento', item: pEvento } as const satisfies ArrayType;
 export const ArrayOfPSensor = { kind: 'array', name: 'ArrayOfPSensor', item: pSensor } as const satisfies ArrayType;
 export const ArrayOfInt = { kind: 'array', name: 'ArrayOfInt', item: 'int' } as const satisfies ArrayType;

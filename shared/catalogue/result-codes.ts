@@ -17,5 +17,3 @@ export const ResultCode = {
   /** Over the provider's RATE_LIMIT_EVENTS_PER_SECOND. */
   RateLimited: -6,
 } as const;
-
-export type ResultCodeValue = (typeof ResultCode)[keyof typeof ResultCode];

@@ -10,7 +10,7 @@ export type Config = { readonly [S in keyof Table]: { readonly [K in keyof Table
 
 export class ConfigError extends Error {}
 
-export interface SettingEntry {
+interface SettingEntry {
   section: keyof Table;
   key: string;
   setting: Setting<unknown>;
@@ -25,7 +25,7 @@ export function settingEntries(): SettingEntry[] {
   return out;
 }
 
-export type ReadFile = (file: string) => string;
+type ReadFile = (file: string) => string;
 
 /**
  * A secret's raw value: the variable itself or the file `<NAME>_FILE` names (one trailing

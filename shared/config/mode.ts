@@ -1,7 +1,7 @@
 import type { Config } from './load.js';
 
 /** The two ways the service runs (docs/running.md): one process on SQLite, or gateways on Redis + Kafka. */
-export type DeploymentMode = 'embedded' | 'scale-out';
+type DeploymentMode = 'embedded' | 'scale-out';
 
 /** A configuration that names only part of what a mode needs. */
 export class ConfigurationMissing extends Error {}

@@ -15,12 +15,12 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 
 /** Front-end threads at most: past a few per core they only add contention on the main thread. */
-export const MAX_GATEWAY_THREADS = 64;
+const MAX_GATEWAY_THREADS = 64;
 
 /** Event ids are signed 64-bit (SQLite INTEGER, ClickHouse Int64): the largest one. */
-export const MAX_EVENT_ID = 2n ** 63n - 1n;
+const MAX_EVENT_ID = 2n ** 63n - 1n;
 
-export const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+const DEFAULT_MAP_TILE_URL = 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
 
 /**
  * GATEWAY_THREADS when unset: a front-end thread per core but one, at least one. The process needs
@@ -40,7 +40,7 @@ export function isValidTimeZone(zone: string): boolean {
   }
 }
 
-export interface RedisSentinelAddress {
+interface RedisSentinelAddress {
   host: string;
   port: number;
 }

@@ -7,7 +7,7 @@ import type { ParsedDateTime } from '../catalogue/types.js';
  */
 export const TICKS_PER_SECOND = 10_000_000;
 export const TICKS_PER_MINUTE = 60 * TICKS_PER_SECOND;
-export const TICKS_PER_DAY = 86_400 * TICKS_PER_SECOND;
+const TICKS_PER_DAY = 86_400 * TICKS_PER_SECOND;
 
 export interface CivilDate {
   readonly year: number;
@@ -23,7 +23,7 @@ export interface DayTicks {
 
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-export function isLeapYear(year: number): boolean {
+function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
 
@@ -48,7 +48,7 @@ export function daysFromCivil(year: number, month: number, day: number): number 
   return era * 146_097 + doe - 306;
 }
 
-export function civilFromDays(days: number): CivilDate {
+function civilFromDays(days: number): CivilDate {
   const z = days + 306;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
@@ -65,7 +65,7 @@ export function dayOfWeek(days: number): number {
   return (((days + 1) % 7) + 7) % 7;
 }
 
-export const MAX_DAYS = daysFromCivil(9999, 12, 31);
+const MAX_DAYS = daysFromCivil(9999, 12, 31);
 
 /** Adds ticks (any sign, |ticks| < 2^53), carrying whole days. */
 export function addTicks(value: DayTicks, ticks: number): DayTicks {

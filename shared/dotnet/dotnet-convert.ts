@@ -18,7 +18,7 @@ export interface ConversionFailure {
   readonly message: string;
 }
 
-export type Converted<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ConversionFailure };
+type Converted<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ConversionFailure };
 
 const BAD_FORMAT: ConversionFailure = { exception: 'System.FormatException', message: 'Input string was not in a correct format.' };
 const BAD_BOOLEAN: ConversionFailure = { exception: 'System.FormatException', message: 'String was not recognized as a valid Boolean.' };

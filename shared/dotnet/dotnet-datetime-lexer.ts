@@ -101,7 +101,7 @@ function equalsIgnoreCase(s: string, start: number, token: string): boolean {
   return true;
 }
 
-export interface SubString {
+interface SubString {
   /** 'number' (digits), 'other' (one character), 'invalid' (over 8 digits) or 'end'. */
   type: 'number' | 'other' | 'invalid' | 'end';
   index: number;

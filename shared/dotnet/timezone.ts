@@ -28,7 +28,7 @@ function formatterFor(zone: string): Intl.DateTimeFormat {
 }
 
 /** Offset of `zone` from UTC at the instant `epochMs`, in minutes (east positive). */
-export function offsetMinutesAt(zone: string, epochMs: number): number {
+function offsetMinutesAt(zone: string, epochMs: number): number {
   if (zone === 'UTC' || zone === 'Etc/UTC') return 0;
   const parts = formatterFor(zone).formatToParts(new Date(epochMs));
   const get = (type: Intl.DateTimeFormatPartTypes): number => Number(parts.find((p) => p.type === type)?.value ?? 0);

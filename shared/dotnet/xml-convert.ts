@@ -24,7 +24,7 @@ type TypeCode = 'dateTime' | 'time' | 'date' | 'gYearMonth' | 'gYear' | 'gMonthD
 /** XML Schema gives gMonthDay and friends a leap year so --02-29 is valid. */
 const LEAP_YEAR = 1904;
 const MAX_FRACTION_DIGITS = 7;
-/** 10^(7 − digits read): a table, since `10 ** n` with n unknown is a call to pow (perf: 0.3% of an insert). */
+/** 10^(7 − digits read): a table, since `10 ** n` with n unknown is a call to pow (bench/perf.ts). */
 const FRACTION_SCALE = Array.from({ length: MAX_FRACTION_DIGITS }, (_, count) => 10 ** (MAX_FRACTION_DIGITS - count));
 
 /** XsdDateTime.Parser: fields are shared by the attempts, as in .NET. */
@@ -227,7 +227,7 @@ function strict(text: string, todayOf: () => CivilDate): ParsedDateTime | null {
   return toParsedDateTime(value, offset === 0 ? 0 : offset);
 }
 
-export interface XmlDateTimeOptions {
+interface XmlDateTimeOptions {
   /** Also take "2026-11-22 10:00:08" (a space for the T), which XmlConvert refuses. */
   readonly spaceForT?: boolean;
 }

@@ -192,7 +192,7 @@ function rowOrder(fields: readonly EventField[], layout: readonly EventField[]):
  * Source of a factory `(buf: Buffer) => BinaryReader` for one table: a JavaScript expression that
  * needs nothing but the globals (the writer thread evaluates it).
  */
-export function readerSource(fields: readonly EventField[]): string {
+function readerSource(fields: readonly EventField[]): string {
   const layout = binaryLayout(fields);
   const reads = layout.map((f, i) => {
     const value = f.nullable ? `(u8() === 0 ? null : ${readValue(f)})` : readValue(f);

@@ -13,7 +13,7 @@ import { tagBytes, WIRE, wireType } from './protobuf.js';
  */
 
 /** Reads one message: the id (0n when absent) and the record's fields in table order. */
-export type ProtobufDecoder = (buf: Buffer) => { id: bigint; event: Record<string, unknown> };
+type ProtobufDecoder = (buf: Buffer) => { id: bigint; event: Record<string, unknown> };
 
 const tagValue = (number: number, wire: number): number => tagBytes(number, wire).reduce((n, b, i) => n + (b & 127) * 2 ** (7 * i), 0);
 

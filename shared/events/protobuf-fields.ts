@@ -47,7 +47,7 @@ export const EVENT_PROTO_NUMBERS: { readonly [N in EventFieldName]: number } = {
  * Each kind's protobuf type. Times are fixed 64-bit integers (8 bytes, cheap to write from a
  * double, negative before 1970 without a 10-byte varint); `int` a varint.
  */
-export const PROTO_TYPE: { readonly [K in FieldKind]: string } = {
+const PROTO_TYPE: { readonly [K in FieldKind]: string } = {
   text: 'string',
   real: 'double',
   int: 'int64',

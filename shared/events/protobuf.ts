@@ -168,7 +168,7 @@ function sizeBound(f: EventField, v: string): string {
 }
 
 /** A message encoder: the record and id as a VehicleEvent, in a fresh Buffer. */
-export type ProtobufEncoder = (id: bigint, e: EventRecord) => Buffer;
+type ProtobufEncoder = (id: bigint, e: EventRecord) => Buffer;
 
 /** The encoder of a field table, with the field numbers `numbers` (by field name). */
 export function protobufEncoder(fields: readonly EventField[], numbers: Readonly<Record<string, number>>): ProtobufEncoder {

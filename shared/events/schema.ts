@@ -143,7 +143,7 @@ export interface EventField {
 }
 
 /** The value a field `addedLater` has where it is absent. */
-export function zeroValue(kind: FieldKind, nullable: boolean): KindValue[FieldKind] | null {
+function zeroValue(kind: FieldKind, nullable: boolean): KindValue[FieldKind] | null {
   if (nullable) return null;
   switch (kind) {
     case 'text':
@@ -180,13 +180,13 @@ export function resolveFields(table: Readonly<Record<string, FieldSpec>>): reado
 /** EVENT_FIELDS in order, defaults filled in. */
 export const EVENT_FIELD_LIST: readonly EventField[] = resolveFields(EVENT_FIELDS);
 
-// Compiled code. The per-event paths (row building, checks) touch every field: a loop doing
-// `record[name]` costs about 20 ns a field in V8 (the site sees every name, so each access is a
-// hashed lookup), and an object given ~30 properties one computed key at a time becomes a hash
-// table, which JSON.stringify serialises several times slower. So these paths are compiled once
-// per table from one expression per column, the code a hand-written codec would be: property reads
-// with constant names, array and object literals. Names enter the code only through
-// JSON.stringify, as string literals, so no name can be read as code.
+// Compiled code. The per-event paths (row building, checks) touch every field: in a loop doing
+// `record[name]` the site sees every name, so each access is a hashed lookup in V8, and an object
+// given ~30 properties one computed key at a time becomes a hash table, which JSON.stringify
+// serialises far slower (bench/embedded-eventlog.ts and bench/ab.ts measured the compiled paths).
+// So these paths are compiled once per table from one expression per column, the code a
+// hand-written codec would be: property reads with constant names, array and object literals. Names
+// enter the code only through JSON.stringify, as string literals, so no name can be read as code.
 
 /** The expression reading property `name` of the object in variable `object`. */
 export const property = (object: string, name: string): string => `${object}[${JSON.stringify(name)}]`;
@@ -214,7 +214,7 @@ export function exampleEventRecord(): EventRecord {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whole epoch milliseconds plus 0-9999 ticks of 100 ns, as EventInstant. */
-export function isInstant(v: unknown): v is EventInstant {
+function isInstant(v: unknown): v is EventInstant {
   if (!isObject(v)) return false;
   const { epochMs, subMsTicks } = v;
   return Number.isSafeInteger(epochMs) && Number.isInteger(subMsTicks) && (subMsTicks as number) >= 0 && (subMsTicks as number) <= 9999;

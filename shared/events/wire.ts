@@ -16,11 +16,11 @@ import { EVENT_PROTO_NUMBERS, positionalNumbers, PROTO_MESSAGE, PROTO_PACKAGE } 
  * retyped or dropped) needs a new version, and then decodeEvent keeps reading the old one.
  * test/fixtures/events/ holds messages of every version, which must always decode.
  */
-export const WIRE_VERSION = 1;
+const WIRE_VERSION = 1;
 
 /**
- * Version 2: the same record in the binary layout of binary.ts, a third of JSON's size and
- * cheaper to write and read (bench/event-codec.ts). Byte 0 is 2 (a JSON message starts with `{`),
+ * Version 2: the same record in the binary layout of binary.ts, smaller than JSON and cheaper to
+ * write and read (bench/event-codec.ts). Byte 0 is 2 (a JSON message starts with `{`),
  * byte 1 the number of fields the writer knew, then the record (u64 id first). A field `addedLater`
  * keeps the version here too: the layout puts such fields last, so a message from a gateway that
  * predates one stops before it (its zero is filled in), and a reader that predates one stops
@@ -52,7 +52,7 @@ export const WIRE_HEADERS: { readonly [V in WireVersion]: Readonly<Record<string
   3: Object.freeze({ 'content-type': `application/x-protobuf; messageType=${PROTO_PACKAGE}.${PROTO_MESSAGE}` }),
 };
 
-export interface EventMessage {
+interface EventMessage {
   v: number;
   /** The 64-bit id, as decimal text (JSON numbers lose precision past 2^53). */
   id: string;
@@ -68,7 +68,7 @@ export class WireFormatError extends Error {}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export interface EventWireCodec {
+interface EventWireCodec {
   /** A message of `version` (default 1, JSON). */
   encode(id: bigint, event: EventRecord, version?: WireVersion): Buffer;
   /** Any version this release knows. */

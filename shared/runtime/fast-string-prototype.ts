@@ -6,10 +6,10 @@
  * until an inline cache on a receiver *object* whose chain holds it makes it fast again. String
  * methods are looked up on string primitives, whose caches never do that, so `String.prototype`
  * stayed a dictionary for the process's life, and every `s.charCodeAt` / `s.slice` / `s.length`
- * lookup in optimized code became a call to the generic LoadIC: a loop over a string's characters
- * ran 6x slower, and the generic LoadIC was ~10% of the gateway's main thread under insert load
- * (perf, bench/LOG.md 2026-11-26 third session). Every process loads ioredis (the scale-out
- * backends are imported statically), the embedded mode included.
+ * lookup in optimized code became a call to the generic LoadIC, a large share of the gateway's
+ * main thread under insert load (found with bench/perf.ts; bench/LOG.md §2026-11-26 (third
+ * session)). Every process loads ioredis (the scale-out backends are imported statically), the
+ * embedded mode included.
  *
  * How: a property load through a String wrapper object, repeated until its function has feedback
  * (V8 allocates feedback lazily, after some hundreds of calls), lets the load's cache make the

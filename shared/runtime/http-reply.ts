@@ -4,8 +4,8 @@ import type { ServerResponse } from 'node:http';
  * Writing whole answers on node:http, as the admin API and the worker's probes answer: JSON with a
  * trailing newline, text, or nothing; never cached.
  */
-export const JSON_TYPE = 'application/json; charset=utf-8';
-export const TEXT_TYPE = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -23,7 +23,7 @@ export function sendJson(res: ServerResponse, status: number, body: JsonValue, h
   res.end(text);
 }
 
-export function sendText(res: ServerResponse, status: number, text: string, contentType = TEXT_TYPE): void {
+function sendText(res: ServerResponse, status: number, text: string, contentType = TEXT_TYPE): void {
   res.writeHead(status, {
     'Content-Type': contentType,
     'Content-Length': Buffer.byteLength(text),
@@ -32,7 +32,7 @@ export function sendText(res: ServerResponse, status: number, text: string, cont
   res.end(text);
 }
 
-export function sendEmpty(res: ServerResponse, status: number): void {
+function sendEmpty(res: ServerResponse, status: number): void {
   res.writeHead(status, { 'Cache-Control': 'no-store' });
   res.end();
 }

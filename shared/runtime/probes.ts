@@ -19,12 +19,12 @@ export type Readiness = () => Promise<ReadinessState>;
 
 export const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-export type ProbeReply =
+type ProbeReply =
   | { status: 200; json: { status: 'ok' } }
   | { status: 503; json: { status: 'unavailable'; reason: string } }
   | { status: 200; text: string; contentType: string };
 
-export interface ProbeHandlers {
+interface ProbeHandlers {
   healthz: () => Promise<ProbeReply>;
   /** Never fails: a check that throws is a not-ready answer with the error as its reason. */
   readyz: () => Promise<ProbeReply>;
@@ -53,7 +53,7 @@ export function probeHandlers(readiness: Readiness, metrics: () => Promise<strin
   };
 }
 
-export interface ProbeServerOptions {
+interface ProbeServerOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;

@@ -7,8 +7,8 @@
  * leaves behind keeps its entries and a link to its successor (for iterators still walking it).
  * Once one of those tables has been promoted to the old generation, every later table and every
  * value they hold is reachable from it until the next full collection, so each scavenge copied
- * and promoted whole requests that had long been answered: 1.2 MB per scavenge and 3 ms pauses
- * at 26,000 inserts/s, against 0.2 MB and 1 ms without (bench/LOG.md, 2026-11-26 third session).
+ * and promoted whole requests that had long been answered, lengthening every pause
+ * (bench/allocations.ts measures the scavenges; bench/LOG.md §2026-11-26 (third session)).
  * Here one pair of arrays is written in place (linear probing, deletion by shifting the rest of
  * the run back) and replaced only when it must grow.
  */

@@ -7,9 +7,9 @@ import type { AdminDeps, Handler, Route } from '../routes.js';
 import { dominioOf, onlyFields, optionalBoolean, plainText, requiredText, systemUserOf, timeZoneOf } from '../validate.js';
 
 /** Lines per call at most; the CLI sends fewer providers per call (each costs a password hash). */
-export const IMPORT_MAX_LINES = 1000;
+const IMPORT_MAX_LINES = 1000;
 /** Import bodies are larger than the other routes' (1000 lines). */
-export const IMPORT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+const IMPORT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 /**
  * Password hashes running at once. scrypt runs on libuv's thread pool (4 threads), which the
  * gateway's own logins share: an import must not take all of it.

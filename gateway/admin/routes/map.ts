@@ -14,10 +14,10 @@ import { eventView } from '../views.js';
 export const READ_PAGE = 100;
 /** Events read at most to find the latest position of each vehicle. */
 export const POSITIONS_SCAN_MAX = 5_000;
-export const POSITIONS_DEFAULT_LIMIT = 500;
-export const POSITIONS_MAX_LIMIT = 2_000;
-export const TRACK_DEFAULT_LIMIT = 1_000;
-export const TRACK_MAX_LIMIT = 5_000;
+const POSITIONS_DEFAULT_LIMIT = 500;
+const POSITIONS_MAX_LIMIT = 2_000;
+const TRACK_DEFAULT_LIMIT = 1_000;
+const TRACK_MAX_LIMIT = 5_000;
 
 function boundedInt(raw: string | null, field: string, fallback: number, max: number): number {
   if (raw === null || raw === '') return fallback;

@@ -24,7 +24,7 @@ function tokenView(t: OperatorToken, now: number): { [key: string]: JsonValue } 
   };
 }
 
-export function auditEntryView(e: AuditEntry): { [key: string]: JsonValue } {
+function auditEntryView(e: AuditEntry): { [key: string]: JsonValue } {
   return {
     id: e.id,
     at: iso(e.at),

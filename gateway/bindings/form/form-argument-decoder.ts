@@ -10,7 +10,7 @@ import type { FormFields } from './form-decoder.js';
  * interpreted decodeFormArguments, kept as the reference, does both). Same DecodedCall, same
  * errors in the same order: test/unit/gateway/bindings/form/form-argument-decoder.unit.test.ts.
  */
-export class FormArgumentDecoder {
+class FormArgumentDecoder {
   private readonly keys: readonly string[];
   private readonly names: readonly string[];
   private readonly converters: readonly Converter[];
@@ -41,7 +41,7 @@ export class FormArgumentDecoder {
 }
 
 /** The HTTP-bindable operations of a catalogue, compiled once. */
-export class FormArgumentDecoders {
+class FormArgumentDecoders {
   private readonly byName: ReadonlyMap<string, FormArgumentDecoder>;
 
   constructor(operations: readonly OperationDef[]) {

@@ -40,8 +40,9 @@ const DT3 = "DateTime64(3, 'UTC')";
 /**
  * Columns whose measured best codec differs from their kind's (bench:clickhouse, 1,000,000 events
  * sorted by vehicle and time): coordinates of one vehicle follow each other closely, which FPC
- * predicts (-20% against ZSTD alone); Dominio and NroSerie repeat in long runs, which ClickHouse's
- * default LZ4 stores smaller than ZSTD(1) (an empty string: no CODEC clause, the default).
+ * predicts better than ZSTD alone (figures in bench/RESULTS.md); Dominio and NroSerie repeat in
+ * long runs, which ClickHouse's default LZ4 stores smaller than ZSTD(1) (an empty string: no CODEC
+ * clause, the default).
  */
 const CODEC_BY_COLUMN: Readonly<Record<string, string>> = {
   latitud: 'CODEC(FPC(12), ZSTD(1))',
@@ -118,7 +119,7 @@ function secondsText(seconds: number): string {
 const clampMs = (ms: number): number => Math.min(MAX_INSTANT_MS, Math.max(MIN_INSTANT_MS, ms));
 
 /** DateTime64(3) text of epoch ms (floor to the second, so negative instants read right). */
-export function dateTime64MsText(epochMs: number): string {
+function dateTime64MsText(epochMs: number): string {
   const ms = clampMs(epochMs);
   const seconds = Math.floor(ms / 1000);
   return `${secondsText(seconds)}.${pad(ms - seconds * 1000, 3)}`;
@@ -193,7 +194,7 @@ const readKey = (column: string): string => column.replace(/^.* AS /, '');
  * (which hides it) gets an empty string. Nullable columns of a non-null reading come back as null;
  * instants and epoch ms are read as their raw Int64, so no range or rounding question arises.
  */
-export function currentRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
+function currentRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
   const names = currentEventColumns(fields).map((c) => JSON.stringify(c.name));
   const values = ['id.toString()', ...fields.flatMap((f) => columnValues(f, property('e', f.name))), 'secondsText(Math.floor(storedAt / 1000))'];
   const toRow = compileFunction<EventRowCodec['toRow']>(['id', 'e', 'storedAt'], `return { ${names.map((n, i) => `${n}: ${values[i]}`).join(', ')} };`, {

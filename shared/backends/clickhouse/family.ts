@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from './client.js';
 import { CURRENT_ROWS } from './current-rows.js';
 import { EVENT_ROWS, partitionMonth, type EventRowCodec } from './rows.js';
-import { applyRetention, CURRENT_MIGRATIONS, FIRST_CURRENT_VERSION } from './schema-current.js';
+import { applyRetention, CURRENT_MIGRATIONS } from './schema-current.js';
 import { MIGRATIONS, migrate, type MigrationResult } from './schema.js';
 import { quoteString } from './sql.js';
 
@@ -15,14 +15,14 @@ import { quoteString } from './sql.js';
  */
 export type SchemaFamily = 'legacy' | 'current';
 
-export interface ServerVersion {
+interface ServerVersion {
   text: string;
   major: number;
   minor: number;
 }
 
 /** The first release the current schema is built for: DateTime64 over 0001..9999, insert tokens, TTL. */
-export const CURRENT_SCHEMA_SINCE = { major: 24, minor: 8 } as const;
+const CURRENT_SCHEMA_SINCE = { major: 24, minor: 8 } as const;
 
 export function parseServerVersion(text: string): ServerVersion {
   const m = /^(\d+)\.(\d+)/.exec(text);
@@ -35,7 +35,7 @@ export function isCurrentRelease(v: ServerVersion): boolean {
   return v.major > CURRENT_SCHEMA_SINCE.major || (v.major === CURRENT_SCHEMA_SINCE.major && v.minor >= CURRENT_SCHEMA_SINCE.minor);
 }
 
-export async function serverVersion(client: ClickHouseClient): Promise<ServerVersion> {
+async function serverVersion(client: ClickHouseClient): Promise<ServerVersion> {
   const result = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' });
   const [row] = await result.json<{ v: string }>();
   return parseServerVersion(row?.v ?? '');
@@ -55,14 +55,14 @@ export async function existingFamily(client: ClickHouseClient, database: string)
 }
 
 /** What a worker or store needs to know about the database it writes or reads. */
-export interface SchemaChoice {
+interface SchemaChoice {
   family: SchemaFamily;
   server: ServerVersion;
   /** The server deduplicates inserts by token (current releases), so the worker sends one. */
   exactlyOnce: boolean;
 }
 
-export async function chooseFamily(client: ClickHouseClient, database: string): Promise<SchemaChoice> {
+async function chooseFamily(client: ClickHouseClient, database: string): Promise<SchemaChoice> {
   const server = await serverVersion(client);
   const current = isCurrentRelease(server);
   const existing = await existingFamily(client, database);
@@ -70,7 +70,7 @@ export async function chooseFamily(client: ClickHouseClient, database: string): 
   return { family: existing ?? (current ? 'current' : 'legacy'), server, exactlyOnce: current };
 }
 
-export interface SchemaOptions {
+interface SchemaOptions {
   /** Days `events` and `arrivals` keep rows (by receipt time) in the current schema; 0 keeps all. */
   retentionDays: number;
 }
@@ -104,4 +104,3 @@ export const FAMILY_ROWS: Readonly<Record<SchemaFamily, FamilyRows>> = {
   current: { codec: CURRENT_ROWS, partitionInstant: (e) => e.receivedAt, partitionOfInstant: utcMonth },
 };
 
-export { FIRST_CURRENT_VERSION };

@@ -20,9 +20,9 @@ import { dateTimeSeconds, eventColumns } from './rows.js';
  */
 
 /** Appends one event's row, columns in the order of `columns`. */
-export type RowBinaryEncode = (out: BinaryBuffer, id: bigint, event: EventRecord, storedAt: number) => void;
+type RowBinaryEncode = (out: BinaryBuffer, id: bigint, event: EventRecord, storedAt: number) => void;
 
-export interface RowBinaryCodec {
+interface RowBinaryCodec {
   /** The column names, in the order each row is written (the INSERT's column list). */
   columns: readonly string[];
   encode: RowBinaryEncode;
@@ -74,7 +74,7 @@ function statements(family: SchemaFamily, f: EventField, v: string): string {
 }
 
 /** The RowBinary codec of a schema family over a field table (EVENT_FIELD_LIST; tests pass others). */
-export function rowBinaryCodec(family: SchemaFamily, fields: readonly EventField[] = EVENT_FIELD_LIST): RowBinaryCodec {
+function rowBinaryCodec(family: SchemaFamily, fields: readonly EventField[] = EVENT_FIELD_LIST): RowBinaryCodec {
   const storedAt = family === 'legacy' ? 'out.u32(dateTimeSeconds(storedAt));' : 'out.u32(Math.floor(storedAt / 1000));';
   // Compiled once per table (like the text codecs): one read per field, no loop over the table per row.
   const body = [
@@ -100,4 +100,3 @@ export function encodeRowBinary(codec: RowBinaryCodec, events: readonly { id: bi
   return out.bytes();
 }
 
-export { BinaryBuffer };

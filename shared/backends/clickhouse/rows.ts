@@ -27,8 +27,8 @@ export interface ClickHouseColumn {
  * values wrap around to 1970 there). Instants outside are clamped in the DateTime columns; the
  * exact instant is always in the `*_ms` / `*_ticks` columns.
  */
-export const DATETIME_MIN_SECONDS = 0;
-export const DATETIME_MAX_SECONDS = 4_291_747_199;
+const DATETIME_MIN_SECONDS = 0;
+const DATETIME_MAX_SECONDS = 4_291_747_199;
 
 /** Epoch seconds clamped to the DateTime range (floor, so 1969-12-31T23:59:59.5 is 0). */
 export function dateTimeSeconds(epochMs: number): number {
@@ -42,7 +42,7 @@ const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 const dateTimeCache = new Map<number, string>();
 
 /** `YYYY-MM-DD hh:mm:ss` in UTC of an epoch-ms instant, clamped to the DateTime range. */
-export function dateTimeText(epochMs: number): string {
+function dateTimeText(epochMs: number): string {
   const seconds = dateTimeSeconds(epochMs);
   const cached = dateTimeCache.get(seconds);
   if (cached !== undefined) return cached;
@@ -221,5 +221,3 @@ export function eventRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST):
 /** The codec of EVENT_FIELDS. */
 export const EVENT_ROWS: EventRowCodec = eventRowCodec();
 export const toRow = EVENT_ROWS.toRow;
-export const fromRow = EVENT_ROWS.fromRow;
-export const STORED_COLUMNS = EVENT_ROWS.storedColumns;

@@ -25,10 +25,10 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  */
 
 /** Inserts remembered per table for deduplication (each insert of the worker is one). */
-export const DEDUPLICATION_WINDOW = 1000;
+const DEDUPLICATION_WINDOW = 1000;
 
 /** The first version of the current schema; 18.16's versions are below it. */
-export const FIRST_CURRENT_VERSION = 101;
+const FIRST_CURRENT_VERSION = 101;
 
 const TABLE_SETTINGS = `SETTINGS non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`;
 

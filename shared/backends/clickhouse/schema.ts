@@ -21,7 +21,7 @@ export interface Migration {
 }
 
 /** .NET DateTime.Ticks of the Unix epoch divided by 10,000: ms from 0001-01-01 to 1970-01-01. */
-export const NET_EPOCH_OFFSET_MS = 62_135_596_800_000;
+const NET_EPOCH_OFFSET_MS = 62_135_596_800_000;
 
 export const MIGRATIONS: readonly Migration[] = [
   {

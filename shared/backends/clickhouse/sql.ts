@@ -4,7 +4,7 @@
  * are ever interpolated; anything else is refused.
  */
 
-export class SqlValueError extends Error {}
+class SqlValueError extends Error {}
 
 // Characters escaped in a string literal: the backslash and the quote (the only two that could end
 // or bend the literal), plus control characters, written as escapes so a query stays one line.

@@ -31,9 +31,9 @@ export type BinaryBodies = 'request' | 'file';
  * (default 100) partitions; 18.16 does not know the setting. A batch whose rows span more
  * partitions than this (18.16 schema: devices with wrong clocks) is split into several inserts.
  */
-export const MAX_PARTITIONS_PER_INSERT = 100;
+const MAX_PARTITIONS_PER_INSERT = 100;
 
-export interface InsertRow<T = EventRow> {
+interface InsertRow<T = EventRow> {
   row: T;
   /** The partition the row lands in (a yyyymm month). */
   partition: number;
@@ -59,9 +59,9 @@ export function splitByPartition<T>(rows: readonly InsertRow<T>[], maxPartitions
 type SourceEvent = { id: bigint; event: EventRecord };
 
 /** A batch encoded for insert: one body (RowBinary) or row list (text) per INSERT statement. */
-export type EncodedBatch = { rows: number } & ({ format: 'RowBinary'; groups: Buffer[] } | { format: 'TabSeparated' | 'JSONEachRow'; groups: EventRow[][] });
+type EncodedBatch = { rows: number } & ({ format: 'RowBinary'; groups: Buffer[] } | { format: 'TabSeparated' | 'JSONEachRow'; groups: EventRow[][] });
 
-export interface WriterOptions {
+interface WriterOptions {
   /** The schema the database holds (family.ts). Default: 18.16's. */
   family?: SchemaFamily;
   /** The server deduplicates by insert token (24.8+): send async_insert=0 and each insert's token. */
@@ -78,7 +78,7 @@ export interface WriterOptions {
  * deduplicated by `token`, in the table and in the materialized views' tables it feeds, and
  * decimal texts parsed to the nearest double.
  */
-export function currentInsertSettings(token: string | null): ClickHouseSettings {
+function currentInsertSettings(token: string | null): ClickHouseSettings {
   return {
     async_insert: 0,
     insert_deduplicate: 1,

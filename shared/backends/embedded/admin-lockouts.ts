@@ -1,7 +1,7 @@
 import type { AdminLockoutStore, GuessPolicy } from '../operators.js';
 
 /** Addresses tracked at once by default; past it the one that failed least recently is forgotten. */
-export const DEFAULT_MAX_TRACKED_ADDRESSES = 10_000;
+const DEFAULT_MAX_TRACKED_ADDRESSES = 10_000;
 
 interface AddressEntry {
   windowStart: number;

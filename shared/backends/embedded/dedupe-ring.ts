@@ -7,10 +7,10 @@ import { IntMap, mayFillGap } from '../../util/int-map.js';
  *
  * Kept compact because it holds an entry for every event of the window, and kept free of heap
  * objects per entry because a full garbage collection marks every one of them: an index of key
- * strings in a Map cost 66 ms of a 500k-entry index's 71 ms full GC (bench/LOG.md, 2026-11-22), and
- * its lookups were 7% of a ×100 batch's CPU profile. So nothing per entry is a JS object: ids,
- * times and each key's 128-bit fingerprint live in typed arrays of a ring, and an open-addressing
- * table of ring sequence numbers finds them.
+ * strings in a Map was most of a full GC's time, and its lookups a visible share of a ×100 batch's
+ * CPU profile (bench/dedupe-ring.ts measures both; bench/LOG.md, 2026-11-22). So nothing per entry
+ * is a JS object: ids, times and each key's 128-bit fingerprint live in typed arrays of a ring, and
+ * an open-addressing table of ring sequence numbers finds them.
  *
  * The fingerprint of a key as the event log makes them (the base64 SHA-256 of the event's
  * identity, 44 characters) is the digest's first 16 bytes, decoded without allocation; any other
@@ -21,11 +21,12 @@ import { IntMap, mayFillGap } from '../../util/int-map.js';
  * entry is never pruned, so everything queued behind it stays too.
  *
  * Nothing here may stop the event loop for long: a removal shifts the rest of its probe run back
- * instead of leaving a deleted marker (markers filled the table and forced a rehash of every entry,
- * 64 ms at a million keys, once per million events at the full window), and the ring is sized for
- * the expected window at once (growing copies and rehashes everything: 50–64 ms at 512k and 1M).
+ * instead of leaving a deleted marker (markers filled the table and forced a rehash of every entry
+ * on the event loop, once per million events at the full window), and the ring is sized for the
+ * expected window at once (growing copies and rehashes everything); bench/dedupe-ring.ts measures
+ * it.
  */
-export interface DedupeHit<T> {
+interface DedupeHit<T> {
   id: bigint;
   receivedAt: number;
   /** The tag given to add() until settle(); null once settled. */
@@ -98,7 +99,7 @@ function fingerprint(key: string): void {
   wordsOf = key;
 }
 
-export interface DedupeRingOptions {
+interface DedupeRingOptions {
   /**
    * The most keys the window keeps (the event log's DEDUPE_MAX_KEYS): the ring starts that large
    * so that filling it never stops to grow. Typed arrays are zeroed by the OS page by page as they

@@ -8,17 +8,18 @@ import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thr
 import { inlineWriter, threadWriter } from './group-writers.js';
 
 /**
- * Events per transaction at most. A commit blocks the event loop (about 20 us per event here), so
- * this bounds the stall to a few tens of ms; larger groups measured no faster (bench/embedded-eventlog.ts).
+ * Events per transaction at most. A commit blocks the event loop for a time that grows with its
+ * events (npm run bench:eventlog measures the cost per event), so this bounds the stall; larger
+ * groups measured no faster (bench/embedded-eventlog.ts).
  */
-export const DEFAULT_MAX_GROUP_EVENTS = 1000;
+const DEFAULT_MAX_GROUP_EVENTS = 1000;
 
 /** About 50 bytes a key, outside the JS heap (dedupe-ring.ts): 1M keys ≈ 50 MB at most. */
-export const DEFAULT_MAX_DEDUPE_KEYS = 1_000_000;
+const DEFAULT_MAX_DEDUPE_KEYS = 1_000_000;
 
 const UNAVAILABLE: AppendOutcome = Object.freeze({ ok: false, reason: 'unavailable' });
 
-export interface EventLogOptions {
+interface EventLogOptions {
   dedupeWindowMs: number;
   now: () => number;
   maxGroupEvents?: number;

@@ -8,7 +8,7 @@ import type { EventRowValue } from './writer-thread.js';
  * checks that what they create is exactly `eventColumns()`.
  */
 
-export interface SqliteColumn {
+interface SqliteColumn {
   name: string;
   type: 'TEXT' | 'REAL' | 'INTEGER';
   notNull: boolean;
@@ -67,10 +67,10 @@ export function eventColumns(fields: readonly EventField[] = EVENT_FIELD_LIST): 
 }
 
 /** One row's values, in eventColumns() order. */
-export type EventRow = EventRowValue[];
+type EventRow = EventRowValue[];
 
 /** The INSERT, the row encoder and decoder, and the storability check for one field table. */
-export interface EventRowCodec {
+interface EventRowCodec {
   insertSql: string;
   /** One INSERT of `rows` rows (a writer binds a group in chunks: one statement step per chunk, not per row). */
   insertRowsSql: (rows: number) => string;

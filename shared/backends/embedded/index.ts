@@ -16,7 +16,7 @@ import { StoreAccess } from './store-access.js';
 import { createTripStore } from './trips.js';
 
 export { DATABASE_FILE, MIGRATIONS } from './database.js';
-export { DEFAULT_MAX_GROUP_EVENTS, SqliteEventLog, type EventLogStats } from './event-log.js';
+export { SqliteEventLog, type EventLogStats } from './event-log.js';
 
 export interface EmbeddedOptions {
   dataDir: string;
@@ -75,7 +75,7 @@ export interface EmbeddedBackends extends Backends {
 }
 
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
-export const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MIN_FREE_BYTES = 64 * 1024 * 1024;
 
 async function freeBytes(dir: string): Promise<number> {
   try {

@@ -1,7 +1,7 @@
 import type { Lockout, LockoutPolicy, LockoutStore } from '../types.js';
 
 /** Default cap of SystemUser+address pairs tracked at once. */
-export const DEFAULT_MAX_TRACKED_PAIRS = 100_000;
+const DEFAULT_MAX_TRACKED_PAIRS = 100_000;
 
 interface PairEntry {
   readonly systemUser: string;

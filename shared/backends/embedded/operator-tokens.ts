@@ -36,7 +36,7 @@ function fromRow(row: TokenRow): OperatorToken {
 }
 
 /** Operators' tokens in the embedded database (table operator_tokens). */
-export function createOperatorTokenStore(db: SqliteDatabase, access: StoreAccess): OperatorTokenStore {
+function createOperatorTokenStore(db: SqliteDatabase, access: StoreAccess): OperatorTokenStore {
   const count = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM operator_tokens');
   const insert = db.prepare<TokenRow>(
     `INSERT INTO operator_tokens (name, role, token_hash, created_at, created_by, expires_at, last_used_at)

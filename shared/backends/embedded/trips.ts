@@ -83,7 +83,7 @@ export function createTripStore(db: SqliteDatabase, access: StoreAccess): TripSt
   };
 }
 
-export function isLater(a: EventInstant, b: EventInstant): boolean {
+function isLater(a: EventInstant, b: EventInstant): boolean {
   return a.epochMs > b.epochMs || (a.epochMs === b.epochMs && a.subMsTicks > b.subMsTicks);
 }
 

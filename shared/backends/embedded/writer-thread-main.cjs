@@ -57,7 +57,7 @@ const write = db.transaction((/** @type {import('../../events/binary.js').Binary
     let at = 0;
     for (let i = 0; i < rows; i++) at = reader.rowInto(storedAt, values, at);
     // As arguments, not one array: better-sqlite3 reads an array element by element through
-    // V8's generic property lookup (0.5 µs more per 20-column row, bench/LOG.md 2026-11-26).
+    // V8's generic property lookup, measurably slower per row (bench/LOG.md 2026-11-26).
     insert.run(...values);
     left -= rows;
   }

@@ -27,8 +27,8 @@ const WRITER_MAIN = new URL('./writer-thread-main.cjs', import.meta.url);
 
 /**
  * Rows per INSERT statement on the writer thread. One statement step per 16 rows instead of per row
- * brought a ×100 batch to 0.91–0.95x of its server CPU (~1–2 µs less per event on the writer;
- * bench/LOG.md, 2026-11-26); chunks of 10, 25 and 50 rows measured alike in isolation.
+ * lowered a ×100 batch's server CPU (bench/ab.ts; bench/LOG.md, 2026-11-26); chunks of 10, 25 and
+ * 50 rows measured alike in isolation.
  */
 export const INSERT_CHUNK_ROWS = 16;
 
@@ -36,7 +36,7 @@ export const INSERT_CHUNK_ROWS = 16;
 const MAX_SEQ = 2 ** 31 - 2;
 
 /** Room for several groups of a thousand typical events (~300 bytes each); pages are touched only as used. */
-export const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
+const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
 
 interface Reply {
   seq: number;
@@ -44,7 +44,7 @@ interface Reply {
   error?: string;
 }
 
-export interface WriterThreadOptions {
+interface WriterThreadOptions {
   file: string;
   synchronous: 'FULL' | 'NORMAL';
   /** The INSERT of n rows at index n − 1, for n = 1 … its length: a group is bound in chunks of the longest. */
@@ -88,7 +88,7 @@ interface Running {
 }
 
 /** How groups went over (since the WriterThread was made, across thread restarts). */
-export interface HandoffStats {
+interface HandoffStats {
   /** Times the ring was full and a message waited for the thread to free space. */
   waitsForSpace: number;
   /** Groups larger than the whole ring, transferred as a buffer of their own. */

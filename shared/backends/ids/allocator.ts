@@ -2,7 +2,7 @@ import { IdBlocksConflictError, IdBlocksUnavailableError } from './errors.js';
 import type { BlockRecord, TopicPosition } from './blocks-topic.js';
 import type { IdAllocator } from '../types.js';
 
-export const DEFAULT_ID_BLOCK_SIZE = 1000;
+const DEFAULT_ID_BLOCK_SIZE = 1000;
 /** Records read back before the first block: enough to see past the last record of every stale gateway. */
 const START_WINDOW = 2000n;
 
@@ -17,7 +17,7 @@ export interface BlockLog {
   read(from: bigint, to: bigint): Promise<BlockRecord[]>;
 }
 
-export interface KafkaIdAllocatorOptions {
+interface KafkaIdAllocatorOptions {
   blocks: BlockLog;
   /** ID_FLOOR: every id is above it. */
   floor: bigint;

@@ -8,7 +8,7 @@ export interface BlockRecord {
   blockSize: number;
 }
 
-export interface IdBlocksTopicOptions {
+interface IdBlocksTopicOptions {
   brokers: string[];
   topic: string;
   clientId: string;

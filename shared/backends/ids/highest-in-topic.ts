@@ -24,7 +24,7 @@ export function messageId(value: Buffer | null): bigint | null {
   return null;
 }
 
-export interface HighestIdOptions {
+interface HighestIdOptions {
   topic: string;
   /**
    * Read each partition from this group's committed offset (the worker's: everything before it is
@@ -37,7 +37,7 @@ export interface HighestIdOptions {
   stallTimeoutMs?: number;
 }
 
-export interface HighestId {
+interface HighestId {
   highest: bigint;
   /** Messages read. */
   messages: number;

@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '../clickhouse/client.js';
 import { quoteIdentifier, quoteString } from '../clickhouse/sql.js';
 import { highestIdInTopic } from './highest-in-topic.js';
 
-export interface HighestStoredIdSources {
+interface HighestStoredIdSources {
   kafka: Kafka;
   topic: string;
   /** The worker's consumer group (KAFKA_GROUP_ID). */

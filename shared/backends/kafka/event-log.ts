@@ -129,9 +129,9 @@ const DEFAULT_MAX_SEND_BYTES = 900_000;
  *   when the broker refused it for partition leadership (not appended), with its partitions still
  *   busy. Any other failure is answered unavailable at once and the provider resends, so nothing
  *   is re-sent behind a later send.
- * - The producer is @platformatic/kafka (producer.ts): about a quarter of kafkajs' CPU per
- *   message, which was half of a gateway's CPU per event (bench/LOG.md, "2026-11-23: which Kafka
- *   producer").
+ * - The producer is @platformatic/kafka (producer.ts): less CPU per message than kafkajs, which
+ *   was a large share of a gateway's CPU per event (bench/kafka-clients.ts; bench/LOG.md,
+ *   "2026-11-23: which Kafka producer").
  * - Bounded: at most `maxInFlightEvents` events are accepted and unanswered; past it, and while
  *   the broker is known to be failing, appends answer unavailable at once (-5) instead of queuing.
  */

@@ -4,7 +4,7 @@ import { decodeEvent } from '../../events/wire.js';
 import type { EventFeed, FeedSubscription, StoredEvent } from '../types.js';
 import type { KafkaLogger } from './client.js';
 
-export interface KafkaEventFeedOptions {
+interface KafkaEventFeedOptions {
   kafka: Kafka;
   topic: string;
   /** Each subscription joins its own group `{groupPrefix}-{uuid}`, so every stream sees every event. */

@@ -1,6 +1,6 @@
 import type { Admin, Kafka, Producer } from 'kafkajs';
 
-export interface KafkaOperatorOptions {
+interface KafkaOperatorOptions {
   kafka: Kafka;
   topic: string;
   /** The worker's consumer group, whose lag the overview shows. */

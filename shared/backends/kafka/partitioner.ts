@@ -2,7 +2,7 @@
 const PARTITION_CACHE_LIMIT = 100_000;
 
 /** Kafka's murmur2 of a key's bytes (a signed 32-bit result, as the Java client computes it). */
-export type KeyHash = (key: Buffer) => number;
+type KeyHash = (key: Buffer) => number;
 
 /**
  * The partition the Java client's default partitioner picks for a key (murmur2, made positive,
@@ -43,7 +43,8 @@ export class KeyPartitioner {
 
   /**
    * Keys are provider|Dominio: a fleet's few thousand vehicles, over and over. murmur2 in
-   * JavaScript and the partitioner's argument objects were 3% of a gateway under load.
+   * JavaScript and the partitioner's argument objects showed in a loaded gateway's CPU profile
+   * (npm run bench:profile).
    */
   private readonly known = new Map<string, number>();
 

@@ -23,7 +23,7 @@ export interface RecordSender {
   disconnect(): Promise<void>;
 }
 
-export interface EventProducerOptions {
+interface EventProducerOptions {
   brokers: string[];
   clientId: string;
   /** Bounds one produce request, and the broker's wait for the in-sync replicas. */
@@ -52,8 +52,8 @@ const CONNECT_TIMEOUT_MS = 1000;
 const PARTITION_CHECK_MS = 60_000;
 
 /**
- * The event log's producer: @platformatic/kafka, a pure-JavaScript client that costs about a
- * quarter of kafkajs' CPU per message (bench/LOG.md, "2026-11-23: which Kafka producer"). Loaded
+ * The event log's producer: @platformatic/kafka, a pure-JavaScript client cheaper per message than
+ * kafkajs (bench/kafka-clients.ts; bench/LOG.md, "2026-11-23: which Kafka producer"). Loaded
  * on first use, so the embedded mode never loads it. Its own retries are off: the send queue decides what is sent
  * again (leadership moves only). A send refused because the partition's leader moved is repeated
  * once by the client against fresh metadata, inside the same send, so nothing overtakes it.

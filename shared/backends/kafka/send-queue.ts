@@ -12,7 +12,7 @@ export interface Call {
   resolve: () => void;
 }
 
-export interface Queued {
+interface Queued {
   /** key, value and partition (set here, so the one-send-per-partition rule is exact). */
   message: PartitionedMessage;
   bytes: number;
@@ -24,7 +24,7 @@ export interface Queued {
   queuedAt: number;
 }
 
-export interface SendQueueOptions {
+interface SendQueueOptions {
   topic: string;
   lingerMs: number;
   batchEvents: number;

@@ -12,7 +12,7 @@ const EXPIRY_SLACK_MS = 60_000;
  * guessed in the last window. Shared by every gateway: guessing on several does not multiply the
  * attempts. KEYS: the hash. ARGV: now, maxFailures, windowMs, lockMs, slack → the lock's end or false.
  */
-export const ADMIN_GUESS_RECORD = new LuaScript(
+const ADMIN_GUESS_RECORD = new LuaScript(
   'admin-guess-record',
   `local now, maxF, win, lockMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local function fmt(n) return string.format('%.0f', n) end

@@ -50,7 +50,7 @@ end`;
  * KEYS: seq, entries, all, time, identity index, scope index. ARGV: at, JSON, has identity ('1'/'0'),
  * has scope, cap, identity prefix, scope prefix → the new id. Past the cap the oldest few go at once.
  */
-export const AUDIT_APPEND = new LuaScript(
+const AUDIT_APPEND = new LuaScript(
   'audit-append',
   `local entries, all, time, identityPrefix, scopePrefix = KEYS[2], KEYS[3], KEYS[4], ARGV[6], ARGV[7]
 ${DROP}
@@ -65,7 +65,7 @@ return id`,
 );
 
 /** KEYS: entries, all, time. ARGV: older than, max, cap, identity prefix, scope prefix → how many were dropped. */
-export const AUDIT_EXPIRE = new LuaScript(
+const AUDIT_EXPIRE = new LuaScript(
   'audit-expire',
   `local entries, all, time, identityPrefix, scopePrefix = KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[5]
 ${DROP}

@@ -55,7 +55,7 @@ export function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise
  * - the client keeps reconnecting forever, so service resumes by itself when Redis is back;
  * - failures surface as RedisUnavailableError (Redis error replies and corrupt data are not wrapped).
  */
-export function redisClientOptions(options: RedisConnectionOptions): RedisOptions {
+function redisClientOptions(options: RedisConnectionOptions): RedisOptions {
   return {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,

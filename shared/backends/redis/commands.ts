@@ -152,7 +152,7 @@ return n`,
 const STATES: readonly CommandState[] = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 const KINDS: readonly CommandHistoryEntry['kind'][] = ['queued', 'delivered', 'status', 'finished'];
 
-export function isUnfinished(state: CommandState): boolean {
+function isUnfinished(state: CommandState): boolean {
   return state === 'pending' || state === 'in_process';
 }
 
@@ -161,7 +161,7 @@ function effectiveState(state: CommandState, expiresAt: number, now: number): Co
   return isUnfinished(state) && expiresAt <= now ? 'expired' : state;
 }
 
-export function entryJson(at: number, kind: CommandHistoryEntry['kind'], message: string): string {
+function entryJson(at: number, kind: CommandHistoryEntry['kind'], message: string): string {
   const entry: CommandHistoryEntry = { at, kind, message };
   return JSON.stringify(entry);
 }
@@ -181,7 +181,7 @@ function decodeEntry(text: string, what: string): CommandHistoryEntry {
   return { at, kind: k, message };
 }
 
-export function decodeCommand(h: Record<string, string>, history: readonly string[], now: number, what: string): Command {
+function decodeCommand(h: Record<string, string>, history: readonly string[], now: number, what: string): Command {
   const { systemUser, cmd, unidad, equipo } = h;
   const state = STATES.find((s) => s === h.state);
   if (systemUser === undefined || cmd === undefined || unidad === undefined || equipo === undefined || state === undefined) {
@@ -205,7 +205,7 @@ export function decodeCommand(h: Record<string, string>, history: readonly strin
 }
 
 /** NUMERO arrives from the wire; anything but a positive integer cannot name a command. */
-export function validNumero(numero: number): boolean {
+function validNumero(numero: number): boolean {
   return Number.isSafeInteger(numero) && numero > 0;
 }
 
@@ -213,14 +213,14 @@ export function validNumero(numero: number): boolean {
  * A queued command must survive a failover to a replica: it is written on a connection of its own,
  * then WAIT blocks that connection until `replicas` replicas hold it (or `waitMs` passed).
  */
-export interface DurableCommandWrites {
+interface DurableCommandWrites {
   redis: Redis;
   replicas: number;
   waitMs: number;
 }
 
 /** Fewer replicas than required confirmed a queued command; it was cancelled, the operator is told to retry. */
-export class CommandNotReplicatedError extends Error {
+class CommandNotReplicatedError extends Error {
   override readonly name = 'CommandNotReplicatedError';
 }
 

@@ -29,7 +29,7 @@ export class RedisDataError extends Error {
 }
 
 /** Errors Redis answered with (WRONGTYPE, script errors...): Redis is up, so they are not "unavailable". */
-export function isReplyError(err: unknown): boolean {
+function isReplyError(err: unknown): boolean {
   return err instanceof Error && err.name === 'ReplyError';
 }
 
@@ -72,7 +72,7 @@ export function makeGuard(endpoint: string) {
 
 export type Guard = ReturnType<typeof makeGuard>;
 
-export type RedisArg = string | number;
+type RedisArg = string | number;
 
 /**
  * A Lua script run with EVALSHA, falling back to EVAL (which also caches it) when the server does

@@ -38,9 +38,9 @@ return out`,
  * `{prefix}dedupe:{key}` → the first event id (decimal text), with PX = the dedupe window, set by
  * `SET key id NX PX window GET` (Redis ≥ 7.0): nil = the claim is new, otherwise the earlier id.
  * One script call per 1000 keys, written back to back (one round trip) per claim() call: a
- * request's 100 events cost one command instead of 100 (ioredis' per-command work was 7% of a
- * loaded gateway). Two entries of one call with the same key: the second sees the first's id, as a
- * resend would.
+ * request's 100 events cost one command instead of 100 (ioredis' per-command work showed in a
+ * loaded gateway's CPU profile, npm run bench:profile). Two entries of one call with the same
+ * key: the second sees the first's id, as a resend would.
  *
  * Redis losing its last writes (a failover to a replica that missed them, an AOF restart) loses
  * claims: a resend inside the window after it gets a new id and is stored twice. That is the

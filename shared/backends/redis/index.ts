@@ -21,10 +21,10 @@ import { createRedisSessionStore, SESSION_CREATE, SESSION_DESTROY, SESSION_END_A
 import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
-export { redisClientOptions, redisSentinelOptions, redisStoresOptionsFromConfig, type RedisConnectionOptions } from './client.js';
+export { redisSentinelOptions, redisStoresOptionsFromConfig } from './client.js';
 export { RedisDedupeIndex } from './dedupe.js';
 export { RedisKeys } from './keys.js';
-export { poisonId, RedisPoisonStore } from './poison.js';
+export { RedisPoisonStore } from './poison.js';
 
 export interface RedisStoresOptions extends RedisConnectionOptions {
   /**

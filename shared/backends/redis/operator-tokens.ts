@@ -47,7 +47,7 @@ export class OperatorKeys {
 }
 
 /** KEYS: token hash, hash→name key, names set. ARGV: max tokens, name, field, value, … → 'created' | 'exists' | 'full'. */
-export const OPERATOR_TOKEN_CREATE = new LuaScript(
+const OPERATOR_TOKEN_CREATE = new LuaScript(
   'operator-token-create',
   `if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 'exists' end
 if redis.call('SCARD', KEYS[3]) >= tonumber(ARGV[1]) then return 'full' end
@@ -61,7 +61,7 @@ return 'created'`,
  * KEYS: hash→name key. ARGV: token key prefix, now, resolution ms, token hash → the token's
  * HGETALL plus its name (lastUsedAt moved to now when live and older than the resolution), or false.
  */
-export const OPERATOR_TOKEN_USE = new LuaScript(
+const OPERATOR_TOKEN_USE = new LuaScript(
   'operator-token-use',
   `local name = redis.call('GET', KEYS[1])
 if not name then return false end
@@ -82,7 +82,7 @@ return h`,
 );
 
 /** KEYS: token hash, names set. ARGV: name, hash→name key prefix → 1 revoked, 0 none. */
-export const OPERATOR_TOKEN_REVOKE = new LuaScript(
+const OPERATOR_TOKEN_REVOKE = new LuaScript(
   'operator-token-revoke',
   `local hash = redis.call('HGET', KEYS[1], 'tokenHash')
 redis.call('SREM', KEYS[2], ARGV[1])
@@ -92,7 +92,7 @@ return 1`,
 );
 
 /** KEYS: names set. ARGV: token key prefix → one HGETALL (with the name) per token. */
-export const OPERATOR_TOKEN_LIST = new LuaScript(
+const OPERATOR_TOKEN_LIST = new LuaScript(
   'operator-token-list',
   `local out = {}
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[1])) do
@@ -124,7 +124,7 @@ function decodeToken(h: Record<string, string>, name: string): OperatorToken {
  * Operators' tokens in Redis. Nothing is cached on a gateway: every request reads its token, so a
  * revocation on one gateway refuses the next request on all of them.
  */
-export function createRedisOperatorTokenStore(redis: Redis, keys: OperatorKeys, guard: Guard): OperatorTokenStore {
+function createRedisOperatorTokenStore(redis: Redis, keys: OperatorKeys, guard: Guard): OperatorTokenStore {
   return {
     create(t) {
       return guard('operatorTokens.create', async () => {

@@ -13,8 +13,8 @@ import type { RedisKeys } from './keys.js';
  *
  * Bounded: at most MAX_MESSAGES (the oldest go first), each value kept up to MAX_VALUE_BYTES.
  */
-export const MAX_MESSAGES = 10_000;
-export const MAX_VALUE_BYTES = 256 * 1024;
+const MAX_MESSAGES = 10_000;
+const MAX_VALUE_BYTES = 256 * 1024;
 
 /** KEYS: hash, index. ARGV: cap, then id, at, JSON per message → how many were dropped to stay under the cap. */
 export const POISON_ADD = new LuaScript(

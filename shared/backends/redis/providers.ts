@@ -55,7 +55,7 @@ function flag(value: string | undefined, what: string): boolean {
   throw new RedisDataError(`Expected '1' or '0' for ${what}, got ${JSON.stringify(value)}.`);
 }
 
-export function decodeProvider(h: Record<string, string>, key: string): Provider {
+function decodeProvider(h: Record<string, string>, key: string): Provider {
   const { systemUser, passwordHash } = h;
   if (systemUser === undefined || passwordHash === undefined) {
     throw new RedisDataError(`Provider hash ${key} lacks systemUser or passwordHash.`);

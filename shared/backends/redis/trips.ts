@@ -28,7 +28,7 @@ return out`,
  * flat [dominio, trip JSON, last report or nil, ...] in lexical order. The index is rebuilt from the
  * hash when their sizes differ (trips written before it existed), once, in Redis.
  */
-export const TRIP_PAGE = new LuaScript(
+const TRIP_PAGE = new LuaScript(
   'trip-page',
   `if redis.call('ZCARD', KEYS[3]) ~= redis.call('HLEN', KEYS[1]) then
   redis.call('DEL', KEYS[3])
@@ -90,7 +90,7 @@ function ordinal(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function isLater(a: EventInstant, b: EventInstant): boolean {
+function isLater(a: EventInstant, b: EventInstant): boolean {
   return a.epochMs > b.epochMs || (a.epochMs === b.epochMs && a.subMsTicks > b.subMsTicks);
 }
 

@@ -10,7 +10,7 @@ import type { RedisStores } from '../redis/index.js';
 import type { BackendStatus, PoisonStore } from '../types.js';
 
 /** What the admin API needs of the scale-out backends beyond the stores: the live feed, poison messages, status. */
-export interface AdminSupport {
+interface AdminSupport {
   feed: KafkaEventFeed;
   poison: PoisonStore;
   status(): Promise<BackendStatus>;

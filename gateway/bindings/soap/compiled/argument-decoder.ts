@@ -13,7 +13,7 @@ const BUCKETS = 64;
  * where it lies in the scanner's buffer: no string per element. A name's bucket comes from its
  * length and its first and last bytes, so a lookup compares the bytes of one candidate, rarely two.
  */
-export class NameTable {
+class NameTable {
   private readonly names: readonly Uint8Array[];
   private readonly heads = new Int32Array(BUCKETS).fill(-1);
   private readonly next: Int32Array;

@@ -39,7 +39,7 @@ const FIELD = 6;
  * the reference's node tree (the first occurrence of a name wins, xsi:nil, items by name, text of
  * leaf undeclared elements), which the differential test (test/unit/gateway/bindings/soap/compiled/decoder.unit.test.ts) holds it to.
  */
-export class CallBuilder extends EnvelopeLevels<ScannedCall> {
+class CallBuilder extends EnvelopeLevels<ScannedCall> {
   private operation: string | null = null;
   private record: CallRecord | null = null;
   /** The items of the array parameter open at depth 4. */

@@ -4,29 +4,14 @@
  * nothing above U+10FFFF). ASCII goes through lookup tables; only non-ASCII bytes are decoded.
  */
 
-export const TAB = 0x09;
-export const LF = 0x0a;
-export const CR = 0x0d;
-export const SPACE = 0x20;
-export const BANG = 0x21;
-export const DQUOTE = 0x22;
-export const HASH = 0x23;
-export const AMP = 0x26;
-export const SQUOTE = 0x27;
-export const MINUS = 0x2d;
-export const SLASH = 0x2f;
-export const COLON = 0x3a;
-export const SEMICOLON = 0x3b;
-export const LT = 0x3c;
-export const EQUALS = 0x3d;
-export const GT = 0x3e;
-export const QUESTION = 0x3f;
-export const LBRACKET = 0x5b;
-export const RBRACKET = 0x5d;
-export const DEL = 0x7f;
-/** XML 1.1 line ends besides CR and LF. */
-export const NEL = 0x85;
-export const LS = 0x2028;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const MINUS = 0x2d;
+const COLON = 0x3a;
+/** An XML 1.1 line end besides CR and LF. */
+const NEL = 0x85;
 
 /** decodeUtf8 results that are not code points. */
 export const INVALID = -1;

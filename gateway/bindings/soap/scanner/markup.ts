@@ -3,7 +3,7 @@ import { NEED_MORE, type Cursor } from './cursor.js';
 import { charLength, matchesAscii, scanName, skipSpaces, spaceLength } from './lexical.js';
 
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a
-// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+// hole check, on every use, which measurably slowed the scanning loops (bench/parse.ts).
 const DQUOTE = 0x22;
 const EQUALS = 0x3d;
 const GT = 0x3e;

@@ -9,13 +9,13 @@ import { DTD_PROHIBITED } from '../envelope.js';
 import { scanEndTag, scanStartTag, StartTag } from './tags.js';
 
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a
-// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+// hole check, on every use, which measurably slowed the scanning loops (bench/parse.ts).
 const BANG = 0x21;
 const LT = 0x3c;
 const QUESTION = 0x3f;
 const SLASH = 0x2f;
 
-export interface ScannerOptions {
+interface ScannerOptions {
   /** A leading EF BB BF is the encoding signature (raw UTF-8 input), not a character. */
   readonly bom: boolean;
   /**

@@ -9,7 +9,7 @@ const SLOTS = 2048;
  * recur in every request, and comparing a few bytes in JS costs less than a native decode plus a
  * new string. Direct-mapped: a slot holds the last run that hashed to it, checked byte by byte.
  */
-export class StringCache {
+class StringCache {
   private readonly strings: (string | undefined)[] = new Array<string | undefined>(SLOTS);
   private readonly lengths = new Uint8Array(SLOTS);
   private readonly keys = new Uint8Array(SLOTS * WIDTH);
@@ -48,8 +48,8 @@ export class StringCache {
 export const SHARED_STRINGS = new StringCache();
 
 /**
- * An ASCII run of 1 to 16 bytes as a string: String.fromCharCode with the bytes as arguments is a
- * fifth of the cost of a native decode at these lengths (bench/parse.ts readers suite).
+ * An ASCII run of 1 to 16 bytes as a string: String.fromCharCode with the bytes as arguments costs
+ * less than a native decode at these lengths (bench/parse.ts readers suite).
  */
 function shortAscii(b: Buffer, s: number, length: number): string {
   switch (length) {

@@ -4,7 +4,7 @@ import type { ElementStack } from './element-stack.js';
 import { matchesAscii, scanName, scanNameChars, scanReference, skipSpaces, spaceLength } from './lexical.js';
 
 // Byte values are module-local: V8 reads an imported binding through its module cell, with a
-// hole check, on every use, which doubled the cost of the scanning loops (bench/parse.ts).
+// hole check, on every use, which measurably slowed the scanning loops (bench/parse.ts).
 const AMP = 0x26;
 const COLON = 0x3a;
 const CR = 0x0d;

@@ -277,6 +277,14 @@ export const SETTINGS = {
     }),
     producerLingerMs: whole({ env: 'PRODUCER_LINGER_MS', default: 2, tuning: true, doc: 'producer micro-batch: send this long after the first queued event' }),
     producerBatchEvents: whole({ env: 'PRODUCER_BATCH_EVENTS', default: 500, min: 1, tuning: true, doc: 'or when this many are queued' }),
+    requestTimeoutMs: whole({
+      env: 'KAFKA_REQUEST_TIMEOUT_MS',
+      default: 5000,
+      min: 100,
+      doc: 'deadline of a Kafka request other than an event send (metadata, offsets, fetches, admin calls); the connections silent meanwhile are closed',
+    }),
+    connectTimeoutMs: whole({ env: 'KAFKA_CONNECT_TIMEOUT_MS', default: 1000, min: 100, doc: 'deadline of each connection to a broker' }),
+    keepAliveMs: whole({ env: 'KAFKA_KEEPALIVE_MS', default: 5000, min: 1000, doc: 'idle time before the first TCP keep-alive probe on a Kafka connection' }),
   },
   /** ClickHouse: where the worker stores events and the admin API reads them. */
   clickhouse: {
@@ -290,6 +298,12 @@ export const SETTINGS = {
   worker: {
     batchRows: whole({ env: 'WORKER_BATCH_ROWS', default: 20_000, min: 1, doc: "insert a partition's events when this many are buffered" }),
     batchMs: whole({ env: 'WORKER_BATCH_MS', default: 500, min: 1, doc: 'or when the oldest is this old' }),
+    sessionTimeoutMs: whole({
+      env: 'WORKER_SESSION_TIMEOUT_MS',
+      default: 10_000,
+      min: 6000,
+      doc: "the worker's consumer-group session: a worker silent this long loses its partitions to the others",
+    }),
   },
   log: {
     level: choice({ env: 'LOG_LEVEL', default: 'info', words: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino level' }),

@@ -4,7 +4,7 @@ import type { Metrics } from '../../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
-import { createKafkaClient } from '../kafka/client.js';
+import { kafkaClientOptions } from '../kafka/client.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
@@ -48,7 +48,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
+    idBlocks = await IdBlocksTopic.open({ ...kafkaClientOptions(config.kafka), topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -62,10 +62,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     },
     highestStored: () =>
       highestStoredId({
-        kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafka.clientId, logger: idLogger }),
+        kafka: kafkaClientOptions(config.kafka),
         topic: config.kafka.topic,
         groupId: config.kafka.groupId,
-        clientId: config.kafka.clientId,
         clickhouse,
         database: config.clickhouse.database,
         logger: idLogger,
@@ -108,6 +107,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
       wireVersion: config.kafka.wireVersion,
       maxInFlightEvents: config.events.maxInFlight,
       sendTimeoutMs: config.events.appendTimeoutMs,
+      requestTimeoutMs: config.kafka.requestTimeoutMs,
+      connectTimeoutMs: config.kafka.connectTimeoutMs,
+      keepAliveMs: config.kafka.keepAliveMs,
       logger: logger.child({ component: 'kafka' }),
       ...(metrics === undefined
         ? {}

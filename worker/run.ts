@@ -293,6 +293,7 @@ export function workerOptionsFromConfig(
       database: config.clickhouse.database,
       username: config.clickhouse.user,
       password: config.clickhouse.password,
+      requestTimeoutMs: config.clickhouse.insertTimeoutMs,
     },
     batchRows: config.worker.batchRows,
     batchMs: config.worker.batchMs,

@@ -247,6 +247,14 @@ export const SETTINGS = {
     }),
     commandWaitMs: whole({ env: 'REDIS_COMMAND_WAIT_MS', default: 1000, min: 10, doc: 'longest wait for those replicas' }),
     keyPrefix: text({ env: 'REDIS_KEY_PREFIX', default: 'gw:', doc: 'prefix of every key' }),
+    commandTimeoutMs: whole({
+      env: 'REDIS_COMMAND_TIMEOUT_MS',
+      default: 2000,
+      min: 100,
+      doc: 'a command unanswered this long fails, and a connection silent this long while a command waits is closed and opened anew',
+    }),
+    connectTimeoutMs: whole({ env: 'REDIS_CONNECT_TIMEOUT_MS', default: 1000, min: 100, doc: 'deadline of each connection attempt' }),
+    keepAliveMs: whole({ env: 'REDIS_KEEPALIVE_MS', default: 5000, min: 1000, doc: 'idle time before the first TCP keep-alive probe on a Redis connection' }),
   },
   /** Kafka: the event topic of the scale-out mode. */
   kafka: {
@@ -293,6 +301,13 @@ export const SETTINGS = {
     user: text({ env: 'CLICKHOUSE_USER', default: 'default', doc: 'ClickHouse user' }),
     password: text({ env: 'CLICKHOUSE_PASSWORD', default: '', defaultText: 'empty', secret: true, doc: "that user's password" }),
     retentionDays: whole({ env: 'CLICKHOUSE_RETENTION_DAYS', default: 0, doc: 'days events are kept (ClickHouse 24.8+); 0 keeps all' }),
+    insertTimeoutMs: whole({
+      env: 'CLICKHOUSE_INSERT_TIMEOUT_MS',
+      default: 10_000,
+      min: 100,
+      doc: "the worker's requests: one silent this long is aborted and its connection closed (the insert is retried)",
+    }),
+    queryTimeoutMs: whole({ env: 'CLICKHOUSE_QUERY_TIMEOUT_MS', default: 3000, min: 100, doc: "the admin API's reads: one silent this long is aborted and its connection closed" }),
   },
   /** The Kafka → ClickHouse worker. */
   worker: {

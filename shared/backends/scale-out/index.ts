@@ -44,6 +44,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
           database: config.clickhouse.database,
           username: config.clickhouse.user,
           password: config.clickhouse.password,
+          requestTimeoutMs: config.clickhouse.queryTimeoutMs,
         });
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
+import { FailureLog } from '../../shared/failure-log.js';
 import type { Logger } from '../../shared/logger.js';
 import { bearerChecker } from './auth.js';
 import { loadConsoleAssets } from './console-assets.js';
@@ -159,6 +160,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     sendReply(res, reply);
   }
 
+  // A store that is down fails every request that needs it: logged once, then a count now and then.
+  const storeFailures = new FailureLog(logger, 'admin: store unavailable; requests that need it answer 503');
   const server = http.createServer((req, res) => {
     const started = process.hrtime.bigint();
     // Every answer carries an id that is also in the log line about it.
@@ -171,6 +174,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       const entry = { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
       if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
       else logger.info(entry, 'admin request');
+      if (res.statusCode < 500 && path?.startsWith('/admin/') === true) storeFailures.ok();
     });
     // The console's page and assets are public (they hold no data); all else is the API.
     if (consoleAssets.serve(req, res)) return;
@@ -186,7 +190,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         return;
       }
       if (err instanceof BackendUnavailableError) {
-        logger.warn({ requestId, err: err.message, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: store unavailable');
+        storeFailures.failed(err, { requestId, method: req.method, path: (req.url ?? '').split('?')[0] });
         sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
         return;
       }

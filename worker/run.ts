@@ -90,6 +90,8 @@ export interface WorkerStatus {
 export interface Worker {
   readonly stats: Readonly<WorkerStats>;
   status(): WorkerStatus;
+  /** Inserts, or last-report updates, failing since their last success (the stuck watchdog). */
+  failing(): { inserts: boolean; lastReports: boolean };
   /** Resolves at the first join of the consumer group; rejects when the worker fails for good first. */
   readonly joined: Promise<void>;
   /** SIGTERM: stop fetching, insert and commit what is buffered (within drainTimeoutMs), disconnect. */
@@ -168,6 +170,10 @@ class KafkaClickHouseWorker implements Worker {
 
   get joined(): Promise<void> {
     return this.consumer.joined;
+  }
+
+  failing(): { inserts: boolean; lastReports: boolean } {
+    return { inserts: this.loader.insertsFailing, lastReports: this.loader.reportsFailing };
   }
 
   status(): WorkerStatus {

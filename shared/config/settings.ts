@@ -320,6 +320,15 @@ export const SETTINGS = {
       doc: "the worker's consumer-group session: a worker silent this long loses its partitions to the others",
     }),
   },
+  /** Self-healing and its limit: every process. */
+  health: {
+    stuckExitMs: whole({
+      env: 'STUCK_EXIT_SECONDS',
+      default: 60,
+      times: SECOND,
+      doc: 'a component failing this long while its engine answers a fresh connection exits the process (code 1) for its supervisor to restart; 0 never',
+    }),
+  },
   log: {
     level: choice({ env: 'LOG_LEVEL', default: 'info', words: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino level' }),
   },

@@ -150,6 +150,22 @@ export function createRedisClient(options: RedisConnectionOptions): Redis {
   return new Redis(options.url, redisClientOptions(options));
 }
 
+/**
+ * Whether Redis answers PING on a connection made for this question alone (the stuck watchdog's
+ * check), through the Sentinels when configured. The client is closed after.
+ */
+export async function redisAnswers(options: RedisConnectionOptions, timeoutMs = 3000): Promise<boolean> {
+  const client = createRedisClient({ ...options });
+  client.on('error', () => undefined);
+  try {
+    return (await within(client.ping(), timeoutMs, 'timeout')) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** host:port (or the Sentinels and the primary's name) without credentials, for messages. */
 export function endpointOf(options: RedisConnectionOptions): string {
   if (options.sentinels !== undefined && options.sentinels.length > 0) {

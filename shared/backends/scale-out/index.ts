@@ -4,12 +4,14 @@ import type { Metrics } from '../../metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
-import { kafkaClientOptions } from '../kafka/client.js';
+import { kafkaAnswers, kafkaClientOptions } from '../kafka/client.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
 import { IdBlocksTopic } from '../ids/blocks-topic.js';
 import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from '../redis/index.js';
+import { redisAnswers } from '../redis/client.js';
+import type { WatchedComponent } from '../../stuck-watchdog.js';
 import type { Backends, EventStore } from '../types.js';
 
 /**
@@ -131,6 +133,15 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   }
   const operations = openAdminSupport(config, logger, redis, () => kafka.failingNow(), clickhouse);
 
+  // What the stuck watchdog watches: each client against a fresh connection to its engine.
+  const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+  const probeKafka = kafkaClientOptions(config.kafka);
+  const watched: WatchedComponent[] = [
+    { name: 'Kafka sends', engine: 'Kafka', healthy: async () => !(await kafka.failingNow()), engineAnswers: () => kafkaAnswers(probeKafka, config.kafka.topic) },
+    { name: 'event-id blocks', engine: 'Kafka', healthy: () => !ids.failing, engineAnswers: () => kafkaAnswers(probeKafka, config.ids.topic) },
+    { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
+  ];
+
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     // Flush the producer first (acknowledged ids stay acknowledged), then the state store.
@@ -161,6 +172,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     feed: operations.feed,
     poison: operations.poison,
     status: () => operations.status(),
+    watched,
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
     healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),
     close,

@@ -208,7 +208,7 @@ export class ConsumerSupervisor {
       heartbeatInterval: Math.max(500, Math.min(3000, Math.floor(sessionTimeoutMs / 3))),
     });
     const watch = new ConnectionWatch(kafka.keepAliveMs);
-    watch.client(member);
+    watch.client(member, kafka.brokers);
     this.member = member;
     this.memberWatch = watch;
     this.lost = null;

@@ -69,8 +69,8 @@ export class IdBlocksTopic {
     private readonly acks: number,
   ) {
     this.watch = new ConnectionWatch(options.keepAliveMs);
-    this.watch.client(producer);
-    this.watch.client(consumer);
+    this.watch.client(producer, options.brokers);
+    this.watch.client(consumer, options.brokers);
   }
 
   /** Creates the topic when missing (one partition, TOPIC_CONFIG) and connects. */

@@ -20,10 +20,12 @@ export interface KafkaLogger {
 export type KafkaModule = typeof import('@platformatic/kafka');
 
 let loading: Promise<KafkaModule> | null = null;
+/** Set once the import resolved: every client is made after it, so ConnectionWatch can use it. */
+let loaded: KafkaModule | null = null;
 
 /** The library, imported once per process on first use. */
 export function kafkaModule(): Promise<KafkaModule> {
-  loading ??= import('@platformatic/kafka');
+  loading ??= import('@platformatic/kafka').then((m) => (loaded = m));
   return loading;
 }
 
@@ -73,10 +75,28 @@ export function baseOptions(options: KafkaClientOptions, clientId = options.clie
   };
 }
 
-/** What ConnectionWatch needs of a client: its pool and its connect events. */
+interface Broker {
+  host: string;
+  port: number;
+}
+
+/** What ConnectionWatch needs of a client: its pool, its connect events and what it knows of the brokers. */
 interface WatchedClient {
   readonly connections: ConnectionPool;
-  on(event: 'client:broker:connect', listener: (payload: { connection: Connection }) => void): unknown;
+  readonly currentMetadata: { brokers: Map<number, Broker> } | undefined;
+  on(event: 'client:broker:connect', listener: (payload: { broker: Broker; connection: Connection }) => void): unknown;
+}
+
+type BootstrapGetter = (callback: (error: Error | null, connection?: Connection) => void) => void;
+
+/** How long a broker whose connection was dropped silent is asked for metadata only after the others. */
+const SUSPECT_MS = 60_000;
+
+const brokerKey = (b: Broker): string => `${b.host}:${b.port}`;
+
+function parseBroker(address: string): Broker {
+  const i = address.lastIndexOf(':');
+  return { host: address.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(address.slice(i + 1)) };
 }
 
 /**
@@ -89,40 +109,84 @@ interface WatchedClient {
  * Keep-alive catches a peer that vanished without a word; only the deadline catches a path that
  * still acknowledges bytes and forwards nothing.
  */
+/** A connection that never received a byte is spared this long: another request may just have opened it. */
+const YOUNG_MS = 200;
+
 export class ConnectionWatch {
   private readonly lastRead = new WeakMap<Connection, number>();
+  private readonly connectedAt = new WeakMap<Connection, number>();
+  private readonly brokerOf = new WeakMap<Connection, string>();
   private readonly pools = new Set<ConnectionPool>();
+  /** Brokers a silent connection was dropped from, and when: asked for metadata last. */
+  private readonly suspects = new Map<string, number>();
   /** Connections destroyed so far (tests, logs). */
   dropped = 0;
 
   constructor(private readonly keepAliveMs: number = DEFAULT_KEEPALIVE_MS) {}
 
-  client(client: WatchedClient): void {
-    client.on('client:broker:connect', ({ connection }) => this.adopt(connection));
+  /**
+   * Watches a client's connections. With its bootstrap brokers it also chooses where the client
+   * asks for metadata: the library asks the first bootstrap broker it can connect to, and a stalled
+   * broker still accepts connections (its kernel does) while answering nothing, so every metadata
+   * request of every client would go to it for as long as it stalls. Brokers whose connection was
+   * dropped silent are asked last instead, until one of their connections answers again.
+   */
+  client(client: WatchedClient, bootstrap?: readonly string[]): void {
+    client.on('client:broker:connect', ({ broker, connection }) => this.adopt(connection, broker));
     this.pools.add(client.connections);
+    if (bootstrap === undefined || loaded === null) return;
+    const configured = bootstrap.map(parseBroker);
+    // The library's protected hook for this (a symbol it exports for subclasses), set on the instance.
+    (client as unknown as Record<symbol, BootstrapGetter>)[loaded.kGetBootstrapConnection] = (callback) => {
+      const discovered = client.currentMetadata === undefined ? [] : [...client.currentMetadata.brokers.values()];
+      const seen = new Set<string>();
+      const candidates = [...configured, ...discovered].filter((b) => !seen.has(brokerKey(b)) && seen.add(brokerKey(b)));
+      client.connections.getFirstAvailable(this.answeringFirst(candidates), callback);
+    };
   }
 
   pool(pool: ConnectionPool): void {
-    pool.on('connect', ({ connection }) => this.adopt(connection));
+    pool.on('connect', ({ broker, connection }) => this.adopt(connection, broker));
     this.pools.add(pool);
   }
 
-  private adopt(connection: Connection): void {
-    const socket = connection.socket;
-    this.lastRead.set(connection, performance.now());
-    socket.setKeepAlive(true, this.keepAliveMs);
-    socket.on('data', () => this.lastRead.set(connection, performance.now()));
+  /** The brokers in the same order, those suspected of stalling after the others. */
+  answeringFirst<B extends Broker>(brokers: B[]): B[] {
+    if (this.suspects.size === 0) return brokers;
+    const now = performance.now();
+    const suspect = (b: B): boolean => now - (this.suspects.get(brokerKey(b)) ?? Number.NEGATIVE_INFINITY) < SUSPECT_MS;
+    return [...brokers.filter((b) => !suspect(b)), ...brokers.filter(suspect)];
   }
 
-  /** Destroys every open connection that received nothing since `since` (performance.now()). */
+  private adopt(connection: Connection, broker: Broker): void {
+    const socket = connection.socket;
+    const key = brokerKey(broker);
+    this.connectedAt.set(connection, performance.now());
+    this.brokerOf.set(connection, key);
+    socket.setKeepAlive(true, this.keepAliveMs);
+    socket.on('data', () => {
+      this.lastRead.set(connection, performance.now());
+      if (this.suspects.size > 0) this.suspects.delete(key);
+    });
+  }
+
+  /**
+   * Destroys every open connection that received nothing since `since` (performance.now()), or
+   * nothing at all while older than YOUNG_MS (the request that timed out may have opened it).
+   */
   dropSilent(since: number): number {
     let n = 0;
+    const now = performance.now();
     for (const pool of this.pools) {
       for (const [, connection] of pool) {
         const socket = connection.socket as Connection['socket'] | undefined;
         if (socket === undefined || socket.destroyed) continue;
-        if ((this.lastRead.get(connection) ?? 0) <= since) {
+        const read = this.lastRead.get(connection);
+        const silent = read === undefined ? (this.connectedAt.get(connection) ?? 0) <= now - YOUNG_MS || since === Number.POSITIVE_INFINITY : read <= since;
+        if (silent) {
           socket.destroy();
+          const key = this.brokerOf.get(connection);
+          if (key !== undefined && since !== Number.POSITIVE_INFINITY) this.suspects.set(key, performance.now());
           n++;
         }
       }
@@ -177,7 +241,7 @@ export class KafkaAdmin {
     private readonly options: KafkaClientOptions,
   ) {
     this.watch = new ConnectionWatch(options.keepAliveMs);
-    this.watch.client(admin);
+    this.watch.client(admin, options.brokers);
   }
 
   static async open(options: KafkaClientOptions): Promise<KafkaAdmin> {

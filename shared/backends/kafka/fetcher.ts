@@ -53,7 +53,7 @@ export class PartitionFetcher {
     private readonly options: FetcherOptions,
   ) {
     this.watch = new ConnectionWatch(options.keepAliveMs);
-    this.watch.client(client);
+    this.watch.client(client, options.brokers);
   }
 
   static async open(options: FetcherOptions): Promise<PartitionFetcher> {

@@ -51,7 +51,7 @@ export class KafkaOperator {
         },
       });
       const watch = new ConnectionWatch(this.options.keepAliveMs);
-      watch.client(producer);
+      watch.client(producer, this.options.brokers);
       return { producer, watch, acks: ProduceAcks.ALL };
     })();
     const { producer, watch, acks } = await this.producer;

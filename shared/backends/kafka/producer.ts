@@ -57,7 +57,7 @@ export class EventProducer implements RecordSender {
     private readonly options: EventProducerOptions,
   ) {
     this.watch = new ConnectionWatch(options.keepAliveMs);
-    this.watch.client(producer);
+    this.watch.client(producer, options.brokers);
   }
 
   static async open(options: EventProducerOptions): Promise<EventProducer> {

@@ -67,6 +67,18 @@ export function killNode(node: string): void {
   process.kill(nodePid(node), 'SIGKILL');
 }
 
+/**
+ * Stalls a node (SIGSTOP): its connections stay open and nothing answers, as a VM frozen by its
+ * hypervisor or a process in a long GC pause; resumeNode (SIGCONT) lets it go on.
+ */
+export function stallNode(node: string): void {
+  process.kill(nodePid(node), 'SIGSTOP');
+}
+
+export function resumeNode(node: string): void {
+  process.kill(nodePid(node), 'SIGCONT');
+}
+
 /** Starts a node again (or leaves it if it runs) through the services script. */
 export function upNode(node: string): void {
   execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), node], {

@@ -90,7 +90,7 @@ export class StuckWatchdog {
           continue;
         }
         const seconds = Math.round(failingMs / 1000);
-        const reason = `${c.name} has failed for ${seconds} s while ${c.engine} answers a fresh connection: exiting (code 1) so the supervisor restarts the process`;
+        const reason = `${c.name}: failing for ${seconds} s while ${c.engine} answers a fresh connection; exiting (code 1) so the supervisor restarts the process`;
         this.fired = true;
         this.stop();
         this.options.logger.fatal({ component: c.name, engine: c.engine, failingForSeconds: seconds }, reason);

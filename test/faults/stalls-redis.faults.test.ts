@@ -98,7 +98,7 @@ describe('the last resort: a gateway whose Redis client cannot heal itself', () 
         .map((l) => JSON.parse(l) as { level: number; msg: string; component?: string })
         .filter((l) => l.level >= 60);
       expect(fatal).toHaveLength(1);
-      expect(fatal[0]!.msg).toMatch(/^Redis client has failed for \d+ s while Redis answers a fresh connection: exiting \(code 1\) so the supervisor restarts the process$/);
+      expect(fatal[0]!.msg).toMatch(/^Redis client: failing for \d+ s while Redis answers a fresh connection; exiting \(code 1\) so the supervisor restarts the process$/);
       expect(fatal[0]!.component).toBe('Redis client');
       console.log(`[stall] redis stuck client: exited 1 after ${seconds.toFixed(1)} s (STUCK_EXIT_SECONDS 5, checked every 5 s)`);
       expect(seconds).toBeLessThan(30);

@@ -39,7 +39,7 @@ describe('StuckWatchdog', () => {
     expect(h.state.engineChecks).toBe(0); // not asked before the limit
     h.advance(1_000);
     expect(await h.watchdog.check()).toBe(true);
-    expect(h.stuck).toEqual(['Kafka sends has failed for 60 s while Kafka answers a fresh connection: exiting (code 1) so the supervisor restarts the process']);
+    expect(h.stuck).toEqual(['Kafka sends: failing for 60 s while Kafka answers a fresh connection; exiting (code 1) so the supervisor restarts the process']);
     expect(h.lines.filter((l) => l.level === 'fatal')).toHaveLength(1);
     expect(h.lines[0]!.o).toEqual({ component: 'Kafka sends', engine: 'Kafka', failingForSeconds: 60 });
     // Once only.
@@ -86,6 +86,6 @@ describe('StuckWatchdog', () => {
     expect(await w.check()).toBe(false);
     now = 1000;
     expect(await w.check()).toBe(true);
-    expect(stuck[0]).toMatch(/^Redis client has failed for 1 s while Redis answers a fresh connection/);
+    expect(stuck[0]).toMatch(/^Redis client: failing for 1 s while Redis answers a fresh connection;/);
   });
 });

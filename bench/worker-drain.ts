@@ -146,7 +146,11 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
   if (BASELINE !== null) {
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+    const median = (xs: number[]): number => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 === 1 ? sorted[mid]! : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+    };
     console.log(`\nthis build / baseline (${BASELINE}), medians of ${ROUNDS} alternating rounds:`);
     for (const format of new Set(FORMATS)) {
       for (const batchRows of BATCHES) {

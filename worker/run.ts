@@ -3,6 +3,7 @@ import type { LastReportSink } from '../shared/backends/types.js';
 import { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
+import { KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
 import { describeKafkaError } from '../shared/backends/kafka/errors.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './backoff.js';
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
@@ -28,6 +29,11 @@ export interface WorkerOptions {
   topic: string;
   groupId: string;
   clientId: string;
+  /** Deadline of one Kafka request (KAFKA_REQUEST_TIMEOUT_MS). Default 5000 ms. */
+  requestTimeoutMs?: number;
+  /** Kafka connect deadline and TCP keep-alive (KAFKA_CONNECT_TIMEOUT_MS, KAFKA_KEEPALIVE_MS): client.ts defaults. */
+  connectTimeoutMs?: number;
+  keepAliveMs?: number;
   clickhouse: ClickHouseOptions;
   /** How rows are sent (default RowBinary; bench:worker compares the formats). */
   insertFormat?: InsertFormat;
@@ -58,7 +64,7 @@ export interface WorkerOptions {
   startTimeoutMs?: number;
   /** One attempt of `lastReports.record` longer than this counts as failed. Default 10 s. */
   lastReportTimeoutMs?: number;
-  /** Kafka consumer session timeout. Default 30 s. */
+  /** Kafka consumer-group session timeout (WORKER_SESSION_TIMEOUT_MS). Default 10 s. */
   sessionTimeoutMs?: number;
   /**
    * Called when the worker stopped for good: a non-retriable Kafka error (authorization, invalid
@@ -84,6 +90,8 @@ export interface WorkerStatus {
 export interface Worker {
   readonly stats: Readonly<WorkerStats>;
   status(): WorkerStatus;
+  /** Inserts, or last-report updates, failing since their last success (the stuck watchdog). */
+  failing(): { inserts: boolean; lastReports: boolean };
   /** Resolves at the first join of the consumer group; rejects when the worker fails for good first. */
   readonly joined: Promise<void>;
   /** SIGTERM: stop fetching, insert and commit what is buffered (within drainTimeoutMs), disconnect. */
@@ -108,6 +116,8 @@ class KafkaClickHouseWorker implements Worker {
     private readonly options: WorkerOptions,
     private readonly client: ClickHouseClient,
     writer: ClickHouseEventWriter,
+    private readonly admin: KafkaAdmin,
+    kafka: KafkaClientOptions,
   ) {
     const backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.loader = new Loader(
@@ -127,14 +137,14 @@ class KafkaClickHouseWorker implements Worker {
       writer,
     );
     this.consumer = new ConsumerSupervisor({
-      brokers: options.brokers,
-      clientId: options.clientId,
+      kafka,
+      admin,
       topic: options.topic,
       groupId: options.groupId,
-      sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+      sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
       backoff,
       logger: options.logger,
-      onBatch: (payload) => this.loader.onBatch(payload),
+      onBatch: (partition, messages, current) => this.loader.onBatch(partition, messages, current),
       onGroupJoin: (partitions) => {
         this.loader.onGroupJoin(partitions);
         this.lag.start();
@@ -145,7 +155,7 @@ class KafkaClickHouseWorker implements Worker {
       },
     });
     const { metrics } = options;
-    this.lag = new LagMonitor(this.consumer.admin, {
+    this.lag = new LagMonitor(admin, {
       topic: options.topic,
       groupId: options.groupId,
       intervalMs: options.lagIntervalMs ?? 10_000,
@@ -160,6 +170,10 @@ class KafkaClickHouseWorker implements Worker {
 
   get joined(): Promise<void> {
     return this.consumer.joined;
+  }
+
+  failing(): { inserts: boolean; lastReports: boolean } {
+    return { inserts: this.loader.insertsFailing, lastReports: this.loader.reportsFailing };
   }
 
   status(): WorkerStatus {
@@ -198,6 +212,7 @@ class KafkaClickHouseWorker implements Worker {
   private close(): Promise<void> {
     this.closing ??= (async () => {
       await this.consumer.stop();
+      await this.admin.close();
       await this.client.close().catch(() => undefined);
     })();
     return this.closing;
@@ -239,7 +254,15 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;
   }
-  const worker = new KafkaClickHouseWorker(options, client, writer);
+  const kafka: KafkaClientOptions = {
+    brokers: options.brokers,
+    clientId: options.clientId,
+    requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
+  };
+  const admin = await KafkaAdmin.open(kafka);
+  const worker = new KafkaClickHouseWorker(options, client, writer, admin, kafka);
   worker.start();
   return worker;
 }
@@ -268,14 +291,19 @@ export function workerOptionsFromConfig(
     topic: config.kafka.topic,
     groupId: config.kafka.groupId,
     clientId: `${config.kafka.clientId}-worker`,
+    requestTimeoutMs: config.kafka.requestTimeoutMs,
+    connectTimeoutMs: config.kafka.connectTimeoutMs,
+    keepAliveMs: config.kafka.keepAliveMs,
     clickhouse: {
       url: config.clickhouse.url,
       database: config.clickhouse.database,
       username: config.clickhouse.user,
       password: config.clickhouse.password,
+      requestTimeoutMs: config.clickhouse.insertTimeoutMs,
     },
     batchRows: config.worker.batchRows,
     batchMs: config.worker.batchMs,
+    sessionTimeoutMs: config.worker.sessionTimeoutMs,
     retentionDays: config.clickhouse.retentionDays,
     ...deps,
   };

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
+import { FailureLog } from '../../shared/runtime/failure-log.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import { AdminAccess } from './access.js';
 import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
@@ -202,6 +203,9 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     });
   }
 
+  // A store that is down fails every request that needs it: logged once, then a count now and then.
+  const storeFailures = new FailureLog(logger, 'admin: store unavailable; requests that need it answer 503');
+
   /** The status an error is answered with (and recorded as); the answer itself is sent by `fail`. */
   function statusOf(err: unknown): number {
     if (err instanceof HttpError) return err.status;
@@ -220,7 +224,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       return;
     }
     if (err instanceof BackendUnavailableError) {
-      logger.warn({ requestId, err: err.message, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: store unavailable');
+      storeFailures.failed(err, { requestId, method: req.method, path: (req.url ?? '').split('?')[0] });
       sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
       return;
     }
@@ -273,6 +277,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       const entry = { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10, identity: call.principal?.identity ?? null };
       if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
       else logger.info(entry, 'admin request');
+      if (res.statusCode < 500 && path?.startsWith('/admin/') === true) storeFailures.ok();
     });
     // The console's page and assets are public (they hold no data); all else is the API.
     if (consoleAssets.serve(req, res)) return;

@@ -2,11 +2,13 @@
  * Kafka in its HA form (three KRaft brokers, replication factor 3, min.insync.replicas 2, no unclean
  * election) under ingest through two gateways and a worker, all processes: (c) the leader of the
  * busiest partition SIGKILLed mid-ingest and restarted later, and (d) a gateway and the worker
- * kill -9'd while it is down. Ingest goes on with two brokers; nothing acknowledged is lost or twice.
+ * kill -9'd while it is down; (e) the leader of the busiest partition stalled (SIGSTOP: its
+ * connections open, nothing answered) for 20 s, then resumed. Ingest goes on with two brokers;
+ * nothing acknowledged is lost or twice.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ha, killNode, redisSettled, report, sleep, startLoad, startProc, startRun, stopRun, tally, upNode, waitFor, type Run } from './ha-cluster.js';
+import { ha, killNode, redisSettled, report, resumeNode, sleep, stallNode, startLoad, startProc, startRun, stopRun, tally, upNode, waitFor, type Run } from './ha-cluster.js';
 
 /** The stated bound: inserts are acknowledged again within this long after the leader died. */
 const RESUME_BOUND_MS = 20_000;
@@ -70,6 +72,45 @@ describe('Kafka broker failure (3 brokers, RF 3, min ISR 2)', () => {
     expect(t.idsIssuedTwice).toBe(0);
     expect(t.lost).toBe(0);
     expect(resumed - killedAt).toBeLessThan(RESUME_BOUND_MS);
+    await stopRun(run);
+    run = undefined;
+  });
+
+  it('(e) leader of the busiest partition stalled (SIGSTOP) 20 s, then resumed: ingest goes on through the other brokers, nothing lost, none twice', async () => {
+    for (const n of kafkaNodes) upNode(n);
+    run = await startRun();
+    const r = run;
+    const load = startLoad('e', () => r.gateways.map((g) => g.serviceUrl), 6);
+    await waitFor('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
+
+    const leader = await busiestLeader(r.env.KAFKA_TOPIC!);
+    const stalledAt = Date.now();
+    stallNode(leader.node);
+    let resumed: number;
+    let ackedWhileStalled: number;
+    try {
+      // The producer's requests to the stalled leader time out, its silent connections are
+      // replaced, and the sends go to the new leaders once the controller fenced the old one.
+      resumed = await waitFor('an insert acknowledged after the stall', async () => load.answers.find((a) => a.startedAt > stalledAt + 200 && (a.code ?? 0) > 0)?.endedAt, RESUME_BOUND_MS + 10_000);
+      await waitFor('ingest with the leader stalled', async () => load.acknowledgedSince(stalledAt + 2000) > 200, 60_000);
+      await sleep(Math.max(0, stalledAt + 20_000 - Date.now()));
+      ackedWhileStalled = load.acknowledgedSince(stalledAt);
+    } finally {
+      resumeNode(leader.node);
+    }
+    const resumedNodeAt = Date.now();
+    await waitFor('ingest after the broker resumed', async () => load.acknowledgedSince(resumedNodeAt + 1000) > 200, 60_000);
+    await load.stop();
+
+    const t = await tally(load.answers, r.env);
+    const figures = { ...t, stalled: leader.node, partition: leader.partition, ackedWhileStalled, stalledSeconds: (resumedNodeAt - stalledAt) / 1000, resumedAfterSeconds: (resumed - stalledAt) / 1000 };
+    report('(e) Kafka leader stalled (SIGSTOP)', figures);
+    expect(ackedWhileStalled).toBeGreaterThan(300);
+    expect(t.idsIssuedTwice).toBe(0);
+    expect(t.lost).toBe(0);
+    expect(resumed - stalledAt).toBeLessThan(RESUME_BOUND_MS);
+    // Both gateways are still the ones started: they healed by themselves.
+    expect(r.gateways.every((g) => g.alive())).toBe(true);
     await stopRun(run);
     run = undefined;
   });

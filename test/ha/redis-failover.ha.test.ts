@@ -2,8 +2,10 @@
  * Redis in its HA form (primary, replica, three Sentinels) under ingest through two gateways and a
  * worker, all separate processes following the Sentinels: (a) the primary kill -9'd, and a gateway
  * and the worker kill -9'd during the failover; (b) the same after the replication link was cut, so
- * that the promoted replica misses the primary's last writes. Nothing acknowledged may be lost, no
- * id answered twice, and no operator told "queued" for a command the failover lost.
+ * that the promoted replica misses the primary's last writes; (e) the primary stalled (SIGSTOP:
+ * connections open, nothing answered) until the Sentinels promote the replica, then resumed.
+ * Nothing acknowledged may be lost, no id answered twice, and no operator told "queued" for a
+ * command the failover lost.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +17,9 @@ import {
   redisPrimary,
   redisSettled,
   report,
+  resumeNode,
   sleep,
+  stallNode,
   startLoad,
   startProc,
   startRun,
@@ -204,6 +208,52 @@ describe('Redis failover (Sentinel)', () => {
       replica.disconnect();
       await setFailoverTimeout(15_000);
     }
+    await stopRun(run);
+    run = undefined;
+  });
+  it('(e) primary stalled (SIGSTOP) mid-ingest: the Sentinels promote the replica, the gateways and the worker leave its silent connections; resumed, it rejoins as a replica; nothing lost, no id twice', async () => {
+    await stopRun(run);
+    run = undefined;
+    await redisSettled();
+    run = await startRun();
+    const r = run;
+    const load = startLoad('e', () => r.gateways.map((g) => g.serviceUrl), 6);
+    const commands = startCommandLoad(r);
+    await waitFor('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
+
+    const primary = await redisPrimary();
+    const stalledAt = Date.now();
+    stallNode(primary.node);
+    let times: { failoverSeconds: number; resumedAfterSeconds: number };
+    try {
+      times = await failover(primary.node, stalledAt, load, r);
+      await waitFor('ingest after the failover', async () => load.acknowledgedSince(stalledAt + times.resumedAfterSeconds * 1000) > 200, 60_000);
+    } finally {
+      resumeNode(primary.node);
+    }
+    const resumedNodeAt = Date.now();
+    // Resumed, the old primary is told by the Sentinels to follow the new one.
+    await waitFor('the stalled node back as a replica', async () => {
+      const c = nodeClient(primary.port);
+      try {
+        return /role:slave/.test(await c.info('replication'));
+      } finally {
+        c.disconnect();
+      }
+    }, 60_000);
+    await waitFor('ingest after the node resumed', async () => load.acknowledgedSince(resumedNodeAt) > 200, 60_000);
+    await load.stop();
+    await commands.stop();
+    const t = await tally(load.answers, r.env);
+    const commandsLost = await commandsKept(r.stores, commands.queued);
+    report('(e) Redis primary stalled (SIGSTOP)', { ...t, ...times, stalledSeconds: (resumedNodeAt - stalledAt) / 1000, commandsQueued: commands.queued.length, commandsLost });
+    expect(t.acknowledged).toBeGreaterThan(300);
+    expect(t.idsIssuedTwice).toBe(0);
+    expect(t.lost).toBe(0);
+    expect(times.resumedAfterSeconds * 1000).toBeLessThan(RESUME_BOUND_MS);
+    expect(commandsLost).toBe(0);
+    // Both gateways are still the ones started: they healed by themselves.
+    expect(r.gateways.every((g) => g.alive())).toBe(true);
     await stopRun(run);
     run = undefined;
   });

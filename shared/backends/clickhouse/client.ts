@@ -36,3 +36,15 @@ export function createClickHouseClient(options: ClickHouseOptions): ClickHouseCl
     },
   });
 }
+
+/** Whether ClickHouse answers a ping from a client made for this question alone (the stuck watchdog's check). */
+export async function clickhouseAnswers(options: ClickHouseOptions): Promise<boolean> {
+  const client = createClickHouseClient({ ...options, requestTimeoutMs: 3000 });
+  try {
+    return (await client.ping()).success;
+  } catch {
+    return false;
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}

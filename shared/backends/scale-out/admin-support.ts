@@ -3,7 +3,7 @@ import type { Config } from '../../config/index.js';
 import { wireHeadersOf } from '../../events/wire.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { ClickHouseClient } from '../clickhouse/index.js';
-import { createKafkaClient } from '../kafka/client.js';
+import { kafkaClientOptions } from '../kafka/client.js';
 import { KafkaEventFeed } from '../kafka/live-feed.js';
 import { KafkaOperator } from '../kafka/operator.js';
 import type { RedisStores } from '../redis/index.js';
@@ -26,11 +26,10 @@ export function openAdminSupport(
   kafkaFailing: () => Promise<boolean>,
   clickhouse: ClickHouseClient | null,
 ): AdminSupport {
-  const brokers = config.kafka.brokers ?? [];
   const kafkaLogger = logger.child({ component: 'kafka-admin' });
-  const kafka = createKafkaClient({ brokers, clientId: `${config.kafka.clientId}-admin`, logger: kafkaLogger });
-  const operator = new KafkaOperator({ kafka, topic: config.kafka.topic, workerGroupId: config.kafka.groupId });
-  const feed = new KafkaEventFeed({ kafka, topic: config.kafka.topic, groupPrefix: `${config.kafka.clientId}-admin-stream`, logger: kafkaLogger });
+  const kafka = kafkaClientOptions(config.kafka, `${config.kafka.clientId}-admin`);
+  const operator = new KafkaOperator({ ...kafka, topic: config.kafka.topic, workerGroupId: config.kafka.groupId });
+  const feed = new KafkaEventFeed({ ...kafka, topic: config.kafka.topic, logger: kafkaLogger });
   const store = redis.poison;
 
   const poison: PoisonStore = {

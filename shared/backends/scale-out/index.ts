@@ -4,12 +4,14 @@ import type { Metrics } from '../../runtime/metrics.js';
 import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
-import { createKafkaClient } from '../kafka/client.js';
+import { kafkaAnswers, kafkaClientOptions } from '../kafka/client.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
 import { IdBlocksTopic } from '../ids/blocks-topic.js';
 import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from '../redis/index.js';
+import { redisAnswers } from '../redis/client.js';
+import type { WatchedComponent } from '../../runtime/stuck-watchdog.js';
 import type { Backends, EventStore } from '../types.js';
 
 /**
@@ -44,11 +46,12 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
           database: config.clickhouse.database,
           username: config.clickhouse.user,
           password: config.clickhouse.password,
+          requestTimeoutMs: config.clickhouse.queryTimeoutMs,
         });
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
+    idBlocks = await IdBlocksTopic.open({ ...kafkaClientOptions(config.kafka), topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -62,10 +65,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     },
     highestStored: () =>
       highestStoredId({
-        kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafka.clientId, logger: idLogger }),
+        kafka: kafkaClientOptions(config.kafka),
         topic: config.kafka.topic,
         groupId: config.kafka.groupId,
-        clientId: config.kafka.clientId,
         clickhouse,
         database: config.clickhouse.database,
         logger: idLogger,
@@ -108,6 +110,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
       wireVersion: config.kafka.wireVersion,
       maxInFlightEvents: config.events.maxInFlight,
       sendTimeoutMs: config.events.appendTimeoutMs,
+      requestTimeoutMs: config.kafka.requestTimeoutMs,
+      connectTimeoutMs: config.kafka.connectTimeoutMs,
+      keepAliveMs: config.kafka.keepAliveMs,
       logger: logger.child({ component: 'kafka' }),
       ...(metrics === undefined
         ? {}
@@ -127,6 +132,15 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     throw err;
   }
   const operations = openAdminSupport(config, logger, redis, () => kafka.failingNow(), clickhouse);
+
+  // What the stuck watchdog watches: each client against a fresh connection to its engine.
+  const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+  const probeKafka = kafkaClientOptions(config.kafka);
+  const watched: WatchedComponent[] = [
+    { name: 'Kafka sends', engine: 'Kafka', healthy: async () => !(await kafka.failingNow()), engineAnswers: () => kafkaAnswers(probeKafka, config.kafka.topic) },
+    { name: 'event-id blocks', engine: 'Kafka', healthy: () => !ids.failing, engineAnswers: () => kafkaAnswers(probeKafka, config.ids.topic) },
+    { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
+  ];
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -159,6 +173,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     poison: operations.poison,
     operators: redis.operators,
     status: () => operations.status(),
+    watched,
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
     healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),
     close,

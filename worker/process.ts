@@ -7,6 +7,7 @@ import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { startProbeServer, type ProbeServer, type Readiness } from '../shared/probes.js';
 import { readinessGauge } from '../shared/readiness-metric.js';
+import { serverTlsFromConfig } from '../shared/tls.js';
 import { openRedisStores, redisStoresOptionsFromConfig } from '../shared/backends/redis/index.js';
 import type { Running } from '../shared/process.js';
 import { createWorker, workerOptionsFromConfig, type Worker, type WorkerStatus } from './run.js';
@@ -41,7 +42,7 @@ export async function startWorkerProcess(
   };
   readinessGauge(metrics, 'worker_ready', 'Whether the worker is ready (1) or not (0): the check its /readyz makes', async () => (await readiness()).ready);
   const probes: ProbeServer | null = options.probes
-    ? await startProbeServer({ host: config.admin.host, port: config.admin.port, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }) })
+    ? await startProbeServer({ host: config.admin.host, port: config.admin.port, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }), tls: serverTlsFromConfig(config) })
     : null;
   const probesUrl = probes?.url ?? null;
   try {
@@ -72,6 +73,7 @@ export async function startWorkerProcess(
     const running = worker;
     return {
       probesUrl,
+      reloadTls: () => Promise.resolve(probes?.reloadTls()),
       close: async () => {
         await probes?.close();
         await running.stop();

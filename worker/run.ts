@@ -1,6 +1,6 @@
 import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
-import { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
+import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { describeKafkaError } from '../shared/backends/kafka/errors.js';
@@ -215,11 +215,16 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const startDeadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   const database = options.clickhouse.database;
   let writer: ClickHouseEventWriter;
+  const refused = { permanent: false };
   try {
     const schema = await retry(() => ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }), {
       backoff: options.backoff ?? DEFAULT_BACKOFF,
-      shouldStop: () => Date.now() > startDeadline,
-      onFailure: (err, attempt) => options.logger.warn({ err: errorText(err), attempt }, 'ClickHouse not ready for migrations; retrying'),
+      // A refused password or certificate does not get better by waiting: stop at once.
+      shouldStop: () => refused.permanent || Date.now() > startDeadline,
+      onFailure: (err, attempt) => {
+        refused.permanent = isPermanentClickHouseError(err);
+        if (!refused.permanent) options.logger.warn({ err: errorText(err), attempt }, 'ClickHouse not ready for migrations; retrying');
+      },
     });
     options.logger.info(
       { database, server: schema.server.text, schema: schema.family, exactlyOnce: schema.exactlyOnce, applied: schema.applied, version: schema.current },
@@ -237,11 +242,21 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     });
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;
+    throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorText(err.lastError)}`) : err;
   }
   const worker = new KafkaClickHouseWorker(options, client, writer);
   worker.start();
   return worker;
+}
+
+/** scheme://host:port of a URL, without credentials, for messages. */
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'the configured URL';
+  }
 }
 
 /** createWorker, then waits for the first join of the consumer group (tests, tools). */
@@ -268,12 +283,7 @@ export function workerOptionsFromConfig(
     topic: config.kafka.topic,
     groupId: config.kafka.groupId,
     clientId: `${config.kafka.clientId}-worker`,
-    clickhouse: {
-      url: config.clickhouse.url,
-      database: config.clickhouse.database,
-      username: config.clickhouse.user,
-      password: config.clickhouse.password,
-    },
+    clickhouse: clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }),
     batchRows: config.worker.batchRows,
     batchMs: config.worker.batchMs,
     retentionDays: config.clickhouse.retentionDays,

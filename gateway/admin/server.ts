@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/logger.js';
+import { createHttpServer, reloadHttpServer, schemeOf, serverTlsFromConfig } from '../../shared/tls.js';
 import { bearerChecker } from './auth.js';
 import { loadConsoleAssets } from './console-assets.js';
 import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
@@ -17,6 +18,8 @@ export interface AdminServer {
   readonly url: string;
   /** Live event streams open now. */
   readonly liveStreams: number;
+  /** Serves TLS_CERT_FILE / TLS_KEY_FILE as they are now to new connections (no-op without TLS). */
+  reloadTls(): void;
   close(): Promise<void>;
 }
 
@@ -159,7 +162,9 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     sendReply(res, reply);
   }
 
-  const server = http.createServer((req, res) => {
+  // With TLS_CERT_FILE the admin API and console are HTTPS only, as every listener of the process.
+  const tls = serverTlsFromConfig(config);
+  const server = createHttpServer(tls, (req, res) => {
     const started = process.hrtime.bigint();
     // Every answer carries an id that is also in the log line about it.
     const requestId = randomUUID();
@@ -211,7 +216,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.on('error', (err) => logger.error({ err }, 'admin: server error'));
 
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${schemeOf(tls)}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url }, 'admin API listening');
 
   let closing: Promise<void> | null = null;
@@ -220,6 +225,9 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     url,
     get liveStreams() {
       return streams.size;
+    },
+    reloadTls() {
+      if (tls !== null) reloadHttpServer(server, tls);
     },
     close() {
       closing ??= new Promise<void>((resolve, reject) => {

@@ -139,7 +139,8 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     closed = true;
     redis.disconnect();
     if (err instanceof RedisUnavailableError) throw err;
-    throw err instanceof Error ? err : new Error(String(err));
+    // NOAUTH, WRONGPASS, NOPERM...: Redis answered, but says too little about who asked whom.
+    throw new Error(`Redis at ${endpoint} refused the gateway: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 
   const healthTimeoutMs = options.healthTimeoutMs ?? 1000;

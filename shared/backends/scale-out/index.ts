@@ -1,7 +1,7 @@
 import { ConfigurationMissing, redisConfigured, type Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../metrics.js';
-import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
+import { ClickHouseEventStore, clickHouseOptionsFromConfig, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
 import { createKafkaClient } from '../kafka/client.js';
@@ -39,12 +39,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   const clickhouse =
     config.clickhouse.url === null
       ? null
-      : createClickHouseClient({
-          url: config.clickhouse.url,
-          database: config.clickhouse.database,
-          username: config.clickhouse.user,
-          password: config.clickhouse.password,
-        });
+      : createClickHouseClient(clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }));
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {

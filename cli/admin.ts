@@ -24,7 +24,8 @@ function buildProgram(): Command {
   const program = new Command('admin')
     .description('Operate the gateway through its admin API: providers, commands, trips, events, lockouts, poison messages, imports.')
     .option('--url <url>', 'admin API base URL (default: ADMIN_URL, else http://ADMIN_HOST:ADMIN_PORT)')
-    .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, else the file DATA_DIR/admin-token)')
+    .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, ADMIN_TOKEN_FILE, else the file DATA_DIR/admin-token)')
+    .option('--ca <file>', 'PEM CA to trust for an https:// admin API (default: ADMIN_CA_FILE, else the system CAs)')
     .showHelpAfterError('(add --help for usage)');
 
   // providers ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { createKafkaClient } from '../shared/backends/kafka/client.js';
+import type { KafkaSecurity } from '../shared/backends/kafka/security.js';
 import { describeKafkaError, isRetriableKafkaError } from '../shared/backends/kafka/errors.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import type { WorkerLogger } from './log.js';
@@ -21,6 +22,8 @@ export interface ConsumerStatus {
 
 export interface ConsumerSupervisorOptions {
   brokers: string[];
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
   clientId: string;
   topic: string;
   groupId: string;
@@ -74,6 +77,7 @@ export class ConsumerSupervisor {
       // coordinator that is still loading or a rebalance inside kafkajs; what outlasts them
       // crashes it, and this supervisor starts a new one with its own backoff.
       retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 30_000 },
+      ...(options.security === undefined ? {} : { security: options.security }),
     });
     this.admin = this.kafka.admin();
     this.wake = new Promise<void>((resolve) => (this.wakeUp = resolve));

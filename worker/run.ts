@@ -1,5 +1,6 @@
 import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
+import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/kafka/security.js';
 import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
@@ -25,6 +26,8 @@ export interface WorkerMetrics {
 
 export interface WorkerOptions {
   brokers: string[];
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
   topic: string;
   groupId: string;
   clientId: string;
@@ -128,6 +131,7 @@ class KafkaClickHouseWorker implements Worker {
     );
     this.consumer = new ConsumerSupervisor({
       brokers: options.brokers,
+      ...(options.security === undefined ? {} : { security: options.security }),
       clientId: options.clientId,
       topic: options.topic,
       groupId: options.groupId,
@@ -280,6 +284,7 @@ export function workerOptionsFromConfig(
   if (config.clickhouse.url === null) throw new Error('CLICKHOUSE_URL is required by the worker');
   return {
     brokers: config.kafka.brokers,
+    security: kafkaSecurityFromConfig(config.kafka),
     topic: config.kafka.topic,
     groupId: config.kafka.groupId,
     clientId: `${config.kafka.clientId}-worker`,

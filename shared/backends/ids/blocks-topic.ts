@@ -1,5 +1,6 @@
 import type { Consumer, Producer } from '@platformatic/kafka';
 import { createKafkaClient, ensureTopic, type KafkaLogger } from '../kafka/client.js';
+import { platformaticSecurity, type KafkaSecurity } from '../kafka/security.js';
 
 /** What one record of the id-blocks topic says: the floor and block size its block was taken under. */
 export interface BlockRecord {
@@ -10,6 +11,8 @@ export interface BlockRecord {
 
 export interface IdBlocksTopicOptions {
   brokers: string[];
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
   topic: string;
   clientId: string;
   /** Bounds one produce (acks=all) and one fetch. */
@@ -79,6 +82,7 @@ export class IdBlocksTopic {
       requestTimeout: options.timeoutMs,
       connectTimeout: 1000,
       retries: 0,
+      ...(options.security === undefined ? {} : platformaticSecurity(options.security)),
     };
     const producer = new Producer<string, Buffer, Buffer, Buffer>({ ...common, autocreateTopics: false, serializers: { key: stringSerializer } });
     // Never joins its group: only fetch() and listOffsets() are used.
@@ -96,7 +100,13 @@ export class IdBlocksTopic {
   }
 
   private static async ensure(options: IdBlocksTopicOptions): Promise<boolean> {
-    const kafka = createKafkaClient({ brokers: options.brokers, clientId: options.clientId, logger: options.logger, requestTimeoutMs: options.timeoutMs });
+    const kafka = createKafkaClient({
+      brokers: options.brokers,
+      clientId: options.clientId,
+      logger: options.logger,
+      requestTimeoutMs: options.timeoutMs,
+      ...(options.security === undefined ? {} : { security: options.security }),
+    });
     const admin = kafka.admin();
     await admin.connect();
     try {

@@ -1,3 +1,4 @@
+import { kafkajsSecurity, type KafkaSecurity } from './security.js';
 import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type logCreator, type RetryOptions } from 'kafkajs';
 
 /** The subset of a pino logger this module writes to. */
@@ -29,6 +30,8 @@ export interface KafkaClientOptions {
   requestTimeoutMs?: number;
   /** kafkajs' own retries; default few and short (see createKafkaClient). */
   retry?: RetryOptions;
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
 }
 
 /**
@@ -47,6 +50,7 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     retry: options.retry ?? { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     logLevel: logLevel.WARN,
     logCreator: kafkaLogCreator(options.logger),
+    ...(options.security === undefined ? {} : kafkajsSecurity(options.security)),
   };
   return new Kafka(config);
 }

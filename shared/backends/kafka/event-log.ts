@@ -3,6 +3,7 @@ import { BINARY_WIRE_VERSION, encodeEvent, messageKey, type WireVersion } from '
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
+import type { KafkaSecurity } from './security.js';
 import { KeyPartitioner } from './partitioner.js';
 import { EventProducer, type RecordSender } from './producer.js';
 import { SendQueue, type Call } from './send-queue.js';
@@ -20,6 +21,8 @@ export interface KafkaEventLogMetrics {
 
 export interface KafkaEventLogOptions {
   brokers: string[];
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
   topic: string;
   clientId: string;
   ids: IdAllocator;
@@ -322,6 +325,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     clientId: options.clientId,
     logger: options.logger,
     requestTimeoutMs: options.sendTimeoutMs,
+    ...(options.security === undefined ? {} : { security: options.security }),
   });
 
   // Topic creation stays on kafkajs' admin (ensureTopic, waitForTopic: shared with the worker and
@@ -349,6 +353,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
     clientId: options.clientId,
     sendTimeoutMs: options.sendTimeoutMs,
     maxInFlightSends,
+    ...(options.security === undefined ? {} : { security: options.security }),
   });
   try {
     // Connects and loads the metadata now, so that a broker the client cannot use fails the start.

@@ -1,4 +1,5 @@
 import type { Producer } from '@platformatic/kafka';
+import { platformaticSecurity, type KafkaSecurity } from './security.js';
 
 /** A message with its partition chosen (by KeyPartitioner, so batching knows it before sending). */
 export interface PartitionedMessage {
@@ -28,6 +29,8 @@ export interface EventProducerOptions {
   sendTimeoutMs: number;
   /** Produce requests in flight on one broker connection. */
   maxInFlightSends: number;
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
 }
 
 /** Notices a dead broker in about a second, as the kafkajs clients of client.ts do. */
@@ -63,6 +66,7 @@ export class EventProducer implements RecordSender {
       maxInflights: Math.max(1, options.maxInFlightSends),
       autocreateTopics: false,
       serializers: { key: stringSerializer },
+      ...(options.security === undefined ? {} : platformaticSecurity(options.security)),
     });
     return new EventProducer(producer, ProduceAcks.ALL);
   }

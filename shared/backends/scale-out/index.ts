@@ -5,6 +5,7 @@ import { ClickHouseEventStore, clickHouseOptionsFromConfig, createClickHouseClie
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
 import { createKafkaClient } from '../kafka/client.js';
+import { kafkaSecurityFromConfig } from '../kafka/security.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
@@ -35,6 +36,8 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafka.brokers;
+  // One description of TLS and SASL for every Kafka client this process opens (security.ts).
+  const security = kafkaSecurityFromConfig(config.kafka);
   const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
   const clickhouse =
     config.clickhouse.url === null
@@ -43,7 +46,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
+    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, security, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -57,7 +60,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     },
     highestStored: () =>
       highestStoredId({
-        kafka: createKafkaClient({ brokers: kafkaBrokers, clientId: config.kafka.clientId, logger: idLogger }),
+        kafka: createKafkaClient({ brokers: kafkaBrokers, security, clientId: config.kafka.clientId, logger: idLogger }),
         topic: config.kafka.topic,
         groupId: config.kafka.groupId,
         clientId: config.kafka.clientId,
@@ -93,6 +96,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     await ids.start();
     kafka = await openKafkaEventLog({
       brokers: kafkaBrokers,
+      security,
       topic: config.kafka.topic,
       clientId: config.kafka.clientId,
       ids,

@@ -23,6 +23,19 @@ const LAYERS = {
    * Kafka brokers; ClickHouse is the single profile's), one node killed at a time: alone, last. A
    * test is one to two minutes on a 2-core box; every wait inside has its own bound.
    */
+  /**
+   * Every engine with TLS and authentication (SERVICES_PROFILE=secure: a private CA, Redis and a
+   * Sentinel over TLS with ACL users, ClickHouse over HTTPS with least-privilege users, Kafka
+   * SASL_SSL with SCRAM and ACLs), our listeners over HTTPS, generated clients (zeep, node-soap).
+   * One file at a time: each starts processes of its own.
+   */
+  secure: {
+    globalSetup: ['test/setup/secure.ts'],
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    sequence: { groupOrder: 1 },
+  },
   ha: {
     globalSetup: ['test/setup/services.ts', 'test/ha/setup.ts'],
     fileParallelism: false,

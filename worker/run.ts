@@ -219,7 +219,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const startDeadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   const database = options.clickhouse.database;
   let writer: ClickHouseEventWriter;
-  const refused = { permanent: false };
+  const refused = { permanent: false, lastText: '' };
   try {
     const schema = await retry(() => ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }), {
       backoff: options.backoff ?? DEFAULT_BACKOFF,
@@ -227,7 +227,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       shouldStop: () => refused.permanent || Date.now() > startDeadline,
       onFailure: (err, attempt) => {
         refused.permanent = isPermanentClickHouseError(err);
-        if (!refused.permanent) options.logger.warn({ err: errorText(err), attempt }, 'ClickHouse not ready for migrations; retrying');
+        // Once per new reason, then every tenth attempt: a long wait is a few lines, not a loop.
+        const text = errorText(err);
+        if (!refused.permanent && (text !== refused.lastText || attempt % 10 === 0)) {
+          options.logger.warn({ err: text, attempt }, 'ClickHouse not ready for migrations; retrying');
+        }
+        refused.lastText = text;
       },
     });
     options.logger.info(

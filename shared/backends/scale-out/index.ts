@@ -31,6 +31,19 @@ export interface ScaleOutBackends extends Backends {
 const noClickHouse = (): Promise<never> => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.'));
 const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse };
 
+/**
+ * A Kafka client's own errors rarely say "Kafka" ("SASL SCRAM SHA512 authentication failed",
+ * "Closed connection"): a start that fails on Kafka says which engine, where, and why, in one line.
+ */
+async function kafkaStep<T>(brokers: readonly string[], step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const cause = err instanceof Error ? err.message.replace(/^(.*): \1$/, '$1') : String(err);
+    throw new Error(`Kafka at ${brokers.join(',')} failed: ${cause}`, { cause: err });
+  }
+}
+
 export async function openScaleOutBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<ScaleOutBackends> {
   if (!redisConfigured(config.redis) || config.kafka.brokers === null) {
     throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
@@ -46,7 +59,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await IdBlocksTopic.open({ brokers: kafkaBrokers, security, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
+    idBlocks = await kafkaStep(kafkaBrokers, () => IdBlocksTopic.open({ brokers: kafkaBrokers, security, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger }));
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -94,7 +107,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   let kafka: KafkaEventLog;
   try {
     await ids.start();
-    kafka = await openKafkaEventLog({
+    kafka = await kafkaStep(kafkaBrokers, () => openKafkaEventLog({
       brokers: kafkaBrokers,
       security,
       topic: config.kafka.topic,
@@ -117,7 +130,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
               inFlight: (n: number) => metrics.eventsInFlight.set(n),
             },
           }),
-    });
+    }));
   } catch (err) {
     ids.close();
     await idBlocks.close();

@@ -86,7 +86,7 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
   };
   const secureHandler = tls === null ? null : handlerFor('https');
   const plainHandler = handlerFor('http');
-  if (tls !== null && metrics !== undefined) metrics.tlsCertificateExpiry.set(certificateExpiry(tls));
+  if (tls !== null && metrics !== undefined) metrics.tlsCertificateExpiry.set({ certificate: 'public' }, certificateExpiry(tls));
 
   const host = config.service.host;
   // Every app ever listening: a reloaded certificate is a new app on the same port (SO_REUSEPORT),
@@ -122,7 +122,7 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
         uWS.us_listen_socket_close(mainToken);
         listening.splice(listening.indexOf(mainToken), 1, token);
         mainToken = token;
-        if (metrics !== undefined) metrics.tlsCertificateExpiry.set(certificateExpiry(tls));
+        if (metrics !== undefined) metrics.tlsCertificateExpiry.set({ certificate: 'public' }, certificateExpiry(tls));
       });
       return reloading;
     },

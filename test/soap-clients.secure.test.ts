@@ -78,11 +78,10 @@ describe('node-soap over HTTPS', () => {
     ['ServiceSoap12', true],
   ] as const)('%s: Login and a Login-prefixed insert', async (port, soap12) => {
     const client = await soap.createClientAsync(wsdl, { forceSoap12Headers: soap12, wsdl_options: { httpsAgent: agent } });
-    expect(client.getEndpoint?.() ?? JSON.stringify(client.describe())).toBeDefined();
     const service = client as unknown as Record<string, Record<string, Record<string, (a: unknown, cb: (err: unknown, res: unknown) => void, opts?: unknown) => void>>>;
     const call = (op: string, args: Record<string, unknown>) =>
       new Promise<unknown>((resolve, reject) => {
-        service.Service![port]![op]!(args, (err, res) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve((res as Record<string, unknown> | null)?.[`${op}Result`])), { httpsAgent: agent });
+        service.Service![port]![op]!(args, (err, res) => (err ? reject(err instanceof Error ? err : new Error('node-soap failed', { cause: err })) : resolve((res as Record<string, unknown> | null)?.[`${op}Result`])), { httpsAgent: agent });
       });
     expect(await call('Login', creds)).toBe(true);
     expect(await call('LoginYInsertarEvento', { ...creds, ...event(`n-${port}`) })).toBeGreaterThan(0);

@@ -104,7 +104,7 @@ describe('the public port and the admin API over HTTPS', () => {
   });
 
   it('the certificate expiry is a metric; a reload serves the new certificate to new connections and keeps open ones', async () => {
-    const metric = (text: string): number => Number(/^gateway_tls_certificate_expiry_timestamp_seconds (\S+)$/m.exec(text)?.[1]);
+    const metric = (text: string): number => Number(/^gateway_tls_certificate_expiry_timestamp_seconds\{certificate="public"\} (\S+)$/m.exec(text)?.[1]);
     const before = metric(await app.metricsText());
     expect(before).toBe(Math.floor(new Date(new X509Certificate(readFileSync(s.certs.server)).validTo).getTime() / 1000));
 
@@ -150,7 +150,10 @@ describe('the public port and the admin API over HTTPS', () => {
     const cli = (args: string[]) =>
       run(TSX, ['cli/admin.ts', '--url', app.admin.url.replace('127.0.0.1', 'localhost'), '--token', 'tls-token', ...args], { cwd: ROOT }).then(
         (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
-        (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, out: e.stdout ?? '', err: e.stderr ?? '' }),
+        (err: unknown) => {
+          const e = err as { code?: number; stdout?: string; stderr?: string };
+          return { code: e.code ?? -1, out: e.stdout ?? '', err: e.stderr ?? '' };
+        },
       );
     const ok = await cli(['--ca', s.certs.ca, 'providers', 'list']);
     expect(ok.code, ok.err).toBe(0);
@@ -238,7 +241,7 @@ describe("Redis: the gateway user's ACL rule (docs/security.md)", () => {
       await stores.close();
     }
     // Without TLS to the Sentinel nothing is answered.
-    const plain = net.connect(Number(port), host!);
+    const plain = net.connect(Number(port), host);
     const reply = await new Promise<string>((resolve) => {
       plain.write('PING\r\n');
       plain.once('data', (d: Buffer) => resolve(d.toString()));

@@ -28,7 +28,7 @@ import { createRequire } from 'node:module';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Kafka, Partitioners, logLevel, type Message } from 'kafkajs';
-import { ensureTopic } from '../shared/backends/kafka/client.js';
+import { ensureTopic, KafkaAdmin } from '../shared/backends/kafka/client.js';
 import { KeyPartitioner } from '../shared/backends/kafka/partitioner.js';
 import { EventProducer, type PartitionedMessage } from '../shared/backends/kafka/producer.js';
 import type { EventRecord } from '../shared/backends/types.js';
@@ -246,7 +246,12 @@ const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted
 let topicSerial = 0;
 async function freshTopic(): Promise<string> {
   const topic = `bench_clients_${process.pid}_${Date.now().toString(36)}_${topicSerial++}`;
-  await ensureTopic(kafkajsAdmin, { topic, partitions: 4, replicationFactor: 1 });
+  const admin = await KafkaAdmin.open({ brokers, clientId: 'bench-admin', requestTimeoutMs: 10_000 });
+  try {
+    await ensureTopic(admin, { topic, partitions: 4, replicationFactor: 1 });
+  } finally {
+    await admin.close();
+  }
   return topic;
 }
 

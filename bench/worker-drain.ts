@@ -15,6 +15,11 @@
  * Run: npm run bench:worker   (env EVENTS=n (300000), BATCHES=1000,5000,20000,
  *      FORMATS=RowBinary,TabSeparated,JSONEachRow, ENGINE=1816|chdb;
  *      services from .services.env)
+ *
+ * Before/after in one run: BASELINE=<another checkout> (e.g. `git archive <rev> | tar -x -C /tmp/before`
+ * with this node_modules linked in) drains the same backlog with that checkout's worker too, the
+ * two alternating round after round (ROUNDS=3) so drift in a shared machine hits both alike; the
+ * table gains a build column and the median ratios this/baseline are printed last.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -24,7 +29,7 @@ import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { createClickHouseClient, quoteIdentifier, type ClickHouseOptions } from '../shared/backends/clickhouse/index.js';
 import { exampleEventRecord } from '../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../shared/events/wire.js';
-import { startWorker } from '../worker/run.js';
+import { startWorker as startThisWorker } from '../worker/run.js';
 import type { InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { cpuProbe } from './lib/proc.js';
 import { servicesEnv } from './lib/services-env.js';
@@ -33,6 +38,8 @@ const EVENTS = Number(process.env.EVENTS ?? 300_000);
 const BATCHES = (process.env.BATCHES ?? '1000,5000,20000').split(',').map(Number);
 const FORMATS = (process.env.FORMATS ?? 'RowBinary,TabSeparated,JSONEachRow').split(',') as InsertFormat[];
 const ENGINE = process.env.ENGINE ?? '1816';
+const BASELINE = process.env.BASELINE ?? null;
+const ROUNDS = Number(process.env.ROUNDS ?? (BASELINE === null ? 1 : 3));
 if (ENGINE !== '1816' && ENGINE !== 'chdb') throw new Error(`ENGINE must be 1816 or chdb, got ${ENGINE}`);
 
 
@@ -77,10 +84,19 @@ async function main(): Promise<void> {
     chdbDir === null ? {} : { connection: createChdbConnection({ path: chdbDir }) as unknown as NonNullable<ClickHouseOptions['connection']> };
   const serverPid = chdbDir === null ? Number(readFileSync(path.join(services.SERVICES_DIR!, 'clickhouse.pid'), 'utf8').trim()) : null;
   const rows: string[] = [];
+  type Start = typeof startThisWorker;
+  const builds: { name: string; start: Start }[] = [{ name: 'this', start: startThisWorker }];
+  if (BASELINE !== null) {
+    const other = (await import(path.resolve(BASELINE, 'worker', 'run.ts'))) as { startWorker: Start };
+    builds.unshift({ name: 'baseline', start: other.startWorker });
+  }
+  /** events/s and CPU µs per event of each build, per format and batch size. */
+  const figures = new Map<string, { rate: number; cpu: number }[]>();
   let round = 0;
   // A format may be listed twice (FORMATS=RowBinary,TabSeparated,RowBinary,...: alternating runs on a noisy box).
-  for (const format of FORMATS) {
-    for (const batchRows of BATCHES) {
+  for (let repeat = 0; repeat < ROUNDS; repeat++) for (const format of FORMATS) {
+    for (const batchRows of BATCHES) for (const build of builds) {
+      const startWorker = build.start;
       round++;
       const database = `bench_drain_${run}_${round}_${format}_${batchRows}`;
       const groupId = `bench-drain-${run}-${round}-${format}-${batchRows}`;
@@ -108,11 +124,15 @@ async function main(): Promise<void> {
       const stats = { ...worker.stats };
       await worker.stop();
       const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      const key = `${build.name}|${format}|${batchRows}`;
+      figures.set(key, [...(figures.get(key) ?? []), { rate: EVENTS / seconds, cpu: (cpuSeconds * 1e6) / EVENTS }]);
       rows.push(
-        `| ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% | ${serverSeconds === null ? '(in the worker)' : ((serverSeconds * 1e6) / EVENTS).toFixed(1)} |`,
+        `| ${build.name} | ${ENGINE === 'chdb' ? 'current schema, ClickHouse 26 (chdb, in process)' : '18.16 schema, ClickHouse 18.16 server'} | ${format} | ${batchRows} | ${stats.batches} | ${Math.round(EVENTS / seconds).toLocaleString('en')} | ${((cpuSeconds * 1e6) / EVENTS).toFixed(1)} | ${((cpuSeconds / seconds) * 100).toFixed(0)}% | ${serverSeconds === null ? '(in the worker)' : ((serverSeconds * 1e6) / EVENTS).toFixed(1)} |`,
       );
+      console.error(rows.at(-1));
       if (chdbDir === null) {
-        const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '' });
+        // A drop after a 300,000-row drain can wait behind merges on a busy box: allow it time.
+        const ch = createClickHouseClient({ url: services.CLICKHOUSE_URL!, database: 'default', username: 'default', password: '', requestTimeoutMs: 120_000 });
         await ch.command({ query: `DROP DATABASE IF EXISTS ${quoteIdentifier(database)}` });
         await ch.close();
       }
@@ -122,9 +142,22 @@ async function main(): Promise<void> {
   await admin.disconnect();
   if (chdbDir !== null) rmSync(chdbDir, { recursive: true, force: true });
   console.log(`\nWorker draining a ${EVENTS.toLocaleString('en')}-event backlog from 4 partitions, ${new Date().toISOString()}, ${os.cpus()[0]?.model ?? ''} x${os.cpus().length} (shared)\n`);
-  console.log('| ClickHouse | format | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) | server CPU µs/event |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  console.log('| build | ClickHouse | format | batch rows | inserts | events/s | worker CPU µs/event | CPU (% of one core) | server CPU µs/event |');
+  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
+  if (BASELINE !== null) {
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+    console.log(`\nthis build / baseline (${BASELINE}), medians of ${ROUNDS} alternating rounds:`);
+    for (const format of new Set(FORMATS)) {
+      for (const batchRows of BATCHES) {
+        const a = figures.get(`baseline|${format}|${batchRows}`) ?? [];
+        const b = figures.get(`this|${format}|${batchRows}`) ?? [];
+        const rate = median(b.map((f) => f.rate)) / median(a.map((f) => f.rate));
+        const cpu = median(b.map((f) => f.cpu)) / median(a.map((f) => f.cpu));
+        console.log(`  ${format} ${batchRows}: events/s ${rate.toFixed(2)}x, worker CPU per event ${cpu.toFixed(2)}x`);
+      }
+    }
+  }
 }
 
 main().catch((err: unknown) => {

@@ -7,6 +7,7 @@ import type { Logger } from '../shared/logger.js';
 import { Metrics } from '../shared/metrics.js';
 import { readinessGauge } from '../shared/readiness-metric.js';
 import { serverTlsFromConfig } from '../shared/tls.js';
+import { StuckWatchdog } from '../shared/stuck-watchdog.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
 import { TokenBucketLimiter } from './service/rate-limit.js';
@@ -114,6 +115,12 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     if (options.backends === undefined) await opened.close();
     throw err;
   }
+  // The last resort of self-healing: a client broken past STUCK_EXIT_SECONDS while its engine
+  // answers makes the process exit 1, as a failed front-end thread does.
+  let stuck: (reason: string) => void = () => undefined;
+  const stuckFailed = new Promise<Error>((resolve) => (stuck = (reason) => resolve(new Error(reason))));
+  const watchdog = opened.watched === undefined ? null : new StuckWatchdog(opened.watched, { limitMs: config.health.stuckExitMs, logger, onStuck: stuck });
+  watchdog?.start();
   const { token, generated, path } = await resolveAdminToken(config);
   const admin = await startAdminServer({
     config,
@@ -141,13 +148,14 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     metrics,
     metricsText: () => gateway.metricsText(),
     mode,
-    failed: gateway.failed,
+    failed: Promise.race([gateway.failed, stuckFailed]),
     reloadTls: async () => {
       admin.reloadTls();
       await gateway.reloadTls();
     },
     close: () => {
       closing ??= (async () => {
+        watchdog?.stop();
         // Front ends first: their in-flight requests still need the backends.
         await gateway.close();
         await admin.close();

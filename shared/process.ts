@@ -11,6 +11,9 @@ export interface Running {
   reloadTls?(): Promise<void>;
 }
 
+/** How long a process that stops after a failure may drain before it exits anyway. */
+const FAILURE_EXIT_MS = 20_000;
+
 /**
  * The shape every entry point shares: configuration from the environment (a clear message and
  * exit 2 when it is wrong), structured logs, and SIGTERM/SIGINT draining before exit. With
@@ -41,6 +44,8 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
         if (stopping) return;
         stopping = true;
         logger.info({ signal }, 'shutting down: draining in-flight work');
+        // A process stopping because a part of it failed must exit even if that part never closes.
+        if (exitCode !== 0) setTimeout(() => process.exit(exitCode), FAILURE_EXIT_MS);
         running.close().then(
           () => {
             logger.info('stopped');

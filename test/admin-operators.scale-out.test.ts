@@ -50,18 +50,18 @@ describe('operators: scale-out mode', () => {
     await onlyBravo.waitFor((e) => e.codigo === 'live-2');
     expect(onlyBravo.events.map((e) => e.codigo)).toEqual(['live-2']);
 
+    // The streams read without a consumer group: nothing of theirs is registered on the broker,
+    // so nothing is left behind when they end.
     const admin = kafka.admin();
     await admin.connect();
     try {
-      const streamGroups = async () => (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${c.gw2.config.kafka.clientId}-admin-stream-`));
-      const before = await streamGroups();
-      const members = async (ids: string[]) => (await admin.describeGroups(ids)).groups.reduce((n, g) => n + g.members.length, 0);
-      expect(await members(before)).toBe(1);
+      const streamGroups = async () => (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(`${c.gw2.config.kafka.clientId}-admin`));
+      expect(await streamGroups()).toEqual([]);
       all.close();
       onlyBravo.close();
       for (let i = 0; i < 100 && feed.size > 0; i++) await sleep(50);
       expect(feed.size).toBe(0);
-      expect(await members(before)).toBe(0);
+      expect(await streamGroups()).toEqual([]);
     } finally {
       await admin.disconnect();
     }

@@ -3,10 +3,9 @@
  * its errors are classified, a send the broker refuses for its content, and partitions added to
  * the topic while the log runs. The rest of the event log's behaviour is in kafka-event-log.scale-out.test.ts.
  */
-import { NetworkError, ProtocolError, producerSendsChannel, ResponseError } from '@platformatic/kafka';
-import type { Admin } from 'kafkajs';
+import { Admin, NetworkError, ProtocolError, producerSendsChannel, ResponseError } from '@platformatic/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaClient, ensureTopic } from '../shared/backends/kafka/client.js';
+import { ensureTopic, KafkaAdmin } from '../shared/backends/kafka/client.js';
 import { brokerErrorType, describeKafkaError, isLeadershipError, isMessageError } from '../shared/backends/kafka/errors.js';
 import { KeyPartitioner, openKafkaEventLog, type KafkaEventLog, type KafkaEventLogOptions } from '../shared/backends/kafka/event-log.js';
 import type { DedupeIndex, IdAllocator } from '../shared/backends/types.js';
@@ -62,19 +61,22 @@ const silent: KafkaEventLogOptions['logger'] = { info: () => {}, warn: () => {},
 
 describe('KafkaEventLog with the real broker', () => {
   const brokers = services().kafkaBrokers;
-  let admin: Admin;
+  let admin: KafkaAdmin;
+  let raw: Admin;
   const logs: KafkaEventLog[] = [];
   const makeEvent = eventRecords({ eventTimeBase: Date.now() - 60_000, stepMs: 1, receivedAt: Date.now(), dedupePrefix: `producer-${process.pid}-` });
 
   beforeAll(async () => {
-    admin = createKafkaClient({ brokers, clientId: 'producer-test', logger: silent }).admin();
-    await admin.connect();
+    admin = await KafkaAdmin.open({ brokers, clientId: 'producer-test', requestTimeoutMs: 5000 });
+    raw = new Admin({ clientId: 'producer-test-raw', bootstrapBrokers: brokers });
   });
 
   afterAll(async () => {
     await Promise.allSettled(logs.map((l) => l.close()));
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
-    await admin?.disconnect();
+    await admin?.close();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
+    await raw?.close();
   });
 
   async function open(topic: string, overrides: Partial<KafkaEventLogOptions> = {}): Promise<KafkaEventLog> {
@@ -136,7 +138,7 @@ describe('KafkaEventLog with the real broker', () => {
     const log = await open(topic, { partitionCheckMs: 100 });
     expect(log.stats.partitions).toBe(2);
 
-    await admin.createPartitions({ topicPartitions: [{ topic, count: 4 }] });
+    await raw.createPartitions({ topics: [{ name: topic, count: 4 }] });
     const until = Date.now() + 15_000;
     while (log.stats.partitions < 4 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     expect(log.stats.partitions).toBe(4);
@@ -147,7 +149,7 @@ describe('KafkaEventLog with the real broker', () => {
     const onNew = events.filter((e) => reference.partition(messageKey(e)) >= 2);
     expect(onNew.length).toBeGreaterThan(0);
     expect((await log.append(events)).every((o) => o.ok)).toBe(true);
-    const offsets = await admin.fetchTopicOffsets(topic);
+    const offsets = await admin.offsets(topic);
     const stored = (p: number): number => Number(offsets.find((o) => o.partition === p)?.high ?? 0);
     expect(stored(2) + stored(3)).toBe(onNew.length);
   });

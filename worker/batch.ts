@@ -1,4 +1,4 @@
-import type { KafkaMessage } from 'kafkajs';
+import type { ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
 import type { EventInstant, EventRecord, LastReportUpdate, PoisonMessage } from '../shared/backends/types.js';
 import { poisonId } from '../shared/backends/redis/poison.js';
 
@@ -83,12 +83,13 @@ export function latestReports(messages: readonly BufferedMessage[]): LastReportU
 }
 
 /** A message that cannot be decoded, as it is set aside (with its reason, before its offset is committed). */
-export function poisonMessage(topic: string, partition: number, message: KafkaMessage, reason: string): PoisonMessage {
+export function poisonMessage(topic: string, partition: number, message: ConsumedMessage, reason: string): PoisonMessage {
+  const offset = message.offset.toString();
   return {
-    id: poisonId(partition, message.offset),
+    id: poisonId(partition, offset),
     topic,
     partition,
-    offset: message.offset,
+    offset,
     key: message.key?.toString('utf8') ?? null,
     reason,
     at: Date.now(),

@@ -1,15 +1,17 @@
-import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { createKafkaClient } from '../shared/backends/kafka/client.js';
-import type { KafkaSecurity } from '../shared/backends/kafka/security.js';
-import { describeKafkaError, isRetriableKafkaError } from '../shared/backends/kafka/errors.js';
+import type { Consumer } from '@platformatic/kafka';
+import { baseOptions, ConnectionWatch, kafkaModule, type KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
+import { describeKafkaError, isKafkaTimeout, isRetriableKafkaError, isUnknownTopicError } from '../shared/backends/kafka/errors.js';
+import { PartitionFetcher, type ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
+import { FailureLog } from '../shared/failure-log.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import type { WorkerLogger } from './log.js';
 
 /**
- * Where the consumer is. Only 'consuming' is ready: the group is joined and fetching.
+ * Where the consumer is. Only 'consuming' is ready: the group is joined and fetches answer.
  * - waiting: Kafka cannot be used yet (broker down, topic missing, partitions electing leaders);
  *   retried with backoff, the reason says why;
- * - restarting: the consumer crashed on a retriable error and is being started again;
+ * - restarting: the consumer failed on a retriable error (or stopped hearing from the group) and
+ *   is being started again;
  * - failed: a non-retriable error (authorization, invalid configuration...) ended it.
  */
 export type ConsumerPhase = 'waiting' | 'consuming' | 'restarting' | 'stopped' | 'failed';
@@ -20,17 +22,21 @@ export interface ConsumerStatus {
   reason: string | null;
 }
 
+/** One partition's messages handed to the loader; it answers how many it took (in order). */
+export type BatchHandler = (partition: number, messages: ConsumedMessage[], current: () => boolean) => Promise<number>;
+
 export interface ConsumerSupervisorOptions {
-  brokers: string[];
-  /** TLS and SASL of every connection (security.ts); default plaintext. */
-  security?: KafkaSecurity;
-  clientId: string;
+  kafka: KafkaClientOptions;
+  /** The worker's admin client: the topic check and the group's committed offsets. */
+  admin: KafkaAdmin;
   topic: string;
   groupId: string;
   sessionTimeoutMs: number;
   backoff: BackoffOptions;
   logger: WorkerLogger;
-  onBatch(payload: EachBatchPayload): Promise<void>;
+  /** How long a fetch waits at the broker when there is nothing new. Default 1000 ms. */
+  maxWaitMs?: number;
+  onBatch: BatchHandler;
   /** The group was (re)joined with these partitions of the topic. */
   onGroupJoin(partitions: number[]): void;
   /** A non-retriable error: the consumer will not start again. */
@@ -42,44 +48,55 @@ class TopicNotReadyError extends Error {
   override readonly name = 'TopicNotReadyError';
 }
 
+/** The session must end and a new consumer start (the group or its coordinator stopped answering). */
+class SessionLost extends Error {
+  override readonly name = 'SessionLost';
+}
+
 /**
- * Keeps one Kafka consumer of the group running. Starting means: the topic exists and every
- * partition has a leader (the worker never creates the topic: the gateways do, with their
- * settings), then connect, subscribe and run. Any retriable error on the way, or a crash of a
- * running consumer on a retriable error, discards that consumer and starts a new one after an
- * exponential backoff, for as long as it takes: a worker started before its topic exists, or while
- * partitions elect leaders, waits instead of exiting. kafkajs' own restart-after-crash is turned
- * off so that every restart follows this one policy. A non-retriable error calls onFatal.
+ * Keeps one member of the worker's consumer group running, and reads its partitions. Two
+ * @platformatic/kafka clients make a session: a group member (join, heartbeats, commits, on the
+ * coordinator's connection) and a fetcher (the partitions' leaders, on connections of its own, so
+ * a fetch waiting for records never holds a heartbeat or a commit). Fetch positions start at the
+ * group's commits (or the oldest retained record) after every join, as the loader expects.
+ *
+ * Starting means: the topic exists and every partition has a leader (the worker never creates
+ * the topic: the gateways do, with their settings), then join and fetch. Any retriable error on
+ * the way, a group member that reports an error, or heartbeats failing for a whole session
+ * timeout (a coordinator that moved, stalled or forgot this member) end the session: both clients
+ * are discarded and new ones start after an exponential backoff, for as long as it takes. A
+ * non-retriable error calls onFatal. A fetch that fails is retried by the same session (its silent
+ * connections are closed first: ConnectionWatch), and the worker reads as not ready meanwhile.
  */
 export class ConsumerSupervisor {
-  private readonly kafka: Kafka;
-  readonly admin: Admin;
-  private consumer: Consumer | null = null;
+  private member: Consumer | null = null;
+  private memberWatch: ConnectionWatch | null = null;
+  private fetcher: PartitionFetcher | null = null;
   private stopped = false;
+  private paused = false;
   private running: Promise<void> | null = null;
   private wakeUp: () => void = () => undefined;
   private readonly wake: Promise<void>;
   private status: ConsumerStatus = { phase: 'waiting', reason: 'starting' };
+  /** Bumped at each join: fetches and batches of an older generation are dropped. */
+  private generation = 0;
+  private assigned: number[] = [];
+  private positions = new Map<number, bigint>();
+  private positionsOf = -1;
+  /** The current session's end: set by a group error or heartbeats that stopped answering. */
+  private lost: Error | null = null;
+  private lastHeartbeat = 0;
+  private fetchFailingSince: number | null = null;
+  private readonly startFailures: FailureLog;
+  private readonly fetchFailures: FailureLog;
   /** Resolves at the first group join; rejects when the consumer fails for good before it. */
   readonly joined: Promise<void>;
   private resolveJoined: () => void = () => undefined;
   private rejectJoined: (error: Error) => void = () => undefined;
-  /** Consumer restarts after a crash (tests, logs); `crashes` counts those since the last join. */
+  /** Sessions started again after one ended (tests, logs). */
   restarts = 0;
-  private crashes = 0;
 
   constructor(private readonly options: ConsumerSupervisorOptions) {
-    this.kafka = createKafkaClient({
-      clientId: options.clientId,
-      brokers: options.brokers,
-      logger: options.logger,
-      // kafkajs' default retries, not the factory's fail-fast ones: a consumer rides through a
-      // coordinator that is still loading or a rebalance inside kafkajs; what outlasts them
-      // crashes it, and this supervisor starts a new one with its own backoff.
-      retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 30_000 },
-      ...(options.security === undefined ? {} : { security: options.security }),
-    });
-    this.admin = this.kafka.admin();
     this.wake = new Promise<void>((resolve) => (this.wakeUp = resolve));
     this.joined = new Promise<void>((resolve, reject) => {
       this.resolveJoined = resolve;
@@ -87,6 +104,8 @@ export class ConsumerSupervisor {
     });
     // A caller that never awaits `joined` must not see an unhandled rejection.
     this.joined.catch(() => undefined);
+    this.startFailures = new FailureLog(options.logger, 'Kafka consumer cannot run (retriable); retrying');
+    this.fetchFailures = new FailureLog(options.logger, 'Kafka fetches fail; retrying');
   }
 
   get current(): Readonly<ConsumerStatus> {
@@ -94,33 +113,38 @@ export class ConsumerSupervisor {
   }
 
   start(): void {
-    this.running ??= this.superviseStart();
+    this.running ??= this.supervise();
   }
 
-  /** Commits on the current consumer; throws when none is running (the caller retries later). */
+  /** Commits on the current member; throws when none is joined (the caller retries later). */
   async commitOffsets(offsets: { topic: string; partition: number; offset: string }[]): Promise<void> {
-    if (this.consumer === null) throw new Error('no Kafka consumer is running');
-    await this.consumer.commitOffsets(offsets);
+    const member = this.member;
+    const watch = this.memberWatch;
+    if (member === null || watch === null) throw new Error('no Kafka consumer is running');
+    await watch.within(
+      () => member.commit({ offsets: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: BigInt(o.offset), leaderEpoch: -1 })) }),
+      this.memberRequestTimeout() + this.options.kafka.requestTimeoutMs,
+      'Kafka commit',
+    );
   }
 
+  /** Stops fetching (drain: what is buffered is stored, nothing new is read). */
   pause(): void {
-    try {
-      this.consumer?.pause([{ topic: this.options.topic }]);
-    } catch {
-      // not running: nothing to pause
-    }
+    this.paused = true;
   }
 
-  /** Stops starting consumers and disconnects the current one and the admin client. */
+  /** Stops starting consumers and closes the current one. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wakeUp();
     this.setStatus('stopped', 'stopped');
     await this.running?.catch(() => undefined);
-    const results = await Promise.allSettled([this.discard(), this.admin.disconnect()]);
-    for (const r of results) {
-      if (r.status === 'rejected') this.options.logger.warn({ err: describeKafkaError(r.reason) }, 'error while disconnecting');
-    }
+    await this.discard();
+  }
+
+  /** A method, not a field read: stop() changes it while the loops await. */
+  private isStopped(): boolean {
+    return this.stopped;
   }
 
   private setStatus(phase: ConsumerPhase, reason: string | null): void {
@@ -128,101 +152,177 @@ export class ConsumerSupervisor {
     this.status = { phase, reason };
   }
 
-  /** Starts a consumer, retrying retriable failures with backoff until one runs or stop(). */
-  private async superviseStart(): Promise<void> {
-    for (let attempt = 0; !this.stopped; attempt++) {
+  /**
+   * The member's request deadline: a JoinGroup waits at the coordinator until every member
+   * rejoined (at most the rebalance timeout, the session timeout here), and a commit or heartbeat
+   * sent on the same connection waits behind it.
+   */
+  private memberRequestTimeout(): number {
+    return this.options.sessionTimeoutMs + this.options.kafka.requestTimeoutMs;
+  }
+
+  /** Runs sessions, starting a new one after each that ends on a retriable error, until stop(). */
+  private async supervise(): Promise<void> {
+    for (let attempt = 0; !this.stopped; ) {
+      const session = { joined: false };
       try {
-        await this.startOnce();
+        await this.session(() => {
+          session.joined = true;
+        });
         return;
       } catch (error) {
         await this.discard();
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() may have run during the await
-        if (this.stopped) return;
-        if (!(error instanceof TopicNotReadyError) && !isRetriableKafkaError(error)) {
+        if (this.isStopped()) return;
+        if (!(error instanceof TopicNotReadyError) && !(error instanceof SessionLost) && !isRetriableKafkaError(error)) {
           this.fail(error);
           return;
         }
-        const delayMs = backoffDelay(attempt, this.options.backoff);
-        const reason = error instanceof TopicNotReadyError ? error.message : `Kafka not ready for topic ${this.options.topic}: ${describeKafkaError(error)}`;
-        this.setStatus('waiting', reason);
-        this.options.logger.warn({ err: reason, attempt: attempt + 1, delayMs }, 'Kafka consumer cannot start yet (retriable); retrying');
+        if (session.joined) {
+          attempt = 0;
+          this.restarts++;
+        }
+        const delayMs = backoffDelay(attempt++, this.options.backoff);
+        const reason =
+          error instanceof TopicNotReadyError
+            ? error.message
+            : error instanceof SessionLost
+              ? `consumer restarting: ${error.message}`
+              : `Kafka not ready for topic ${this.options.topic}: ${describeKafkaError(error)}`;
+        this.setStatus(session.joined ? 'restarting' : 'waiting', reason);
+        this.startFailures.failed(reason, { attempt, delayMs, restarts: this.restarts });
         await sleep(delayMs, this.wake);
       }
     }
   }
 
-  private async startOnce(): Promise<void> {
-    const { topic, groupId } = this.options;
-    await this.admin.connect();
+  /** One session: check the topic, join, fetch until stop() or a failure that needs new clients. */
+  private async session(onJoin: () => void): Promise<void> {
     await this.checkTopic();
-    const consumer = this.kafka.consumer({
+    const { Consumer } = await kafkaModule();
+    const { kafka, groupId, topic, sessionTimeoutMs } = this.options;
+    const member = new Consumer({
+      ...baseOptions({ ...kafka, requestTimeoutMs: this.memberRequestTimeout() }, `${kafka.clientId}-group`),
       groupId,
-      sessionTimeout: this.options.sessionTimeoutMs,
-      heartbeatInterval: 3_000,
-      // How long a fetch waits for data when the topic is idle; also bounds how long stop() waits
-      // for the fetch in flight.
-      maxWaitTimeInMs: 1_000,
-      // The gateways create the topic with their settings; a consumer must not create it by asking.
-      allowAutoTopicCreation: false,
-      // Restarts after a crash are ours (onCrash below), with backoff and one classification.
-      retry: { retries: 5, restartOnFailure: async () => false },
+      sessionTimeout: sessionTimeoutMs,
+      rebalanceTimeout: sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.min(3000, Math.floor(sessionTimeoutMs / 3))),
     });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      if (this.consumer !== consumer) return;
-      this.crashes = 0;
+    const watch = new ConnectionWatch(kafka.keepAliveMs);
+    watch.client(member);
+    this.member = member;
+    this.memberWatch = watch;
+    this.lost = null;
+    this.lastHeartbeat = Date.now();
+    member.on('consumer:group:join', ({ assignments }) => {
+      if (this.member !== member) return;
+      const partitions = (assignments ?? []).filter((a) => a.topic === topic).flatMap((a) => a.partitions);
+      this.generation++;
+      this.assigned = partitions;
+      this.lastHeartbeat = Date.now();
+      onJoin();
       this.setStatus('consuming', null);
+      this.startFailures.ok({ partitions });
       this.resolveJoined();
-      this.options.onGroupJoin(payload.memberAssignment[topic] ?? []);
+      this.options.onGroupJoin(partitions);
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (this.consumer === consumer) this.onCrash(payload.error);
+    member.on('consumer:heartbeat:end', () => {
+      if (this.member === member) this.lastHeartbeat = Date.now();
     });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: (payload) => this.options.onBatch(payload),
+    member.on('consumer:heartbeat:error', ({ error }) => {
+      if (this.member !== member) return;
+      if (isKafkaTimeout(error)) watch.dropSilent(Date.now() - this.memberRequestTimeout());
     });
+    member.on('error', (error: Error) => {
+      if (this.member === member) this.lost = error;
+    });
+    this.fetcher = await PartitionFetcher.open({ ...kafka, clientId: `${kafka.clientId}-fetch`, topic, maxWaitMs: this.options.maxWaitMs ?? 1000 });
+    member.topics.track(topic);
+    await watch.within(() => member.joinGroup({}), this.memberRequestTimeout() + kafka.requestTimeoutMs, 'Kafka joinGroup');
+    await this.fetchLoop(member);
+  }
+
+  private async fetchLoop(member: Consumer): Promise<void> {
+    const fetcher = this.fetcher!;
+    const { sessionTimeoutMs } = this.options;
+    while (!this.stopped) {
+      if (this.lost !== null) throw this.lost;
+      if (Date.now() - this.lastHeartbeat > sessionTimeoutMs + this.memberRequestTimeout()) {
+        throw new SessionLost(`no heartbeat answered for ${Math.round((Date.now() - this.lastHeartbeat) / 1000)} s`);
+      }
+      const generation = this.generation;
+      if (this.paused || this.assigned.length === 0) {
+        await sleep(200, this.wake);
+        continue;
+      }
+      try {
+        if (this.positionsOf !== generation) await this.loadPositions(generation);
+        if (generation !== this.generation) continue;
+        const fetched = await fetcher.fetch(this.positions);
+        this.fetchSucceeded();
+        const current = (): boolean => generation === this.generation && !this.stopped && this.member === member;
+        for (const f of fetched) {
+          if (!current()) break;
+          if (f.outOfRange !== null) {
+            // Retention removed what the group committed: read on from the oldest retained record.
+            this.positions.set(f.partition, f.outOfRange);
+            continue;
+          }
+          if (f.messages.length === 0) {
+            this.positions.set(f.partition, f.next);
+            continue;
+          }
+          const taken = await this.options.onBatch(f.partition, f.messages, current);
+          if (!current()) break;
+          if (taken === f.messages.length) this.positions.set(f.partition, f.next);
+          else if (taken > 0) this.positions.set(f.partition, f.messages[taken - 1]!.offset + 1n);
+        }
+      } catch (error) {
+        if (this.isStopped()) return;
+        if (!isRetriableKafkaError(error)) throw error;
+        this.fetchFailed(error);
+        await sleep(backoffDelay(0, this.options.backoff), this.wake);
+      }
+    }
+  }
+
+  /** After a join: each assigned partition from the group's commit, or its oldest retained record. */
+  private async loadPositions(generation: number): Promise<void> {
+    const fetcher = this.fetcher!;
+    const [committed, earliest] = await Promise.all([this.options.admin.committed(this.options.groupId, this.options.topic), fetcher.offsets('earliest')]);
+    if (generation !== this.generation) return;
+    this.positions = new Map(this.assigned.map((p) => [p, committed.get(p) ?? earliest[p] ?? 0n]));
+    this.positionsOf = generation;
+  }
+
+  private fetchSucceeded(): void {
+    if (this.fetchFailingSince === null) return;
+    this.fetchFailingSince = null;
+    this.fetchFailures.ok();
+    if (this.status.phase === 'waiting' && this.member !== null) this.setStatus('consuming', null);
+  }
+
+  private fetchFailed(error: unknown): void {
+    this.fetchFailingSince ??= Date.now();
+    const reason = `Kafka fetches fail: ${describeKafkaError(error)}`;
+    this.fetchFailures.failed(reason);
+    this.setStatus('waiting', reason);
   }
 
   /** The topic exists and each partition has a leader; TopicNotReadyError (retried) otherwise. */
   private async checkTopic(): Promise<void> {
     const { topic } = this.options;
-    let partitions: { leader: number }[];
+    let leaders: number[];
     try {
-      const metadata = await this.admin.fetchTopicMetadata({ topics: [topic] });
-      partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? [];
+      leaders = await this.options.admin.leaders(topic);
     } catch (error) {
       if (!isRetriableKafkaError(error)) throw error;
-      throw new TopicNotReadyError(`waiting for Kafka topic ${topic}: ${describeKafkaError(error)}`, { cause: error });
+      const why = isUnknownTopicError(error) ? 'no such topic yet' : describeKafkaError(error);
+      throw new TopicNotReadyError(`waiting for Kafka topic ${topic}: ${why}`, { cause: error });
     }
-    const leaderless = partitions.filter((p) => p.leader < 0).length;
-    if (partitions.length === 0 || leaderless > 0) {
-      throw new TopicNotReadyError(`waiting for Kafka topic ${topic}: ${partitions.length === 0 ? 'no partitions yet' : `${leaderless} of ${partitions.length} partitions have no leader yet`}`);
+    const leaderless = leaders.filter((l) => l < 0).length;
+    if (leaders.length === 0 || leaderless > 0) {
+      throw new TopicNotReadyError(`waiting for Kafka topic ${topic}: ${leaders.length === 0 ? 'no partitions yet' : `${leaderless} of ${leaders.length} partitions have no leader yet`}`);
     }
-  }
-
-  /** kafkajs already disconnected the crashed consumer; start a new one unless the error is final. */
-  private onCrash(error: Error): void {
-    if (this.stopped) return;
-    if (!isRetriableKafkaError(error)) {
-      this.fail(error);
-      return;
-    }
-    this.restarts++;
-    const crashes = ++this.crashes;
-    const reason = `consumer crashed: ${describeKafkaError(error)}`;
-    this.setStatus('restarting', reason);
-    this.options.logger.warn({ err: reason, restarts: this.restarts }, 'Kafka consumer crashed on a retriable error; starting it again');
-    const previous = this.running ?? Promise.resolve();
-    this.running = previous.then(async () => {
-      await this.discard();
-      await sleep(backoffDelay(crashes - 1, this.options.backoff), this.wake);
-      await this.superviseStart();
-    });
   }
 
   private fail(error: unknown): void {
@@ -232,9 +332,20 @@ export class ConsumerSupervisor {
     this.options.onFatal(err);
   }
 
+  /** Closes the session's clients: leaves the group when the coordinator answers in time, else just drops the connections. */
   private async discard(): Promise<void> {
-    const consumer = this.consumer;
-    this.consumer = null;
-    if (consumer !== null) await consumer.disconnect().catch(() => undefined);
+    const [member, watch, fetcher] = [this.member, this.memberWatch, this.fetcher];
+    this.member = null;
+    this.memberWatch = null;
+    this.fetcher = null;
+    this.assigned = [];
+    this.positionsOf = -1;
+    this.fetchFailingSince = null;
+    await Promise.allSettled([
+      member === null
+        ? Promise.resolve()
+        : Promise.race([member.close(), sleep(2000)]).finally(() => watch?.dropSilent(Number.POSITIVE_INFINITY)),
+      fetcher?.close(),
+    ]);
   }
 }

@@ -1,4 +1,5 @@
-import type { Admin } from 'kafkajs';
+import type { KafkaAdmin } from '../shared/backends/kafka/client.js';
+import { groupLag } from '../shared/backends/kafka/operator.js';
 import { errorText, type WorkerLogger } from './log.js';
 
 export interface LagMonitorOptions {
@@ -23,7 +24,7 @@ export class LagMonitor {
   private failing = false;
 
   constructor(
-    private readonly admin: Admin,
+    private readonly admin: KafkaAdmin,
     private readonly options: LagMonitorOptions,
   ) {}
 
@@ -44,15 +45,10 @@ export class LagMonitor {
     this.measuring = true;
     const { topic, groupId } = this.options;
     try {
-      const [high, groups] = await Promise.all([this.admin.fetchTopicOffsets(topic), this.admin.fetchOffsets({ groupId, topics: [topic] })]);
-      const committed = new Map<number, string>();
-      for (const t of groups) if (t.topic === topic) for (const p of t.partitions) committed.set(p.partition, p.offset);
       const lag: Record<number, number> = {};
-      for (const p of high) {
-        const c = committed.get(p.partition);
-        const from = c === undefined || c === '-1' ? Number(p.low) : Number(c);
-        lag[p.partition] = Math.max(0, Number(p.high) - from);
-        this.options.report?.(p.partition, lag[p.partition]!);
+      for (const [partition, n] of await groupLag(this.admin, topic, groupId)) {
+        lag[partition] = n;
+        this.options.report?.(partition, n);
       }
       this.lag = lag;
       if (this.failing) this.options.logger.info({ lag }, 'consumer lag measured again');

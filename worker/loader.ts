@@ -1,5 +1,6 @@
-import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { withTimeout } from '../shared/async.js';
+import type { ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
+import { FailureLog } from '../shared/failure-log.js';
 import { decodeEvent } from '../shared/events/wire.js';
 import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep } from './backoff.js';
@@ -22,8 +23,9 @@ interface PartitionQueue {
   buffer: BufferedMessage[];
   flushing: Promise<void> | null;
   timer: NodeJS.Timeout | null;
-  /** The stored offset not yet committed (a failed commit is retried with the next batch). */
+  /** The stored offset not yet committed (a failed commit is retried with the next batch, or by commitTimer). */
   pendingCommit: bigint | null;
+  commitTimer: NodeJS.Timeout | null;
 }
 
 /**
@@ -59,16 +61,33 @@ export class Loader {
   private room: { promise: Promise<void>; resolve: () => void } | null = null;
   private wakeUp!: () => void;
   private readonly wake: { promise: Promise<void> };
+  /** Failures of each step, logged once when they start, then a count every few seconds, then once on success. */
+  private readonly insertFailures: FailureLog;
+  private readonly reportFailures: FailureLog;
+  private readonly commitFailures: FailureLog;
 
   constructor(
     private readonly options: LoaderOptions,
     private readonly writer: ClickHouseEventWriter,
   ) {
     this.wake = { promise: new Promise<void>((resolve) => (this.wakeUp = resolve)) };
+    this.insertFailures = new FailureLog(options.logger, 'ClickHouse insert failed; retrying (offsets not committed)');
+    this.reportFailures = new FailureLog(options.logger, 'last-report update failed; retrying');
+    this.commitFailures = new FailureLog(options.logger, 'offset commit failed; retried with the next batch');
   }
 
   get running(): boolean {
     return this.state === 'running';
+  }
+
+  /** Inserts fail since the last one that succeeded. */
+  get insertsFailing(): boolean {
+    return this.insertFailures.failing;
+  }
+
+  /** Last-report updates fail since the last one that succeeded. */
+  get reportsFailing(): boolean {
+    return this.reportFailures.failing;
   }
 
   /** A method, not an inline comparison: abort() changes the state while drain() awaits. */
@@ -78,59 +97,51 @@ export class Loader {
 
   private queue(partition: number): PartitionQueue {
     let q = this.queues.get(partition);
-    if (q === undefined) this.queues.set(partition, (q = { partition, buffer: [], flushing: null, timer: null, pendingCommit: null }));
+    if (q === undefined) this.queues.set(partition, (q = { partition, buffer: [], flushing: null, timer: null, pendingCommit: null, commitTimer: null }));
     return q;
   }
 
   // ---- reading ------------------------------------------------------------------------------
 
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- kafkajs passes closures, not methods that need `this`
-  async onBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const q = this.queue(batch.partition);
-    // Whether to go on is asked again only after an await: nothing can change it in between, and
-    // kafkajs' isStale() and resolveOffset() cost more per call than the rest of a message's
-    // handling here (a JSON key, a 64-bit parse).
-    let proceed = isRunning() && !isStale() && this.state === 'running';
-    let last: string | null = null;
+  /**
+   * Takes a fetched batch of one partition, in offset order, into the partition's buffer; answers
+   * how many messages it took. It stops early (and the consumer fetches the rest again) when the
+   * worker stops or the batch is no longer current (the group was joined again meanwhile).
+   */
+  async onBatch(partition: number, messages: readonly ConsumedMessage[], current: () => boolean): Promise<number> {
+    const q = this.queue(partition);
+    let taken = 0;
     let arrivedAt = Date.now();
-    try {
-      for (const message of batch.messages) {
-        if (!proceed) break;
-        if (this.stats.buffered >= this.options.maxBuffered) {
-          proceed = (await this.waitForRoom(heartbeat, isStale)) && isRunning() && !isStale() && this.state === 'running';
-          if (!proceed) break;
-          arrivedAt = Date.now();
-        }
-        const offset = BigInt(message.offset);
-        q.buffer.push({ partition: batch.partition, offset, arrivedAt, timestamp: message.timestamp, ...this.decode(message, batch.partition) });
-        this.stats.buffered++;
-        last = message.offset;
-        if (q.buffer.length === 1 || this.completeAt(q, offset)) this.schedule(q);
-      }
-    } finally {
-      // Moves kafkajs' fetch position only (once, to the last message taken); the group's
-      // committed offset moves after the insert.
-      if (last !== null) resolveOffset(last);
+    for (const message of messages) {
+      if (this.stats.buffered >= this.options.maxBuffered) {
+        if (!(await this.waitForRoom(current))) break;
+        arrivedAt = Date.now();
+      } else if (taken === 0 && !(current() && this.state === 'running')) break;
+      const offset = message.offset;
+      q.buffer.push({ partition, offset, arrivedAt, timestamp: String(message.timestamp), ...this.decode(message, partition) });
+      this.stats.buffered++;
+      taken++;
+      if (q.buffer.length === 1 || this.completeAt(q, offset)) this.schedule(q);
     }
     this.schedule(q);
+    return taken;
   }
 
   /**
    * Backpressure: with maxBuffered messages in memory (ClickHouse slow or down), consumption
-   * pauses here until a batch is taken for insert, heartbeating so the group keeps this member.
-   * Unread messages stay in Kafka (lag grows). False when the worker is stopping or the batch is stale.
+   * pauses here until a batch is taken for insert (the group member heartbeats on its own
+   * meanwhile). Unread messages stay in Kafka (lag grows). False when the worker is stopping or
+   * the batch is no longer current.
    */
-  private async waitForRoom(heartbeat: () => Promise<void>, isStale: () => boolean): Promise<boolean> {
+  private async waitForRoom(current: () => boolean): Promise<boolean> {
     this.stats.paused = true;
     try {
       while (this.stats.buffered >= this.options.maxBuffered) {
-        if (this.state !== 'running' || isStale()) return false;
+        if (this.state !== 'running' || !current()) return false;
         this.room ??= deferred();
         await Promise.race([this.room.promise, sleep(1_000)]);
-        // Throws when the group rebalances: kafkajs then rejoins (and onGroupJoin drops the buffer).
-        await heartbeat();
       }
-      return this.state === 'running';
+      return this.state === 'running' && current();
     } finally {
       this.stats.paused = false;
     }
@@ -145,7 +156,7 @@ export class Loader {
    * Poison policy: a message that cannot be decoded is logged (position only), counted, and set
    * aside with its reason (store() does it before committing its offset); nothing is stored for it.
    */
-  private decode(message: KafkaMessage, partition: number): Pick<BufferedMessage, 'decoded' | 'poison'> {
+  private decode(message: ConsumedMessage, partition: number): Pick<BufferedMessage, 'decoded' | 'poison'> {
     let reason: string;
     try {
       if (message.value === null) throw new Error('message has no value');
@@ -156,7 +167,7 @@ export class Loader {
     this.stats.poison++;
     this.options.metrics?.poison();
     this.options.logger.warn(
-      { topic: this.options.topic, partition, offset: message.offset, bytes: message.value?.length ?? 0, reason },
+      { topic: this.options.topic, partition, offset: message.offset.toString(), bytes: message.value?.length ?? 0, reason },
       'setting aside an event message that cannot be decoded (poison message)',
     );
     return { decoded: null, poison: poisonMessage(this.options.topic, partition, message, reason) };
@@ -164,8 +175,8 @@ export class Loader {
 
   onGroupJoin(partitions: number[]): void {
     this.assigned = new Set(partitions);
-    // After a (re)join kafkajs reads every assigned partition again from its committed offset, so
-    // what is buffered would arrive twice: drop it. A batch being inserted goes on (a replay of it
+    // After a (re)join the consumer reads every assigned partition again from its committed offset,
+    // so what is buffered would arrive twice: drop it. A batch being inserted goes on (a replay of it
     // has the same token, or collapses in ClickHouse); offsets of partitions no longer ours are
     // never committed.
     let dropped = 0;
@@ -277,10 +288,11 @@ export class Loader {
           wake: this.wake,
           onFailure: (err, attempt, delayMs) => {
             this.stats.insertRetries++;
-            logger.warn({ err: errorText(err), attempt, delayMs, rows: batch.rows }, 'ClickHouse insert failed; retrying (offsets not committed)');
+            this.insertFailures.failed(errorText(err), { attempt, delayMs, rows: batch.rows });
           },
         },
       );
+      this.insertFailures.ok();
       this.stats.insertedRows += batch.rows;
       this.stats.batches++;
       this.stats.lastBatchSize = batch.rows;
@@ -298,9 +310,10 @@ export class Loader {
         wake: this.wake,
         onFailure: (err, attempt, delayMs) => {
           this.stats.lastReportRetries++;
-          logger.warn({ err: errorText(err), attempt, delayMs, vehicles: updates.length }, 'last-report update failed; retrying');
+          this.reportFailures.failed(errorText(err), { attempt, delayMs, vehicles: updates.length });
         },
       });
+      this.reportFailures.ok();
     }
 
     const poison = messages.flatMap((m) => (m.poison === undefined ? [] : [m.poison]));
@@ -336,12 +349,33 @@ export class Loader {
       await this.options.commit([{ topic: this.options.topic, partition: q.partition, offset: offset.toString() }]);
     } catch (err) {
       this.stats.commitFailures++;
-      this.options.logger.warn({ err: errorText(err), partitions: [q.partition] }, 'offset commit failed; retried with the next batch');
+      this.commitFailures.failed(errorText(err), { partitions: [q.partition] });
+      this.retryCommitLater(q);
       return;
     }
+    this.commitFailures.ok();
     this.stats.commits++;
     this.stats.committed[q.partition] = offset.toString();
     if (q.pendingCommit === offset) q.pendingCommit = null;
+  }
+
+  /**
+   * A partition whose commit failed and that gets no next batch (ingest stopped) would keep its
+   * lag: try again after a while, as a flush of its own, so commits stay one at a time per partition.
+   */
+  private retryCommitLater(q: PartitionQueue): void {
+    if (q.commitTimer !== null || this.state !== 'running') return;
+    q.commitTimer = setTimeout(() => {
+      q.commitTimer = null;
+      if (q.flushing !== null || q.pendingCommit === null || this.state !== 'running') return;
+      this.stats.inFlight++;
+      q.flushing = this.commitPending(q).finally(() => {
+        this.stats.inFlight--;
+        q.flushing = null;
+        this.schedule(q);
+      });
+    }, this.options.backoff.maxMs);
+    q.commitTimer.unref();
   }
 
   // ---- shutdown -----------------------------------------------------------------------------
@@ -374,6 +408,8 @@ export class Loader {
     this.notifyRoom();
     for (const q of this.queues.values()) {
       this.clearTimer(q);
+      if (q.commitTimer !== null) clearTimeout(q.commitTimer);
+      q.commitTimer = null;
       q.buffer = [];
     }
     this.stats.buffered = 0;

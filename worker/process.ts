@@ -9,9 +9,12 @@ import { startProbeServer, type ProbeServer, type Readiness } from '../shared/pr
 import { readinessGauge } from '../shared/readiness-metric.js';
 import { serverTlsFromConfig } from '../shared/tls.js';
 import { openRedisStores, redisStoresOptionsFromConfig } from '../shared/backends/redis/index.js';
+import { redisAnswers } from '../shared/backends/redis/client.js';
+import { kafkaAnswers, kafkaClientOptions } from '../shared/backends/kafka/client.js';
 import type { Running } from '../shared/process.js';
-import { createWorker, workerOptionsFromConfig, type Worker, type WorkerStatus } from './run.js';
-import type { ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
+import { StuckWatchdog } from '../shared/stuck-watchdog.js';
+import { createWorker, workerOptionsFromConfig, type Worker, type WorkerOptions, type WorkerStatus } from './run.js';
+import { clickhouseAnswers, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 
 export interface WorkerProcess extends Running {
   /** http://host:port of the probes (null without them); ADMIN_PORT=0 picks a free port. */
@@ -48,8 +51,9 @@ export async function startWorkerProcess(
   try {
     const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
     redisHealthy = () => redis.healthy();
+    let workerOptions: WorkerOptions;
     try {
-      const workerOptions = workerOptionsFromConfig(config, {
+      workerOptions = workerOptionsFromConfig(config, {
           lastReports: redis.lastReports,
           poison: redis.poison,
           logger: logger.child({ component: 'worker' }),
@@ -65,16 +69,39 @@ export async function startWorkerProcess(
           },
         });
       const connection = options.clickhouseConnection;
-      worker = await createWorker(connection === undefined ? workerOptions : { ...workerOptions, clickhouse: { ...workerOptions.clickhouse, connection } });
+      if (connection !== undefined) workerOptions = { ...workerOptions, clickhouse: { ...workerOptions.clickhouse, connection } };
+      worker = await createWorker(workerOptions);
     } catch (err) {
       await redis.close();
       throw err;
     }
     const running = worker;
+    // The last resort of self-healing (shared/stuck-watchdog.ts): each client against a fresh
+    // connection to its engine; stuck past STUCK_EXIT_SECONDS, the process stops and exits 1.
+    const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+    const clickhouse = workerOptions.clickhouse;
+    let stuck: (reason: string) => void = () => undefined;
+    const failed = new Promise<Error>((resolve) => (stuck = (reason) => resolve(new Error(reason))));
+    const consuming = (): boolean => {
+      const { ready, phase } = running.status();
+      return ready || phase === 'failed' || phase === 'stopped';
+    };
+    const watchdog = new StuckWatchdog(
+      [
+        { name: 'Kafka consumer', engine: 'Kafka', healthy: consuming, engineAnswers: () => kafkaAnswers(kafkaClientOptions(config.kafka), config.kafka.topic) },
+        { name: 'ClickHouse inserts', engine: 'ClickHouse', healthy: () => !running.failing().inserts, engineAnswers: () => clickhouseAnswers(clickhouse) },
+        { name: 'last-report updates', engine: 'Redis', healthy: () => !running.failing().lastReports, engineAnswers: () => redisAnswers(redisOptions) },
+        { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
+      ],
+      { limitMs: config.health.stuckExitMs, logger, onStuck: stuck },
+    );
+    watchdog.start();
     return {
       probesUrl,
+      failed,
       reloadTls: () => Promise.resolve(probes?.reloadTls()),
       close: async () => {
+        watchdog.stop();
         await probes?.close();
         await running.stop();
         await redis.close();

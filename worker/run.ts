@@ -4,6 +4,7 @@ import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/
 import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
+import { KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
 import { describeKafkaError } from '../shared/backends/kafka/errors.js';
 import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './backoff.js';
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
@@ -31,6 +32,11 @@ export interface WorkerOptions {
   topic: string;
   groupId: string;
   clientId: string;
+  /** Deadline of one Kafka request (KAFKA_REQUEST_TIMEOUT_MS). Default 5000 ms. */
+  requestTimeoutMs?: number;
+  /** Kafka connect deadline and TCP keep-alive (KAFKA_CONNECT_TIMEOUT_MS, KAFKA_KEEPALIVE_MS): client.ts defaults. */
+  connectTimeoutMs?: number;
+  keepAliveMs?: number;
   clickhouse: ClickHouseOptions;
   /** How rows are sent (default RowBinary; bench:worker compares the formats). */
   insertFormat?: InsertFormat;
@@ -61,7 +67,7 @@ export interface WorkerOptions {
   startTimeoutMs?: number;
   /** One attempt of `lastReports.record` longer than this counts as failed. Default 10 s. */
   lastReportTimeoutMs?: number;
-  /** Kafka consumer session timeout. Default 30 s. */
+  /** Kafka consumer-group session timeout (WORKER_SESSION_TIMEOUT_MS). Default 10 s. */
   sessionTimeoutMs?: number;
   /**
    * Called when the worker stopped for good: a non-retriable Kafka error (authorization, invalid
@@ -87,6 +93,8 @@ export interface WorkerStatus {
 export interface Worker {
   readonly stats: Readonly<WorkerStats>;
   status(): WorkerStatus;
+  /** Inserts, or last-report updates, failing since their last success (the stuck watchdog). */
+  failing(): { inserts: boolean; lastReports: boolean };
   /** Resolves at the first join of the consumer group; rejects when the worker fails for good first. */
   readonly joined: Promise<void>;
   /** SIGTERM: stop fetching, insert and commit what is buffered (within drainTimeoutMs), disconnect. */
@@ -111,6 +119,8 @@ class KafkaClickHouseWorker implements Worker {
     private readonly options: WorkerOptions,
     private readonly client: ClickHouseClient,
     writer: ClickHouseEventWriter,
+    private readonly admin: KafkaAdmin,
+    kafka: KafkaClientOptions,
   ) {
     const backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.loader = new Loader(
@@ -130,15 +140,14 @@ class KafkaClickHouseWorker implements Worker {
       writer,
     );
     this.consumer = new ConsumerSupervisor({
-      brokers: options.brokers,
-      ...(options.security === undefined ? {} : { security: options.security }),
-      clientId: options.clientId,
+      kafka,
+      admin,
       topic: options.topic,
       groupId: options.groupId,
-      sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+      sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
       backoff,
       logger: options.logger,
-      onBatch: (payload) => this.loader.onBatch(payload),
+      onBatch: (partition, messages, current) => this.loader.onBatch(partition, messages, current),
       onGroupJoin: (partitions) => {
         this.loader.onGroupJoin(partitions);
         this.lag.start();
@@ -149,7 +158,7 @@ class KafkaClickHouseWorker implements Worker {
       },
     });
     const { metrics } = options;
-    this.lag = new LagMonitor(this.consumer.admin, {
+    this.lag = new LagMonitor(admin, {
       topic: options.topic,
       groupId: options.groupId,
       intervalMs: options.lagIntervalMs ?? 10_000,
@@ -164,6 +173,10 @@ class KafkaClickHouseWorker implements Worker {
 
   get joined(): Promise<void> {
     return this.consumer.joined;
+  }
+
+  failing(): { inserts: boolean; lastReports: boolean } {
+    return { inserts: this.loader.insertsFailing, lastReports: this.loader.reportsFailing };
   }
 
   status(): WorkerStatus {
@@ -202,6 +215,7 @@ class KafkaClickHouseWorker implements Worker {
   private close(): Promise<void> {
     this.closing ??= (async () => {
       await this.consumer.stop();
+      await this.admin.close();
       await this.client.close().catch(() => undefined);
     })();
     return this.closing;
@@ -253,7 +267,16 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorText(err.lastError)}`) : err;
   }
-  const worker = new KafkaClickHouseWorker(options, client, writer);
+  const kafka: KafkaClientOptions = {
+    brokers: options.brokers,
+    clientId: options.clientId,
+    ...(options.security === undefined ? {} : { security: options.security }),
+    requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
+  };
+  const admin = await KafkaAdmin.open(kafka);
+  const worker = new KafkaClickHouseWorker(options, client, writer, admin, kafka);
   worker.start();
   return worker;
 }
@@ -293,9 +316,13 @@ export function workerOptionsFromConfig(
     topic: config.kafka.topic,
     groupId: config.kafka.groupId,
     clientId: `${config.kafka.clientId}-worker`,
-    clickhouse: clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }),
+    requestTimeoutMs: config.kafka.requestTimeoutMs,
+    connectTimeoutMs: config.kafka.connectTimeoutMs,
+    keepAliveMs: config.kafka.keepAliveMs,
+    clickhouse: { ...clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }), requestTimeoutMs: config.clickhouse.insertTimeoutMs },
     batchRows: config.worker.batchRows,
     batchMs: config.worker.batchMs,
+    sessionTimeoutMs: config.worker.sessionTimeoutMs,
     retentionDays: config.clickhouse.retentionDays,
     ...deps,
   };

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
+import { FailureLog } from '../../shared/failure-log.js';
 import type { Logger } from '../../shared/logger.js';
 import { createHttpServer, reloadHttpServer, schemeOf, serverTlsFromConfig } from '../../shared/tls.js';
 import { bearerChecker } from './auth.js';
@@ -162,6 +163,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     sendReply(res, reply);
   }
 
+  // A store that is down fails every request that needs it: logged once, then a count now and then.
+  const storeFailures = new FailureLog(logger, 'admin: store unavailable; requests that need it answer 503');
   // With TLS_CERT_FILE the admin API and console are HTTPS only, as every listener of the process.
   const tls = serverTlsFromConfig(config);
   const server = createHttpServer(tls, (req, res) => {
@@ -176,6 +179,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       const entry = { requestId, method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10 };
       if (req.method === 'GET' && res.statusCode < 400) logger.debug(entry, 'admin request');
       else logger.info(entry, 'admin request');
+      if (res.statusCode < 500 && path?.startsWith('/admin/') === true) storeFailures.ok();
     });
     // The console's page and assets are public (they hold no data); all else is the API.
     if (consoleAssets.serve(req, res)) return;
@@ -191,7 +195,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         return;
       }
       if (err instanceof BackendUnavailableError) {
-        logger.warn({ requestId, err: err.message, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: store unavailable');
+        storeFailures.failed(err, { requestId, method: req.method, path: (req.url ?? '').split('?')[0] });
         sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
         return;
       }

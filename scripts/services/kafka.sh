@@ -116,9 +116,9 @@ kafka_write_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@$BIND_HOST:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://$BIND_HOST:$KAFKA_PORT,CONTROLLER://$BIND_HOST:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$BIND_HOST:$KAFKA_PORT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://$BIND_HOST:$KAFKA_PORT,CONTROLLER://$BIND_HOST:$KAFKA_CONTROLLER_PORT,PROXIED://$BIND_HOST:$KAFKA_PROXIED_PORT
+advertised.listeners=PLAINTEXT://$BIND_HOST:$KAFKA_PORT,PROXIED://$BIND_HOST:$KAFKA_PROXY_PORT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,PROXIED:PLAINTEXT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$d/data
@@ -206,6 +206,7 @@ kafka_prepare() {
   kafka_write_config
   require_free_port kafka "$KAFKA_PORT" SERVICES_KAFKA_PORT
   require_free_port kafka "$KAFKA_CONTROLLER_PORT" SERVICES_KAFKA_CONTROLLER_PORT
+  require_free_port kafka "$KAFKA_PROXIED_PORT" SERVICES_KAFKA_PROXIED_PORT
   kafka_format
 }
 

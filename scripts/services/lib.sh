@@ -33,6 +33,12 @@ CH_INTERSERVER_PORT="${SERVICES_CLICKHOUSE_INTERSERVER_PORT:-9010}"
 CH_DATABASE="${CLICKHOUSE_DATABASE:-gateway_test}"
 KAFKA_PORT="${SERVICES_KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${SERVICES_KAFKA_CONTROLLER_PORT:-19093}"
+# A second listener whose advertised address is a fault proxy's (test/helpers/fault-proxy.ts): a
+# client that bootstraps through the proxy is sent back to it for every broker connection, so the
+# faults layer can stall, slow or reset all of a client's Kafka traffic. Nothing listens on the
+# advertised port unless a test starts the proxy there.
+KAFKA_PROXIED_PORT="${SERVICES_KAFKA_PROXIED_PORT:-$((KAFKA_PORT + 2))}"
+KAFKA_PROXY_PORT="${SERVICES_KAFKA_PROXY_PORT:-$((KAFKA_PORT + 3))}"
 KAFKA_VERSION="${SERVICES_KAFKA_VERSION:-3.9.2}"
 : "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
 KAFKA_LIBS="${KAFKA_LIB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/prestadores-gateway/kafka-libs-$KAFKA_VERSION}"
@@ -363,6 +369,8 @@ write_env_file() {
     printf 'SERVICES_DIR=%s\n' "$(env_quote "$STATE")"
     printf 'REDIS_URL=redis://%s:%s\n' "$BIND_HOST" "$REDIS_PORT"
     printf 'KAFKA_BROKERS=%s:%s\n' "$BIND_HOST" "$KAFKA_PORT"
+    printf 'KAFKA_PROXIED_LISTENER=%s:%s\n' "$BIND_HOST" "$KAFKA_PROXIED_PORT"
+    printf 'KAFKA_PROXY_ADDRESS=%s:%s\n' "$BIND_HOST" "$KAFKA_PROXY_PORT"
     common_env_lines
   } >"$tmp"
   mv -f "$tmp" "$ENV_FILE"

@@ -1,3 +1,4 @@
+import type { WatchedComponent } from '../stuck-watchdog.js';
 import type { EventInstant } from '../events/instant.js';
 import type { EventRecord } from '../events/schema.js';
 
@@ -339,6 +340,8 @@ export interface Backends {
   healthy(): Promise<boolean>;
   /** Each backend's state and the worker's lag (operators' overview). */
   status(): Promise<BackendStatus>;
+  /** The clients the stuck watchdog watches (shared/stuck-watchdog.ts): scale-out only. */
+  watched?: readonly WatchedComponent[];
   close(): Promise<void>;
 }
 

@@ -292,6 +292,14 @@ export const SETTINGS = {
     }),
     commandWaitMs: whole({ env: 'REDIS_COMMAND_WAIT_MS', default: 1000, min: 10, doc: 'longest wait for those replicas' }),
     keyPrefix: text({ env: 'REDIS_KEY_PREFIX', default: 'gw:', doc: 'prefix of every key' }),
+    commandTimeoutMs: whole({
+      env: 'REDIS_COMMAND_TIMEOUT_MS',
+      default: 2000,
+      min: 100,
+      doc: 'a command unanswered this long fails, and a connection silent this long while a command waits is closed and opened anew',
+    }),
+    connectTimeoutMs: whole({ env: 'REDIS_CONNECT_TIMEOUT_MS', default: 1000, min: 100, doc: 'deadline of each connection attempt' }),
+    keepAliveMs: whole({ env: 'REDIS_KEEPALIVE_MS', default: 5000, min: 1000, doc: 'idle time before the first TCP keep-alive probe on a Redis connection' }),
   },
   /** Kafka: the event topic of the scale-out mode. */
   kafka: {
@@ -334,6 +342,14 @@ export const SETTINGS = {
     tlsKeyFile: optional({ env: 'KAFKA_TLS_KEY_FILE', defaultText: '(none)', check: readableFile('KAFKA_TLS_KEY_FILE'), doc: 'PEM key of KAFKA_TLS_CERT_FILE' }),
     producerLingerMs: whole({ env: 'PRODUCER_LINGER_MS', default: 2, tuning: true, doc: 'producer micro-batch: send this long after the first queued event' }),
     producerBatchEvents: whole({ env: 'PRODUCER_BATCH_EVENTS', default: 500, min: 1, tuning: true, doc: 'or when this many are queued' }),
+    requestTimeoutMs: whole({
+      env: 'KAFKA_REQUEST_TIMEOUT_MS',
+      default: 5000,
+      min: 100,
+      doc: 'deadline of a Kafka request other than an event send (metadata, offsets, fetches, admin calls); the connections silent meanwhile are closed',
+    }),
+    connectTimeoutMs: whole({ env: 'KAFKA_CONNECT_TIMEOUT_MS', default: 1000, min: 100, doc: 'deadline of each connection to a broker' }),
+    keepAliveMs: whole({ env: 'KAFKA_KEEPALIVE_MS', default: 5000, min: 1000, doc: 'idle time before the first TCP keep-alive probe on a Kafka connection' }),
   },
   /** ClickHouse: where the worker stores events and the admin API reads them. */
   clickhouse: {
@@ -343,11 +359,33 @@ export const SETTINGS = {
     password: text({ env: 'CLICKHOUSE_PASSWORD', default: '', defaultText: 'empty', secret: true, doc: "that user's password" }),
     tlsCaFile: optional({ env: 'CLICKHOUSE_TLS_CA_FILE', defaultText: '(system CAs)', check: readableFile('CLICKHOUSE_TLS_CA_FILE'), doc: 'PEM CA that signed the ClickHouse certificate (https:// URLs)' }),
     retentionDays: whole({ env: 'CLICKHOUSE_RETENTION_DAYS', default: 0, doc: 'days events are kept (ClickHouse 24.8+); 0 keeps all' }),
+    insertTimeoutMs: whole({
+      env: 'CLICKHOUSE_INSERT_TIMEOUT_MS',
+      default: 10_000,
+      min: 100,
+      doc: "the worker's requests: one silent this long is aborted and its connection closed (the insert is retried)",
+    }),
+    queryTimeoutMs: whole({ env: 'CLICKHOUSE_QUERY_TIMEOUT_MS', default: 3000, min: 100, doc: "the admin API's reads: one silent this long is aborted and its connection closed" }),
   },
   /** The Kafka → ClickHouse worker. */
   worker: {
     batchRows: whole({ env: 'WORKER_BATCH_ROWS', default: 20_000, min: 1, doc: "insert a partition's events when this many are buffered" }),
     batchMs: whole({ env: 'WORKER_BATCH_MS', default: 500, min: 1, doc: 'or when the oldest is this old' }),
+    sessionTimeoutMs: whole({
+      env: 'WORKER_SESSION_TIMEOUT_MS',
+      default: 10_000,
+      min: 6000,
+      doc: "the worker's consumer-group session: a worker silent this long loses its partitions to the others",
+    }),
+  },
+  /** Self-healing and its limit: every process. */
+  health: {
+    stuckExitMs: whole({
+      env: 'STUCK_EXIT_SECONDS',
+      default: 60,
+      times: SECOND,
+      doc: 'a component failing this long while its engine answers a fresh connection exits the process (code 1) for its supervisor to restart; 0 never',
+    }),
   },
   log: {
     level: choice({ env: 'LOG_LEVEL', default: 'info', words: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino level' }),

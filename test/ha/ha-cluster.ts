@@ -3,18 +3,18 @@
  * Kafka brokers) and what the failure tests run on them: gateways and a worker as real processes
  * (so that they can be kill -9'd), a steady insert load, and the tally of what was acknowledged.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openRedisStores, type RedisStores } from '../../shared/backends/redis/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { credentials, event, soap11Envelope, xmlParams, NS } from '../helpers/harness.js';
+import { startProc, type Proc } from '../helpers/processes.js';
 import { uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
-export { sleep, waitFor };
+export { sleep, startProc, waitFor, type Proc };
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -121,18 +121,6 @@ export async function redisSettled(): Promise<void> {
 
 // ---- gateways and the worker as processes ------------------------------------------------------
 
-export interface Proc {
-  child: ChildProcess;
-  /** The SOAP service URL (gateways) or '' (worker). */
-  serviceUrl: string;
-  adminUrl: string;
-  alive(): boolean;
-  kill9(): void;
-  stop(): Promise<void>;
-  /** The last 8,000 characters the process wrote (stdout and stderr): what a failing test prints. */
-  logTail(): string;
-}
-
 /** The environment every process of one test shares: the HA engines, isolated names. */
 export function clusterEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -154,59 +142,6 @@ export function clusterEnv(extra: Record<string, string> = {}): Record<string, s
     ADMIN_PORT: '0',
     LOG_LEVEL: 'info',
     ...extra,
-  };
-}
-
-/** Runs `gateway/main.ts` or `worker/main.ts` as a child process, resolved once it started. */
-export async function startProc(kind: 'gateway' | 'worker', env: Record<string, string>): Promise<Proc> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-ha-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', `${kind}/main.ts`], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const keep = (d: Buffer) => (tail = (tail + d.toString()).slice(-8000));
-  child.stderr.on('data', keep);
-  const urls = await new Promise<{ serviceUrl: string; adminUrl: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${kind} did not start within 60 s:\n${tail}`)), 60_000);
-    const done = (v: { serviceUrl: string; adminUrl: string }) => {
-      clearTimeout(timer);
-      child.off('exit', onExit);
-      resolve(v);
-    };
-    const onExit = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`${kind} exited with ${code}:\n${tail}`));
-    };
-    child.on('exit', onExit);
-    // The worker logs no start line: it runs once the process is up and its clients are open.
-    if (kind === 'worker') setTimeout(() => done({ serviceUrl: '', adminUrl: '' }), 3000);
-    child.stdout.on('data', (d: Buffer) => {
-      keep(d);
-      const m = /"service":"([^"]+)".*"admin":"([^"]+)"/.exec(tail);
-      if (m !== null) done({ serviceUrl: m[1]!, adminUrl: m[2]! });
-    });
-  });
-  let exited = false;
-  child.on('exit', () => (exited = true));
-  return {
-    child,
-    ...urls,
-    alive: () => !exited,
-    logTail: () => tail,
-    kill9: () => {
-      if (!exited) child.kill('SIGKILL');
-    },
-    async stop() {
-      if (!exited) {
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        await new Promise((r) => child.once('exit', r));
-        clearTimeout(killer);
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    },
   };
 }
 

@@ -11,6 +11,9 @@ export interface Services {
   clickhouseUrl: string;
   clickhouseDatabase: string;
   servicesDir: string;
+  /** The broker's listener that advertises a fault proxy's address, and that address (scripts/services/README.md). */
+  kafkaProxiedListener: string | null;
+  kafkaProxyAddress: string | null;
 }
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -38,6 +41,8 @@ export function services(): Services {
     clickhouseUrl: env.CLICKHOUSE_URL!,
     clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? 'gateway_test',
     servicesDir: env.SERVICES_DIR ?? path.join(ROOT, '.services'),
+    kafkaProxiedListener: env.KAFKA_PROXIED_LISTENER ?? null,
+    kafkaProxyAddress: env.KAFKA_PROXY_ADDRESS ?? null,
   };
 }
 

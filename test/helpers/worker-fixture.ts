@@ -8,7 +8,7 @@ import { exampleEventRecord } from '../../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../../shared/events/wire.js';
 import type { EventInstant, EventRecord, LastReportSink, LastReportUpdate } from '../../shared/backends/types.js';
 import { createClickHouseClient, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
-import { waitForTopic } from '../../shared/backends/kafka/client.js';
+import { KafkaAdmin, waitForTopic } from '../../shared/backends/kafka/client.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../worker/run.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -91,6 +91,8 @@ export class RecordingMetrics {
 
 export const kafka = new Kafka({ clientId: uniqueName('worker-test'), brokers: svc.kafkaBrokers, logLevel: logLevel.NOTHING });
 export let admin: Admin;
+/** The project's own admin client, for waitForTopic (kafkajs above is the tests' independent client). */
+let ownAdmin: KafkaAdmin;
 export let producer: Producer;
 export let ch: ClickHouseClient;
 export const topics: string[] = [];
@@ -102,7 +104,7 @@ export async function newTopic(partitions = 4): Promise<string> {
   // Not createTopics' waitForLeaders: on a broker started moments ago its metadata call can fail
   // with "does not host this topic-partition"; waitForTopic retries until every leader serves.
   await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: false });
-  await waitForTopic(admin, topic);
+  await waitForTopic(ownAdmin, topic);
   topics.push(topic);
   return topic;
 }
@@ -190,6 +192,7 @@ export function useWorkerFixture(): void {
   beforeAll(async () => {
     admin = kafka.admin();
     await admin.connect();
+    ownAdmin = await KafkaAdmin.open({ brokers: svc.kafkaBrokers, clientId: uniqueName('worker-test'), requestTimeoutMs: 5000 });
     producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     await producer.connect();
     ch = createClickHouseClient({ ...CH, database: 'default' });
@@ -202,6 +205,7 @@ export function useWorkerFixture(): void {
     await admin.deleteTopics({ topics }).catch(() => undefined);
     await producer.disconnect();
     await admin.disconnect();
+    await ownAdmin.close();
     await ch.close();
   }, 120_000);
 }

@@ -1,4 +1,5 @@
 import { ACTIVITY_BUCKET_MS, ACTIVITY_WINDOW_MS, type EventActivity } from '../../../shared/backends/types.js';
+import { FailureLog } from '../../../shared/failure-log.js';
 import { probeHandlers, type Readiness } from '../../../shared/probes.js';
 import { HttpError, notFound, type JsonValue } from '../http.js';
 import { param, type AdminDeps, type Handler, type Route } from '../routes.js';
@@ -10,12 +11,22 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /** Probes, metrics, the overview and (scale-out) the messages the worker set aside. */
 export function operationRoutes(deps: AdminDeps): Route[] {
   const { backends, clock, logger: log } = deps;
+  // The console polls the overview every few seconds: a backend that is down is logged once while it lasts.
+  const healthFailures = new FailureLog(log, 'admin: health check of the backends failed');
+  const readFailures = new Map<string, FailureLog>();
+  const readFailure = (what: string): FailureLog => {
+    let f = readFailures.get(what);
+    if (f === undefined) readFailures.set(what, (f = new FailureLog(log, `admin: overview could not read ${what}`)));
+    return f;
+  };
 
   async function ready(): Promise<boolean> {
     try {
-      return await backends.healthy();
+      const healthy = await backends.healthy();
+      healthFailures.ok();
+      return healthy;
     } catch (err) {
-      log.warn({ err }, 'admin: health check of the backends failed');
+      healthFailures.failed(err);
       return false;
     }
   }
@@ -38,17 +49,24 @@ export function operationRoutes(deps: AdminDeps): Route[] {
     onlyQueryParams(req.query, []);
     const now = clock();
     const since = now - ACTIVITY_WINDOW_MS;
-    const warn = (what: string) => (err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, `admin: overview could not read ${what}`);
-      return null;
-    };
+    const read = <T>(what: string, reading: Promise<T>): Promise<T | null> =>
+      reading.then(
+        (value) => {
+          readFailure(what).ok();
+          return value;
+        },
+        (err: unknown) => {
+          readFailure(what).failed(err);
+          return null;
+        },
+      );
     const [isReady, status, activity, providers, lockouts, poison] = await Promise.all([
       ready(),
       backends.status(),
-      backends.events.activity(since).catch(warn('event activity')),
+      read('event activity', backends.events.activity(since)),
       backends.providers.list(),
       backends.lockouts.list(now),
-      backends.poison === null ? Promise.resolve(null) : backends.poison.count().catch(warn('poison messages')),
+      backends.poison === null ? Promise.resolve(null) : read('poison messages', backends.poison.count()),
     ]);
     const checks = [...status.checks];
     if (activity === null) checks.push({ name: 'events', ok: false, detail: 'stored events could not be counted' });

@@ -62,3 +62,15 @@ export function isPermanentClickHouseError(err: unknown): boolean {
   const text = err instanceof Error ? `${err.message} ${(err as NodeJS.ErrnoException).code ?? ''}` : String(err);
   return /Code: (192|193|194|516)\b|AUTHENTICATION_FAILED|Authentication failed|password is incorrect|Wrong password|Unknown user|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT|CERT_HAS_EXPIRED|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_SSL_|EPROTO|certificate/i.test(text);
 }
+
+/** Whether ClickHouse answers a ping from a client made for this question alone (the stuck watchdog's check). */
+export async function clickhouseAnswers(options: ClickHouseOptions): Promise<boolean> {
+  const client = createClickHouseClient({ ...options, requestTimeoutMs: 3000 });
+  try {
+    return (await client.ping()).success;
+  } catch {
+    return false;
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}

@@ -1,3 +1,4 @@
+import { FailureLog } from '../../failure-log.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from './errors.js';
 import type { BlockRecord, TopicPosition } from './blocks-topic.js';
 import type { IdAllocator } from '../types.js';
@@ -73,8 +74,13 @@ export class KafkaIdAllocator implements IdAllocator {
   private closed = false;
   /** Blocks taken (tests and metrics). */
   blocksTaken = 0;
+  /** Refills and checks that fail (Kafka down or stalled): logged once, then a count now and then. */
+  private readonly refillFailures: FailureLog;
+  private readonly checkFailures: FailureLog;
 
   constructor(private readonly options: KafkaIdAllocatorOptions) {
+    this.refillFailures = new FailureLog(options.logger, 'taking the next event-id block failed');
+    this.checkFailures = new FailureLog(options.logger, 'checking the id-blocks topic failed; retrying');
     this.blockSize = options.blockSize ?? DEFAULT_ID_BLOCK_SIZE;
     if (!Number.isSafeInteger(this.blockSize) || this.blockSize < 1) throw new RangeError(`Invalid id block size: ${this.blockSize}`);
     this.floor = options.floor;
@@ -83,6 +89,14 @@ export class KafkaIdAllocator implements IdAllocator {
   /** The floor blocks are taken under now (ID_FLOOR, or higher when raised or rebased). */
   get currentFloor(): bigint {
     return this.floor;
+  }
+
+  /**
+   * Taking blocks or checking the topic keeps failing (Kafka down or stalled) since the last
+   * success. A conflict is not counted: no restart mends a configuration that differs.
+   */
+  get failing(): boolean {
+    return this.refillFailures.failing || this.checkFailures.failing;
   }
 
   /** True when ids can be issued (not stopped by a conflict, not checking a new topic). */
@@ -157,16 +171,22 @@ export class KafkaIdAllocator implements IdAllocator {
   /** Less than half a block left: take the next one in the background. */
   private prefetch(): void {
     if (this.refilling !== null || this.refusal() !== null || this.available() * 2 >= this.blockSize) return;
-    this.refill().catch((err: unknown) => {
-      // Calls that need the block will try again and answer -5 if it keeps failing.
-      this.options.logger.warn({ err }, 'taking the next event-id block failed');
-    });
+    // Calls that need the block will try again and answer -5 if it keeps failing.
+    this.refill().catch(() => undefined);
   }
 
   private refill(): Promise<void> {
-    this.refilling ??= this.takeBlock().finally(() => {
-      this.refilling = null;
-    });
+    this.refilling ??= this.takeBlock()
+      .then(
+        () => this.refillFailures.ok(),
+        (err: unknown) => {
+          if (!(err instanceof IdBlocksUnavailableError || err instanceof IdBlocksConflictError)) this.refillFailures.failed(err);
+          throw err;
+        },
+      )
+      .finally(() => {
+        this.refilling = null;
+      });
     return this.refilling;
   }
 
@@ -247,12 +267,13 @@ export class KafkaIdAllocator implements IdAllocator {
           this.checked = position.end - 1n;
           this.topicId = position.topicId;
           this.blocks = [];
+          this.checkFailures.ok();
           return;
         } catch (err) {
           if (err instanceof IdBlocksConflictError || this.closed) throw err;
           if (this.topicId === null && attempt === 0 && this.checked === -1n) throw err; // at start: the gateway does not start
           const delayMs = Math.min(5000, 200 * 2 ** Math.min(attempt, 10));
-          this.options.logger.warn({ err, delayMs }, 'checking the id-blocks topic failed; retrying');
+          this.checkFailures.failed(err, { delayMs });
           await new Promise((r) => setTimeout(r, delayMs).unref());
         }
       }

@@ -1,6 +1,5 @@
 import type { Consumer, Producer } from '@platformatic/kafka';
-import { createKafkaClient, ensureTopic, type KafkaLogger } from '../kafka/client.js';
-import { platformaticSecurity, type KafkaSecurity } from '../kafka/security.js';
+import { baseOptions, ConnectionWatch, ensureTopic, KafkaAdmin, kafkaModule, type KafkaClientOptions, type KafkaLogger } from '../kafka/client.js';
 
 /** What one record of the id-blocks topic says: the floor and block size its block was taken under. */
 export interface BlockRecord {
@@ -9,12 +8,8 @@ export interface BlockRecord {
   blockSize: number;
 }
 
-export interface IdBlocksTopicOptions {
-  brokers: string[];
-  /** TLS and SASL of every connection (security.ts); default plaintext. */
-  security?: KafkaSecurity;
+export interface IdBlocksTopicOptions extends Omit<KafkaClientOptions, 'requestTimeoutMs'> {
   topic: string;
-  clientId: string;
   /** Bounds one produce (acks=all) and one fetch. */
   timeoutMs: number;
   logger: KafkaLogger;
@@ -64,30 +59,34 @@ function parseRecord(offset: bigint, value: Buffer | null): BlockRecord | null {
  * no consumer group is involved.
  */
 export class IdBlocksTopic {
+  /** Keep-alive on both clients' sockets; silent connections closed after a call timed out. */
+  private readonly watch: ConnectionWatch;
+
   private constructor(
     private readonly producer: Producer<string>,
     private readonly consumer: Consumer,
     private readonly options: IdBlocksTopicOptions,
     private readonly acks: number,
-  ) {}
+  ) {
+    this.watch = new ConnectionWatch(options.keepAliveMs);
+    this.watch.client(producer);
+    this.watch.client(consumer);
+  }
 
   /** Creates the topic when missing (one partition, TOPIC_CONFIG) and connects. */
   static async open(options: IdBlocksTopicOptions): Promise<IdBlocksTopic> {
     await IdBlocksTopic.ensure(options);
-    const { Producer, Consumer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
-    const common = {
-      clientId: `${options.clientId}-ids`,
-      bootstrapBrokers: options.brokers,
-      timeout: options.timeoutMs,
-      requestTimeout: options.timeoutMs,
-      connectTimeout: 1000,
-      retries: 0,
-      ...(options.security === undefined ? {} : platformaticSecurity(options.security)),
-    };
-    const producer = new Producer<string, Buffer, Buffer, Buffer>({ ...common, autocreateTopics: false, serializers: { key: stringSerializer } });
-    // Never joins its group: only fetch() and listOffsets() are used.
-    const consumer = new Consumer({ ...common, groupId: `${options.clientId}-ids-reader`, autocreateTopics: false });
+    const { Producer, Consumer, ProduceAcks, stringSerializer } = await kafkaModule();
+    const common = baseOptions({ ...options, requestTimeoutMs: options.timeoutMs }, `${options.clientId}-ids`);
+    const producer = new Producer<string, Buffer, Buffer, Buffer>({ ...common, serializers: { key: stringSerializer } });
+    // Never joins its group: only fetch(), listOffsets() and metadata() are used.
+    const consumer = new Consumer({ ...common, groupId: `${options.clientId}-ids-reader` });
     return new IdBlocksTopic(producer, consumer, options, ProduceAcks.ALL);
+  }
+
+  /** One call under the deadline (a produce or a fetch, plus the metadata lookup before it). */
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return this.watch.within(fn, 2 * this.options.timeoutMs, `Kafka ${what} (id blocks)`);
   }
 
   get topic(): string {
@@ -100,15 +99,7 @@ export class IdBlocksTopic {
   }
 
   private static async ensure(options: IdBlocksTopicOptions): Promise<boolean> {
-    const kafka = createKafkaClient({
-      brokers: options.brokers,
-      clientId: options.clientId,
-      logger: options.logger,
-      requestTimeoutMs: options.timeoutMs,
-      ...(options.security === undefined ? {} : { security: options.security }),
-    });
-    const admin = kafka.admin();
-    await admin.connect();
+    const admin = await KafkaAdmin.open({ ...options, requestTimeoutMs: options.timeoutMs });
     try {
       const created = await ensureTopic(admin, {
         topic: options.topic,
@@ -119,14 +110,14 @@ export class IdBlocksTopic {
       if (created) options.logger.info({ topic: options.topic }, 'created the kafka topic of event-id blocks');
       return created;
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
   }
 
   /** Appends one block record (acks=all) and returns its offset. */
   async append(floor: bigint, blockSize: number): Promise<bigint> {
     const value = Buffer.from(JSON.stringify({ v: 1, floor: floor.toString(), block: blockSize }));
-    const result = await this.producer.send({ messages: [{ topic: this.options.topic, partition: 0, value }], acks: this.acks }).catch((err: unknown) => {
+    const result = await this.call('send', () => this.producer.send({ messages: [{ topic: this.options.topic, partition: 0, value }], acks: this.acks })).catch((err: unknown) => {
       this.producer.clearMetadata();
       throw err;
     });
@@ -138,19 +129,19 @@ export class IdBlocksTopic {
   /** The topic's id and where its log starts and ends, asked of the broker now. */
   async position(): Promise<TopicPosition> {
     const topic = this.options.topic;
-    const metadata = await this.consumer.metadata({ topics: [topic], forceUpdate: true });
+    const metadata = await this.call('metadata', () => this.consumer.metadata({ topics: [topic], forceUpdate: true }));
     const topicId = metadata.topics.get(topic)?.id;
     if (topicId === undefined) throw new Error(`Kafka topic ${topic} not found`);
     const [latest, earliest] = await Promise.all([
-      this.consumer.listOffsets({ topics: [topic], timestamp: -1n }),
-      this.consumer.listOffsets({ topics: [topic], timestamp: -2n }),
+      this.call('listOffsets', () => this.consumer.listOffsets({ topics: [topic], timestamp: -1n })),
+      this.call('listOffsets', () => this.consumer.listOffsets({ topics: [topic], timestamp: -2n })),
     ]);
     return { topicId, end: latest.get(topic)?.[0] ?? 0n, start: earliest.get(topic)?.[0] ?? 0n };
   }
 
   /** The topic id now (after a produce: proves which incarnation of the topic the record went to). */
   async topicId(): Promise<string> {
-    const metadata = await this.consumer.metadata({ topics: [this.options.topic], forceUpdate: true });
+    const metadata = await this.call('metadata', () => this.consumer.metadata({ topics: [this.options.topic], forceUpdate: true }));
     const id = metadata.topics.get(this.options.topic)?.id;
     if (id === undefined) throw new Error(`Kafka topic ${this.options.topic} not found`);
     return id;
@@ -166,17 +157,17 @@ export class IdBlocksTopic {
     let next = from;
     for (let first = true; next < to; first = false) {
       // Fresh on the first request: a topic created anew has another id, and a cached one would fail.
-      const metadata = await this.consumer.metadata({ topics: [topic], forceUpdate: first });
+      const metadata = await this.call('metadata', () => this.consumer.metadata({ topics: [topic], forceUpdate: first }));
       const info = metadata.topics.get(topic);
       const leader = info?.partitions[0]?.leader;
       if (info === undefined || leader === undefined || leader < 0) throw new Error(`Kafka topic ${topic} has no leader`);
-      const response = await this.consumer.fetch({
+      const response = await this.call('fetch', () => this.consumer.fetch({
         node: leader,
         maxWaitTime: 0,
         minBytes: 0,
         maxBytes: FETCH_BYTES,
         topics: [{ topicId: info.id, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: next, lastFetchedEpoch: -1, partitionMaxBytes: FETCH_BYTES }] }],
-      });
+      }));
       const partition = response.responses[0]?.partitions[0];
       if (partition === undefined) throw new Error(`Kafka answered no partition of ${topic}`);
       if (partition.errorCode === 1 /* OFFSET_OUT_OF_RANGE: removed by retention meanwhile */) {
@@ -214,5 +205,6 @@ export class IdBlocksTopic {
 
   async close(): Promise<void> {
     await Promise.allSettled([this.producer.close(), this.consumer.close()]);
+    this.watch.dropSilent(Number.POSITIVE_INFINITY);
   }
 }

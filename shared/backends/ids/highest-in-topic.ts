@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import type { Kafka } from 'kafkajs';
 import { BINARY_WIRE_VERSION } from '../../events/wire.js';
+import { KafkaAdmin, type KafkaClientOptions } from '../kafka/client.js';
+import { PartitionFetcher } from '../kafka/fetcher.js';
 
 /** The start of every JSON message encodeEvent writes: `{"v":1,"id":"123",...`. */
 const ID_PREFIX = /^\{"v":\d+,"id":"(\d+)"/;
@@ -28,8 +28,6 @@ export interface HighestIdOptions {
    * in ClickHouse) instead of from the oldest retained message. null: the whole retained log.
    */
   fromGroup: string | null;
-  /** Prefix of the temporary consumer group used for the read (deleted afterwards). */
-  groupPrefix: string;
   /** Give up when no message arrived for this long. Default 30 s. */
   stallTimeoutMs?: number;
 }
@@ -43,95 +41,71 @@ export interface HighestId {
 /**
  * The highest event id in the topic, from each partition's start (see fromGroup) up to its high
  * watermark at the time of the call. Ids are not ordered within a partition (gateways hold
- * different blocks), so every message of that range is read; only the id is parsed. kafkajs has no
- * group-less consumer: a temporary group consumes, seeking each partition to its start (or its end,
- * when nothing of it is needed), and is deleted. (admin.setOffsets on a new group costs 5 s.)
+ * different blocks), so every message of that range is read; only the id is parsed. The read
+ * needs no consumer group: a reader fetches each partition from its start to its target.
  */
-export async function highestIdInTopic(kafka: Kafka, options: HighestIdOptions): Promise<HighestId> {
+export async function highestIdInTopic(connection: KafkaClientOptions, options: HighestIdOptions): Promise<HighestId> {
   const { topic } = options;
-  const admin = kafka.admin();
-  await admin.connect();
-  const group = `${options.groupPrefix}-id-scan-${randomBytes(6).toString('hex')}`;
+  const admin = await KafkaAdmin.open(connection);
+  let targets: Map<number, bigint>;
+  const positions = new Map<number, bigint>();
   try {
     if (!(await admin.listTopics()).includes(topic)) return { highest: 0n, messages: 0 };
-    const offsets = await admin.fetchTopicOffsets(topic);
-    const committed = new Map<number, bigint>();
-    if (options.fromGroup !== null) {
-      for (const t of await admin.fetchOffsets({ groupId: options.fromGroup, topics: [topic] })) {
-        for (const p of t.partitions) if (BigInt(p.offset) >= 0n) committed.set(p.partition, BigInt(p.offset));
+    const offsets = await admin.offsets(topic);
+    const committed = options.fromGroup === null ? new Map<number, bigint>() : await admin.committed(options.fromGroup, topic);
+    targets = new Map();
+    for (const p of offsets) {
+      const from = committed.get(p.partition) ?? p.low;
+      const start = from > p.low ? from : p.low;
+      if (start < p.high) {
+        targets.set(p.partition, p.high);
+        positions.set(p.partition, start);
       }
     }
-    const targets = new Map<number, bigint>();
-    const seeks: { partition: number; offset: string }[] = [];
-    for (const p of offsets) {
-      const low = BigInt(p.low);
-      const high = BigInt(p.high);
-      const from = committed.get(p.partition) ?? low;
-      const start = from > low ? from : low;
-      if (start < high) targets.set(p.partition, high);
-      seeks.push({ partition: p.partition, offset: (start < high ? start : high).toString() });
-    }
-    if (targets.size === 0) return { highest: 0n, messages: 0 };
-    return await consumeUntil(kafka, group, topic, targets, seeks, options.stallTimeoutMs ?? 30_000);
   } finally {
-    await admin.deleteGroups([group]).catch(() => undefined);
-    await admin.disconnect().catch(() => undefined);
+    await admin.close();
+  }
+  if (targets.size === 0) return { highest: 0n, messages: 0 };
+  const fetcher = await PartitionFetcher.open({ ...connection, clientId: `${connection.clientId}-id-scan`, topic, maxWaitMs: 200 });
+  try {
+    return await readUntil(fetcher, targets, positions, options.stallTimeoutMs ?? 30_000);
+  } finally {
+    await fetcher.close();
   }
 }
 
-async function consumeUntil(
-  kafka: Kafka,
-  group: string,
-  topic: string,
-  targets: Map<number, bigint>,
-  seeks: { partition: number; offset: string }[],
-  stallTimeoutMs: number,
-): Promise<HighestId> {
-  const consumer = kafka.consumer({ groupId: group, allowAutoTopicCreation: false, maxWaitTimeInMs: 200, retry: { retries: 2 } });
+async function readUntil(fetcher: PartitionFetcher, targets: Map<number, bigint>, positions: Map<number, bigint>, stallTimeoutMs: number): Promise<HighestId> {
   const result: HighestId = { highest: 0n, messages: 0 };
-  const starts = new Map(seeks.map(({ partition, offset }) => [partition, BigInt(offset)]));
   let lastProgress = Date.now();
-  let settle!: (error: Error | null) => void;
-  const finished = new Promise<void>((resolve, reject) => {
-    settle = (error) => (error === null ? resolve() : reject(error));
-  });
-  // A crash may settle it before it is awaited; the await below still sees the rejection.
-  finished.catch(() => undefined);
-  const progress = (partition: number, lastOffset: string): void => {
-    lastProgress = Date.now();
-    const target = targets.get(partition);
-    if (target !== undefined && BigInt(lastOffset) + 1n >= target) targets.delete(partition);
-    if (targets.size === 0) settle(null);
-  };
-  // Batches of only control records or compacted-away messages never reach eachBatch.
-  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => progress(payload.partition, payload.lastOffset));
-  consumer.on(consumer.events.CRASH, ({ payload }) => settle(payload.error));
-  const stall = setInterval(() => {
-    if (Date.now() - lastProgress > stallTimeoutMs) settle(new Error(`reading ${topic} for the highest event id stalled for ${stallTimeoutMs} ms`));
-  }, 1000);
-  try {
-    await consumer.connect();
-    // From the oldest message until the seeks below apply: what is read before them is a
-    // superset of what is needed (from the oldest on), so progress counted from it is right.
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        const from = starts.get(batch.partition) ?? 0n;
-        for (const message of batch.messages) {
-          if (BigInt(message.offset) < from) continue; // read before the seek applied: not asked for
-          result.messages++;
-          const id = messageId(message.value);
-          if (id !== null && id > result.highest) result.highest = id;
-        }
-        progress(batch.partition, batch.lastOffset());
-      },
-    });
-    for (const { partition, offset } of seeks) consumer.seek({ topic, partition, offset });
-    await finished;
-    return result;
-  } finally {
-    clearInterval(stall);
-    await consumer.disconnect().catch(() => undefined);
+  while (positions.size > 0) {
+    if (Date.now() - lastProgress > stallTimeoutMs) throw new Error(`reading ${fetcher.topic} for the highest event id stalled for ${stallTimeoutMs} ms`);
+    let fetched;
+    try {
+      fetched = await fetcher.fetch(positions);
+    } catch {
+      // Retried until the stall limit: the broker may be electing a leader.
+      await new Promise((r) => setTimeout(r, 200));
+      continue;
+    }
+    for (const f of fetched) {
+      const target = targets.get(f.partition)!;
+      if (f.outOfRange !== null) {
+        // Retention removed the start meanwhile: read on from the new start.
+        positions.set(f.partition, f.outOfRange);
+        lastProgress = Date.now();
+      }
+      for (const message of f.messages) {
+        if (message.offset >= target) break;
+        result.messages++;
+        const id = messageId(message.value);
+        if (id !== null && id > result.highest) result.highest = id;
+      }
+      if (f.next > positions.get(f.partition)!) {
+        positions.set(f.partition, f.next);
+        lastProgress = Date.now();
+      }
+      if (positions.get(f.partition)! >= target) positions.delete(f.partition);
+    }
   }
+  return result;
 }

@@ -1,15 +1,14 @@
-import type { Kafka } from 'kafkajs';
 import type { ClickHouseClient } from '../clickhouse/client.js';
+import type { KafkaClientOptions } from '../kafka/client.js';
 import { quoteIdentifier, quoteString } from '../clickhouse/sql.js';
 import { highestIdInTopic } from './highest-in-topic.js';
 
 export interface HighestStoredIdSources {
-  kafka: Kafka;
+  /** How to reach Kafka (the reader's client id is derived from its clientId). */
+  kafka: KafkaClientOptions;
   topic: string;
   /** The worker's consumer group (KAFKA_GROUP_ID). */
   groupId: string;
-  /** Prefix of the temporary group that reads the topic. */
-  clientId: string;
   /** CLICKHOUSE_URL's client, or null. */
   clickhouse: ClickHouseClient | null;
   database: string;
@@ -42,7 +41,6 @@ export async function highestStoredId(sources: HighestStoredIdSources): Promise<
   const log = await highestIdInTopic(sources.kafka, {
     topic: sources.topic,
     fromGroup: stored === null ? null : sources.groupId,
-    groupPrefix: sources.clientId,
   });
   const highest = stored !== null && stored > log.highest ? stored : log.highest;
   sources.logger.info(

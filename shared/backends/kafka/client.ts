@@ -1,93 +1,294 @@
-import { kafkajsSecurity, type KafkaSecurity } from './security.js';
-import { Kafka, logLevel, type Admin, type KafkaConfig, type LogEntry, type logCreator, type RetryOptions } from 'kafkajs';
+import type { Admin, BaseOptions, Connection, ConnectionPool } from '@platformatic/kafka';
+import { TimeoutError, withTimeout } from '../../async.js';
+import type { Config } from '../../config/index.js';
+import { kafkaSecurityFromConfig, platformaticSecurity, type KafkaSecurity } from './security.js';
+import { isKafkaTimeout, isTopicExistsError } from './errors.js';
 
-/** The subset of a pino logger this module writes to. */
+/**
+ * The one Kafka client library of every process: @platformatic/kafka (the event log's producer,
+ * the id blocks, the admin calls, the live feed, the id recovery's read and the worker's consumer).
+ * It is loaded on first use, so the embedded mode never loads it. This module gives each client
+ * the same connection rules (below) and the admin calls the processes make.
+ */
+
+/** The subset of a pino logger the Kafka modules write to. */
 export interface KafkaLogger {
   info(o: object, m: string): void;
   warn(o: object, m: string): void;
   error(o: object, m: string): void;
 }
 
-/**
- * Routes kafkajs' own log lines to our logger instead of stdout. Only warn and error lines are
- * produced (logLevel WARN); both go out at warn: kafkajs logs every failed response, also those
- * that are retried, and what a broker problem leads to (events answered unavailable, a consumer
- * restarted) is reported once, classified, by the code that sees it.
- */
-export function kafkaLogCreator(logger: KafkaLogger): logCreator {
-  return () =>
-    ({ namespace, level, log }: LogEntry) => {
-      const { message, timestamp: _timestamp, ...extra } = log;
-      logger.warn({ kafkajs: namespace, kafkajsLevel: logLevel[level], ...extra }, `kafkajs: ${message}`);
-    };
+export type KafkaModule = typeof import('@platformatic/kafka');
+
+let loading: Promise<KafkaModule> | null = null;
+
+/** The library, imported once per process on first use. */
+export function kafkaModule(): Promise<KafkaModule> {
+  loading ??= import('@platformatic/kafka');
+  return loading;
 }
 
+/** How every Kafka client of a process connects (config.kafka, plus the deadline of its calls). */
 export interface KafkaClientOptions {
   brokers: string[];
   clientId: string;
-  logger: KafkaLogger;
-  /** Client-side bound on one request (metadata, fetch); default 30 s as in kafkajs. */
-  requestTimeoutMs?: number;
-  /** kafkajs' own retries; default few and short (see createKafkaClient). */
-  retry?: RetryOptions;
-  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  /**
+   * Deadline of one request. A request without an answer by then fails, and the connections that
+   * received nothing meanwhile are destroyed: the next request opens a fresh one.
+   */
+  requestTimeoutMs: number;
+  /** TCP connect (and handshake) deadline of each connection. Default 1000 ms. */
+  connectTimeoutMs?: number;
+  /** Idle time before the first TCP keep-alive probe on every connection. Default 5000 ms. */
+  keepAliveMs?: number;
+  /** TLS and SASL of every connection (security.ts, from KAFKA_SECURITY_PROTOCOL...); default plaintext. */
   security?: KafkaSecurity;
 }
 
-/**
- * The kafkajs client of the gateway (admin, live feed, id recovery) and the worker (consumer):
- * connection attempts give up after 1 s and, unless `retry` says otherwise, internal retries
- * (connect, metadata) are few and short, so a dead broker is noticed in about a second rather
- * than after kafkajs' default ~30 s of backoff. (The event log produces with @platformatic/kafka:
- * producer.ts.)
- */
-export function createKafkaClient(options: KafkaClientOptions): Kafka {
-  const config: KafkaConfig = {
-    clientId: options.clientId,
-    brokers: options.brokers,
-    connectionTimeout: 1000,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
-    retry: options.retry ?? { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
-    logLevel: logLevel.WARN,
-    logCreator: kafkaLogCreator(options.logger),
-    ...(options.security === undefined ? {} : kafkajsSecurity(options.security)),
+export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
+export const DEFAULT_KEEPALIVE_MS = 5000;
+
+/** The client options of a configuration (KAFKA_BROKERS must be set). */
+export function kafkaClientOptions(kafka: Config['kafka'], clientId: string = kafka.clientId): KafkaClientOptions {
+  if (kafka.brokers === null) throw new Error('KAFKA_BROKERS is not set.');
+  return {
+    brokers: kafka.brokers,
+    clientId,
+    requestTimeoutMs: kafka.requestTimeoutMs,
+    connectTimeoutMs: kafka.connectTimeoutMs,
+    keepAliveMs: kafka.keepAliveMs,
+    // TLS and SASL, read (CA, client certificate) and checked once here for every client.
+    security: kafkaSecurityFromConfig(kafka),
   };
-  return new Kafka(config);
+}
+
+/**
+ * The options every client is created with: the library's own retries are off (each caller
+ * decides what is tried again, and when), and its request timeout is the deadline.
+ */
+export function baseOptions(options: KafkaClientOptions, clientId = options.clientId): BaseOptions {
+  return {
+    clientId,
+    bootstrapBrokers: options.brokers,
+    connectTimeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    requestTimeout: options.requestTimeoutMs,
+    timeout: options.requestTimeoutMs,
+    retries: 0,
+    autocreateTopics: false,
+    ...(options.security === undefined ? {} : platformaticSecurity(options.security)),
+  };
+}
+
+/** What ConnectionWatch needs of a client: its pool and its connect events. */
+interface WatchedClient {
+  readonly connections: ConnectionPool;
+  on(event: 'client:broker:connect', listener: (payload: { connection: Connection }) => void): unknown;
+}
+
+/**
+ * The connections of a client (and of extra pools it uses): TCP keep-alive on each socket, and
+ * when each last received a byte. After a request timed out, the connections that stayed silent
+ * since it was sent are destroyed (dropSilent): a stalled peer or a black-holed path leaves a
+ * connection open with nothing coming back, and @platformatic/kafka 1.x keeps such a connection
+ * after a request timeout, so every later request would go into it too. A late reply cannot be
+ * matched anymore either (the library drops the correlation), so the connection is never reused.
+ * Keep-alive catches a peer that vanished without a word; only the deadline catches a path that
+ * still acknowledges bytes and forwards nothing.
+ */
+export class ConnectionWatch {
+  private readonly lastRead = new WeakMap<Connection, number>();
+  private readonly pools = new Set<ConnectionPool>();
+  /** Connections destroyed so far (tests, logs). */
+  dropped = 0;
+
+  constructor(private readonly keepAliveMs: number = DEFAULT_KEEPALIVE_MS) {}
+
+  client(client: WatchedClient): void {
+    client.on('client:broker:connect', ({ connection }) => this.adopt(connection));
+    this.pools.add(client.connections);
+  }
+
+  pool(pool: ConnectionPool): void {
+    pool.on('connect', ({ connection }) => this.adopt(connection));
+    this.pools.add(pool);
+  }
+
+  private adopt(connection: Connection): void {
+    const socket = connection.socket;
+    this.lastRead.set(connection, performance.now());
+    socket.setKeepAlive(true, this.keepAliveMs);
+    socket.on('data', () => this.lastRead.set(connection, performance.now()));
+  }
+
+  /** Destroys every open connection that received nothing since `since` (performance.now()). */
+  dropSilent(since: number): number {
+    let n = 0;
+    for (const pool of this.pools) {
+      for (const [, connection] of pool) {
+        const socket = connection.socket as Connection['socket'] | undefined;
+        if (socket === undefined || socket.destroyed) continue;
+        if ((this.lastRead.get(connection) ?? 0) <= since) {
+          socket.destroy();
+          n++;
+        }
+      }
+    }
+    this.dropped += n;
+    return n;
+  }
+
+  /**
+   * `call` under a deadline of `ms`: when it does not answer in time, or the library reports a
+   * request timeout, the silent connections are dropped before the error is passed on.
+   */
+  async within<T>(call: () => Promise<T>, ms: number, what: string): Promise<T> {
+    const since = performance.now();
+    try {
+      return await withTimeout(call(), ms, what);
+    } catch (error) {
+      if (error instanceof TimeoutError || isKafkaTimeout(error)) this.dropSilent(since);
+      throw error;
+    }
+  }
 }
 
 export interface TopicSpec {
   topic: string;
-  /** -1 (default) = the broker's num.partitions. */
+  /** Absent: the broker's num.partitions. */
   partitions?: number;
-  /** -1 (default) = the broker's default.replication.factor. */
+  /** Absent: the broker's default.replication.factor. */
   replicationFactor?: number;
   /** Topic-level settings when this call creates it. */
   configEntries?: { name: string; value: string }[];
 }
 
+/** Where a partition's log starts and ends. */
+export interface PartitionOffsets {
+  partition: number;
+  /** The oldest offset retained. */
+  low: bigint;
+  /** The offset the next record will get. */
+  high: bigint;
+}
+
 /**
- * Creates the topic unless it exists, then waits until every partition has a leader. Listing first
- * means a deployment whose principal may not create topics still starts when ops created it.
- * Returns true when this call created it.
+ * The admin calls of the gateway and the worker (topic creation, offsets, the worker group's
+ * commits), each under the client's deadline. One client per user; it connects on first use.
  */
-export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_000): Promise<boolean> {
-  const existing = await admin.listTopics();
-  let created = false;
-  if (!existing.includes(spec.topic)) {
-    // Not kafkajs' waitForLeaders (on by default): it gives up on UNKNOWN_TOPIC_OR_PARTITION, which
-    // a KRaft broker answers for a moment after creating a topic. waitForTopic retries on it.
-    created = await admin.createTopics({
-      waitForLeaders: false,
-      topics: [
-        {
-          topic: spec.topic,
-          numPartitions: spec.partitions ?? -1,
-          replicationFactor: spec.replicationFactor ?? -1,
-          ...(spec.configEntries === undefined ? {} : { configEntries: spec.configEntries }),
-        },
-      ],
-    });
+export class KafkaAdmin {
+  readonly watch: ConnectionWatch;
+
+  private constructor(
+    private readonly admin: Admin,
+    private readonly options: KafkaClientOptions,
+  ) {
+    this.watch = new ConnectionWatch(options.keepAliveMs);
+    this.watch.client(admin);
   }
+
+  static async open(options: KafkaClientOptions): Promise<KafkaAdmin> {
+    const { Admin } = await kafkaModule();
+    return new KafkaAdmin(new Admin(baseOptions(options)), options);
+  }
+
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    // The library's own request timeout fires first; this one also bounds connecting and the
+    // metadata lookups a call makes before its request.
+    return this.watch.within(fn, 2 * this.options.requestTimeoutMs + (this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS), `Kafka ${what}`);
+  }
+
+  listTopics(): Promise<string[]> {
+    return this.call('listTopics', () => this.admin.listTopics());
+  }
+
+  /** Creates the topic; false when it exists already (another gateway created it first). */
+  async createTopic(spec: TopicSpec): Promise<boolean> {
+    try {
+      await this.call('createTopics', () =>
+        this.admin.createTopics({
+          topics: [spec.topic],
+          ...(spec.partitions === undefined ? {} : { partitions: spec.partitions }),
+          ...(spec.replicationFactor === undefined ? {} : { replicas: spec.replicationFactor }),
+          ...(spec.configEntries === undefined ? {} : { configs: spec.configEntries }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isTopicExistsError(error)) return false;
+      throw error;
+    }
+  }
+
+  deleteTopics(topics: string[]): Promise<void> {
+    return this.call('deleteTopics', () => this.admin.deleteTopics({ topics }));
+  }
+
+  /** The leader of each partition (-1: none), asked of the broker now; throws for an unknown topic. */
+  async leaders(topic: string): Promise<number[]> {
+    const metadata = await this.call('metadata', () => this.admin.metadata({ topics: [topic], forceUpdate: true }));
+    const info = metadata.topics.get(topic);
+    if (info === undefined) throw new Error(`Kafka topic ${topic} not found`);
+    return Array.from({ length: info.partitionsCount }, (_, i) => info.partitions[i]?.leader ?? -1);
+  }
+
+  /** Each partition's low and high watermark. */
+  async offsets(topic: string): Promise<PartitionOffsets[]> {
+    const count = (await this.leaders(topic)).length;
+    const ask = (timestamp: bigint) =>
+      this.call('listOffsets', () =>
+        this.admin.listOffsets({ topics: [{ name: topic, partitions: Array.from({ length: count }, (_, partitionIndex) => ({ partitionIndex, timestamp })) }] }),
+      );
+    const [earliest, latest] = await Promise.all([ask(-2n), ask(-1n)]);
+    const byPartition = (answer: Awaited<ReturnType<typeof ask>>) => {
+      const out = new Map<number, bigint>();
+      for (const t of answer) if (t.name === topic) for (const p of t.partitions) out.set(p.partitionIndex, p.offset);
+      return out;
+    };
+    const low = byPartition(earliest);
+    const high = byPartition(latest);
+    return Array.from({ length: count }, (_, partition) => ({ partition, low: low.get(partition) ?? 0n, high: high.get(partition) ?? 0n }));
+  }
+
+  /** The group's committed offset per partition of the topic (partitions without one are absent). */
+  async committed(groupId: string, topic: string): Promise<Map<number, bigint>> {
+    const groups = await this.call('listConsumerGroupOffsets', () => this.admin.listConsumerGroupOffsets({ groups: [groupId] }));
+    const out = new Map<number, bigint>();
+    for (const g of groups) {
+      if (g.groupId !== groupId) continue;
+      for (const t of g.topics) if (t.name === topic) for (const p of t.partitions) if (p.committedOffset >= 0n) out.set(p.partitionIndex, p.committedOffset);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await withTimeout(this.admin.close(), 2000, 'Kafka admin close').catch(() => this.watch.dropSilent(Number.POSITIVE_INFINITY));
+  }
+}
+
+/**
+ * Whether the brokers answer a client made for this question alone (the stuck watchdog's check):
+ * the topic's metadata names a leader for every partition. The client is closed after.
+ */
+export async function kafkaAnswers(options: KafkaClientOptions, topic: string): Promise<boolean> {
+  const admin = await KafkaAdmin.open({ ...options, clientId: `${options.clientId}-probe` });
+  try {
+    const leaders = await admin.leaders(topic);
+    return leaders.length > 0 && leaders.every((l) => l >= 0);
+  } catch {
+    return false;
+  } finally {
+    await admin.close();
+  }
+}
+
+/**
+ * Creates the topic unless it exists, then waits until every partition has a leader that serves
+ * it. Listing first means a deployment whose principal may not create topics still starts when
+ * ops created it. Returns true when this call created it.
+ */
+export async function ensureTopic(admin: KafkaAdmin, spec: TopicSpec, timeoutMs = 30_000): Promise<boolean> {
+  const existing = await admin.listTopics();
+  const created = existing.includes(spec.topic) ? false : await admin.createTopic(spec);
   await waitForTopic(admin, spec.topic, timeoutMs);
   return created;
 }
@@ -95,20 +296,19 @@ export async function ensureTopic(admin: Admin, spec: TopicSpec, timeoutMs = 30_
 /**
  * Waits until every partition of the topic has a leader that serves it; returns their count.
  * Metadata names the leaders a moment before they serve (a KRaft broker then still answers
- * NOT_LEADER_FOR_PARTITION), so this also asks each leader for its offsets.
+ * NOT_LEADER_OR_FOLLOWER), so this also asks each leader for its offsets.
  */
-export async function waitForTopic(admin: Admin, topic: string, timeoutMs = 30_000): Promise<number> {
+export async function waitForTopic(admin: KafkaAdmin, topic: string, timeoutMs = 30_000): Promise<number> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-      const partitions = topics.find((t) => t.name === topic)?.partitions ?? [];
-      if (partitions.length > 0 && partitions.every((p) => p.leader >= 0)) {
-        const offsets = await admin.fetchTopicOffsets(topic);
-        if (offsets.length === partitions.length) return partitions.length;
+      const leaders = await admin.leaders(topic);
+      if (leaders.length > 0 && leaders.every((l) => l >= 0)) {
+        await admin.offsets(topic);
+        return leaders.length;
       }
-      last = new Error(`topic ${topic}: ${partitions.length} partitions, not all served by a leader yet`);
+      last = new Error(`topic ${topic}: ${leaders.length} partitions, not all served by a leader yet`);
     } catch (error) {
       last = error;
     }

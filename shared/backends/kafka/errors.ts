@@ -1,8 +1,8 @@
 /**
- * Broker-error classification, shared by the producer (event log, @platformatic/kafka) and the
- * consumer (worker, kafkajs): which errors are about a send's content, which mean "partition
- * leadership moved, ask again", and which are retriable at all (the rest are configuration or
- * permission problems that waiting cannot fix).
+ * Broker-error classification of @platformatic/kafka's errors, shared by every Kafka client of the
+ * processes: which errors are about a send's content, which mean "partition leadership moved, ask
+ * again", which are a request's deadline passing, and which are retriable at all (the rest are
+ * configuration or permission problems that waiting cannot fix).
  */
 
 /** Broker errors about a send's content rather than the broker's health. */
@@ -10,30 +10,31 @@ const MESSAGE_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'I
 
 /**
  * Refusals that mean "not appended, ask the new leader": safe to send again. Kafka renamed
- * NOT_LEADER_FOR_PARTITION to NOT_LEADER_OR_FOLLOWER (code 6); kafkajs has the old name.
+ * NOT_LEADER_FOR_PARTITION to NOT_LEADER_OR_FOLLOWER (code 6); both names are accepted.
  */
 const LEADERSHIP_ERRORS = new Set(['NOT_LEADER_FOR_PARTITION', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH']);
 
 /**
- * kafkajs errors that kafkajs marks non-retriable although they are transient: a coordinator that
- * is still loading after a broker start, a lock or an operation that timed out while the cluster
- * was busy, or kafkajs' own retries running out on a retriable cause. Waiting fixes all of them.
+ * Broker errors the protocol table marks non-retriable although waiting fixes them: a group
+ * coordinator that is loading or moved, a group that is rebalancing, a member the coordinator
+ * forgot while it could not hear from it (the consumer joins again).
  */
-const TRANSIENT_NAMES = new Set([
-  'KafkaJSConnectionError',
-  'KafkaJSConnectionClosedError',
-  'KafkaJSRequestTimeoutError',
-  'KafkaJSBrokerNotFound',
-  'KafkaJSNoBrokerAvailableError',
-  'KafkaJSMetadataNotLoaded',
-  'KafkaJSTopicMetadataNotLoaded',
-  'KafkaJSStaleTopicMetadataAssignment',
-  'KafkaJSGroupCoordinatorNotFound',
-  'KafkaJSLockTimeout',
-  'KafkaJSTimeout',
+const TRANSIENT_BROKER_ERRORS = new Set([
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR',
+  'REBALANCE_IN_PROGRESS',
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'REQUEST_TIMED_OUT',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
 ]);
 
-/** The chain error → cause → cause..., at most a few deep (kafkajs wraps two or three times). */
+/** @platformatic/kafka's error codes that are about the connection, never the request. */
+const CONNECTION_CODES = new Set(['PLT_KFK_NETWORK', 'PLT_KFK_TIMEOUT', 'PLT_KFK_UNEXPECTED_CORRELATION_ID']);
+
+/** The chain error → cause → cause..., at most a few deep. */
 function chain(error: unknown): object[] {
   const out: object[] = [];
   for (let e = error; typeof e === 'object' && e !== null && out.length < 5; e = 'cause' in e ? e.cause : null) out.push(e);
@@ -41,8 +42,9 @@ function chain(error: unknown): object[] {
 }
 
 /**
- * The errors inside: the cause chain, and the errors an AggregateError gathers (@platformatic/kafka
- * answers a produce request with per-partition errors in one ResponseError), a few levels deep.
+ * The errors inside: the cause chain, and the errors a MultipleErrors gathers (the library answers
+ * a request with per-partition errors in one ResponseError, and a failed call on several brokers
+ * with one error each), a few levels deep.
  */
 function nested(error: unknown): object[] {
   const out: object[] = [];
@@ -57,15 +59,16 @@ function nested(error: unknown): object[] {
   return out;
 }
 
-/**
- * The broker's error name: kafkajs' KafkaJSProtocolError carries it in `type` (with retries off a
- * send fails with KafkaJSNumberOfRetriesExceeded whose `cause` is that error); @platformatic/kafka's
- * ProtocolError in `apiId`, inside a ResponseError.
- */
+const stringField = (e: object, key: string): string | null => {
+  const v = (e as Record<string, unknown>)[key];
+  return typeof v === 'string' ? v : null;
+};
+
+/** The broker's error name (ProtocolError's apiId), or null when the broker named none. */
 export function brokerErrorType(error: unknown): string | null {
   for (const e of nested(error)) {
-    if ('type' in e && typeof e.type === 'string') return e.type;
-    if ('apiId' in e && typeof e.apiId === 'string') return e.apiId;
+    const id = stringField(e, 'apiId');
+    if (id !== null) return id;
   }
   return null;
 }
@@ -80,32 +83,52 @@ export function isLeadershipError(error: unknown): boolean {
   return type !== null && LEADERSHIP_ERRORS.has(type);
 }
 
-/**
- * Whether waiting and trying again can fix this error. A broker error code decides when there is
- * one (kafkajs copies Kafka's own "retriable" flag from the protocol's error table: leadership
- * elections and an unknown topic-partition are retriable, authorization failures and invalid
- * topics are not). Otherwise connection-level kafkajs errors are retriable, and so is any kafkajs
- * error kafkajs itself marks retriable. Everything else (SASL failures, unsupported versions,
- * programming errors, errors that do not come from kafkajs) is not.
- */
-export function isRetriableKafkaError(error: unknown): boolean {
-  const links = chain(error);
-  for (const e of links) {
-    if ('type' in e && typeof e.type === 'string' && 'retriable' in e) return e.retriable === true;
-  }
-  for (const e of links) {
-    const name = 'name' in e && typeof e.name === 'string' ? e.name : '';
-    if (TRANSIENT_NAMES.has(name)) return true;
-  }
-  const root = links.at(-1);
-  if (root === undefined || !('name' in root) || typeof root.name !== 'string' || !root.name.startsWith('KafkaJS')) return false;
-  return 'retriable' in root && root.retriable === true;
+/** A request (or a connection attempt) that got no answer within its deadline. */
+export function isKafkaTimeout(error: unknown): boolean {
+  return nested(error).some((e) => {
+    const code = stringField(e, 'code');
+    const message = stringField(e, 'message') ?? '';
+    return code !== null && code.startsWith('PLT_KFK_') && /timed out/i.test(message);
+  });
+}
+
+/** CreateTopics refused because the topic exists (another process created it first). */
+export function isTopicExistsError(error: unknown): boolean {
+  return nested(error).some((e) => stringField(e, 'apiId') === 'TOPIC_ALREADY_EXISTS');
+}
+
+/** The metadata call named a topic the broker does not have. */
+export function isUnknownTopicError(error: unknown): boolean {
+  return nested(error).some((e) => stringField(e, 'apiId') === 'UNKNOWN_TOPIC_OR_PARTITION' || /^Unknown topic /.test(stringField(e, 'message') ?? ''));
 }
 
 /**
- * "KafkaJSProtocolError: This server does not host this topic-partition", for logs and /readyz.
- * A @platformatic/kafka error is named by its Kafka error (ProtocolError's apiId) when it has one.
+ * Whether waiting and trying again can fix this error. A broker error decides when there is one:
+ * the protocol's own "retriable" flag (leadership elections, an unknown topic-partition...), or a
+ * coordinator or group state that passes (TRANSIENT_BROKER_ERRORS); authorization failures and
+ * invalid topics are not. Otherwise a connection that failed, closed or timed out is retriable,
+ * and so is an unknown topic (a gateway creates it). Everything else (SASL failures, unsupported
+ * versions, programming errors, errors that do not come from Kafka) is not.
  */
+export function isRetriableKafkaError(error: unknown): boolean {
+  const all = nested(error);
+  let sawBrokerError = false;
+  for (const e of all) {
+    const id = stringField(e, 'apiId');
+    if (id === null) continue;
+    sawBrokerError = true;
+    if (TRANSIENT_BROKER_ERRORS.has(id)) continue;
+    if ((e as { canRetry?: unknown }).canRetry !== true) return false;
+  }
+  if (sawBrokerError) return true;
+  if (isUnknownTopicError(error)) return true;
+  return all.some((e) => {
+    const code = stringField(e, 'code');
+    return code !== null && CONNECTION_CODES.has(code);
+  });
+}
+
+/** "NOT_LEADER_OR_FOLLOWER: ...", "Error: Connection to 127.0.0.1:9092 failed. (...)", for logs and /readyz. */
 export function describeKafkaError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const root = nested(error).at(-1);
@@ -114,5 +137,7 @@ export function describeKafkaError(error: unknown): string {
 }
 
 function errorName(error: Error): string {
-  return 'apiId' in error && typeof error.apiId === 'string' ? error.apiId : error.name;
+  const id = stringField(error, 'apiId');
+  if (id !== null) return id;
+  return error.constructor.name !== '' && error.constructor.name !== 'Error' ? error.constructor.name : error.name;
 }

@@ -1,10 +1,11 @@
 import { withTimeout } from '../../async.js';
+import { FailureLog } from '../../failure-log.js';
 import { BINARY_WIRE_VERSION, encodeEvent, messageKey, type WireVersion } from '../../events/wire.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
-import { createKafkaClient, ensureTopic, waitForTopic, type KafkaLogger } from './client.js';
-import type { KafkaSecurity } from './security.js';
+import { ensureTopic, KafkaAdmin, waitForTopic, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';
+import type { KafkaSecurity } from './security.js';
 import { EventProducer, type RecordSender } from './producer.js';
 import { SendQueue, type Call } from './send-queue.js';
 
@@ -21,7 +22,7 @@ export interface KafkaEventLogMetrics {
 
 export interface KafkaEventLogOptions {
   brokers: string[];
-  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  /** TLS and SASL of every connection (security.ts, from KAFKA_SECURITY_PROTOCOL...); default plaintext. */
   security?: KafkaSecurity;
   topic: string;
   clientId: string;
@@ -66,6 +67,11 @@ export interface KafkaEventLogOptions {
   probe?: () => Promise<unknown>;
   /** How often openKafkaEventLog's log checks the topic's partition count. Default 60 s. */
   partitionCheckMs?: number;
+  /** Deadline of the admin and metadata requests of openKafkaEventLog's clients. Default sendTimeoutMs. */
+  requestTimeoutMs?: number;
+  /** TCP connect deadline and keep-alive of the clients' connections (client.ts defaults). */
+  connectTimeoutMs?: number;
+  keepAliveMs?: number;
   /** When openKafkaEventLog creates the missing topic; absent = the broker's defaults. */
   topicPartitions?: number;
   topicReplicationFactor?: number;
@@ -134,6 +140,8 @@ export class KafkaEventLog implements EventLog {
   private closing: Promise<void> | undefined;
   private drained: (() => void) | undefined;
   private readonly maxSendBytes: number;
+  /** Id or dedupe claims that fail (Redis down or stalled): logged once, then a count now and then. */
+  private readonly claimFailures: FailureLog;
   private readonly counters = {
     duplicates: 0,
     rejectedBackpressure: 0,
@@ -157,6 +165,7 @@ export class KafkaEventLog implements EventLog {
     atLeast('maxInFlightEvents', options.maxInFlightEvents, 1);
     atLeast('sendTimeoutMs', options.sendTimeoutMs, 1);
     this.maxSendBytes = Math.max(1, options.maxSendBytes ?? DEFAULT_MAX_SEND_BYTES);
+    this.claimFailures = new FailureLog(options.logger, 'event ids or dedupe unavailable; inserts answer -5');
     this.sender = new SendQueue(producer, partitioner, {
       topic: options.topic,
       lingerMs: options.lingerMs,
@@ -238,6 +247,7 @@ export class KafkaEventLog implements EventLog {
       const entries = events.map((e, i) => ({ key: e.dedupeKey, id: ids[i] as bigint }));
       const earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs), deadline - performance.now(), 'dedupe claim');
       if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
+      this.claimFailures.ok();
       return { ids, earlier };
     } catch (error) {
       if (error instanceof IdBlocksUnavailableError || error instanceof IdBlocksConflictError) {
@@ -248,7 +258,7 @@ export class KafkaEventLog implements EventLog {
       // Nothing published. A claim that may have been made holds an id nobody was given: a
       // resend gets that id and publishes it, so leaving it is safe.
       this.counters.rejectedSeams += n;
-      this.options.logger.warn({ err: error, events: n }, 'event ids or dedupe unavailable; answering unavailable');
+      this.claimFailures.failed(error, { events: n });
       return null;
     }
   }
@@ -320,41 +330,31 @@ export class KafkaEventLog implements EventLog {
 /** Connects a producer (creating the topic when missing) and returns the event log. */
 export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<KafkaEventLog> {
   const maxInFlightSends = Math.max(1, options.maxInFlightSends ?? 5);
-  const kafka = createKafkaClient({
+  const connection = {
     brokers: options.brokers,
     clientId: options.clientId,
-    logger: options.logger,
-    requestTimeoutMs: options.sendTimeoutMs,
     ...(options.security === undefined ? {} : { security: options.security }),
-  });
+    ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
+  };
 
-  // Topic creation stays on kafkajs' admin (ensureTopic, waitForTopic: shared with the worker and
-  // the tests): once at start, and the gateway process loads kafkajs anyway for the admin API's
-  // live feed and the event-id recovery, which consume. The send path (partitioner, producer) is
-  // @platformatic/kafka only. docs/dependencies.md §Kafka clients.
+  // The topic is created (when missing) by an admin client used once, at start.
   let partitions: number;
-  const admin = kafka.admin();
-  await admin.connect();
+  const admin = await KafkaAdmin.open({ ...connection, requestTimeoutMs: options.requestTimeoutMs ?? options.sendTimeoutMs });
   try {
     const created = await ensureTopic(admin, {
       topic: options.topic,
-      partitions: options.topicPartitions,
-      replicationFactor: options.topicReplicationFactor,
+      ...(options.topicPartitions === undefined ? {} : { partitions: options.topicPartitions }),
+      ...(options.topicReplicationFactor === undefined ? {} : { replicationFactor: options.topicReplicationFactor }),
     });
     if (created) options.logger.info({ topic: options.topic }, 'created kafka topic');
     partitions = await waitForTopic(admin, options.topic);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 
   const keys = await KeyPartitioner.open(options.topic, partitions);
-  const producer = await EventProducer.open({
-    brokers: options.brokers,
-    clientId: options.clientId,
-    sendTimeoutMs: options.sendTimeoutMs,
-    maxInFlightSends,
-    ...(options.security === undefined ? {} : { security: options.security }),
-  });
+  const producer = await EventProducer.open({ ...connection, sendTimeoutMs: options.sendTimeoutMs, maxInFlightSends });
   try {
     // Connects and loads the metadata now, so that a broker the client cannot use fails the start.
     await producer.partitionCount(options.topic);

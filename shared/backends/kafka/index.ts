@@ -6,5 +6,5 @@ export {
   type KafkaEventLogOptions,
   type KafkaEventLogStats,
 } from './event-log.js';
-export { createKafkaClient, ensureTopic, kafkaLogCreator, waitForTopic, type KafkaClientOptions, type KafkaLogger, type TopicSpec } from './client.js';
-export { brokerErrorType, describeKafkaError, isLeadershipError, isMessageError, isRetriableKafkaError } from './errors.js';
+export { ConnectionWatch, ensureTopic, KafkaAdmin, kafkaClientOptions, waitForTopic, type KafkaClientOptions, type KafkaLogger, type TopicSpec } from './client.js';
+export { brokerErrorType, describeKafkaError, isKafkaTimeout, isLeadershipError, isMessageError, isRetriableKafkaError } from './errors.js';

@@ -1,98 +1,103 @@
-import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
 import { decodeEvent } from '../../events/wire.js';
 import type { EventFeed, FeedSubscription, StoredEvent } from '../types.js';
-import type { KafkaLogger } from './client.js';
+import type { KafkaClientOptions, KafkaLogger } from './client.js';
+import { PartitionFetcher } from './fetcher.js';
+import { FailureLog } from '../../failure-log.js';
 
-export interface KafkaEventFeedOptions {
-  kafka: Kafka;
+export interface KafkaEventFeedOptions extends KafkaClientOptions {
   topic: string;
-  /** Each subscription joins its own group `{groupPrefix}-{uuid}`, so every stream sees every event. */
-  groupPrefix: string;
   logger: KafkaLogger;
 }
 
+/** How long a fetch waits at the broker when nothing new arrived: the stream's latency when idle. */
+const FEED_WAIT_MS = 250;
+/** Pause after a failed fetch before the next (the broker is down or stalled). */
+const RETRY_MS = 1000;
+
 /**
- * The live view of the scale-out mode: a Kafka consumer per subscription, with a group of its own,
- * reading the event topic from where it ended when the subscription started. Any gateway serves it
- * and sees what every gateway accepted. Offsets are never committed (the group leaves nothing behind
- * once it disconnects); where each partition is read up to is kept here, so a rebalance of the
- * group resumes there instead of jumping to the end.
+ * The live view of the scale-out mode: each subscription reads every partition of the event topic
+ * from where it ended when the subscription started, with a reader of its own and no consumer
+ * group (nothing is left behind on the broker when it ends). Any gateway serves it and sees what
+ * every gateway accepted. A broker that fails or stalls is retried until the subscription ends,
+ * logged once while it lasts (FailureLog).
  */
 export class KafkaEventFeed implements EventFeed {
-  private readonly consumers = new Set<Consumer>();
+  private readonly subscriptions = new Set<{ close(): Promise<void> }>();
+  private readonly failures: FailureLog;
 
-  constructor(private readonly options: KafkaEventFeedOptions) {}
+  constructor(private readonly options: KafkaEventFeedOptions) {
+    this.failures = new FailureLog(options.logger, 'live event stream: Kafka cannot be read');
+  }
 
   /** Subscriptions open now. */
   get size(): number {
-    return this.consumers.size;
+    return this.subscriptions.size;
   }
 
   async subscribe(listener: (event: StoredEvent) => void): Promise<FeedSubscription> {
-    const { kafka, topic, logger } = this.options;
-    // Where the topic ends now: everything acknowledged from here on is delivered, however long the
-    // group takes to form.
-    const next = new Map<number, string>();
-    const admin = kafka.admin();
-    await admin.connect();
+    const fetcher = await PartitionFetcher.open({ ...this.options, clientId: `${this.options.clientId}-stream`, maxWaitMs: FEED_WAIT_MS });
+    // Where the topic ends now: everything acknowledged from here on is delivered.
+    let positions: Map<number, bigint>;
     try {
-      for (const p of await admin.fetchTopicOffsets(topic)) next.set(p.partition, p.high);
-    } finally {
-      await admin.disconnect();
+      positions = new Map((await fetcher.offsets('latest')).map((offset, partition) => [partition, offset]));
+    } catch (error) {
+      await fetcher.close();
+      throw error;
     }
-
-    const consumer = kafka.consumer({
-      groupId: `${this.options.groupPrefix}-${randomUUID()}`,
-      maxWaitTimeInMs: 250,
-      sessionTimeout: 10_000,
-      heartbeatInterval: 1_000,
-    });
-    // Emitted after each join, before the first fetch of the assignment: the place to seek.
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      for (const partition of payload.memberAssignment[topic] ?? []) {
-        consumer.seek({ topic, partition, offset: next.get(partition) ?? '0' });
-      }
-    });
-    this.consumers.add(consumer);
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: false });
-      await consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) => {
-          next.set(partition, (BigInt(message.offset) + 1n).toString());
-          if (message.value === null) return;
-          let decoded: ReturnType<typeof decodeEvent>;
-          try {
-            decoded = decodeEvent(message.value);
-          } catch {
-            return; // a poison message: the worker sets it aside; the live view skips it
+    const state = { open: true, wake: () => {} };
+    /** A function, not a property read: close() changes it while the loop awaits. */
+    const open = (): boolean => state.open;
+    const loop = (async () => {
+      while (state.open) {
+        try {
+          for (const fetched of await fetcher.fetch(positions)) {
+            if (fetched.outOfRange !== null) {
+              positions.set(fetched.partition, fetched.outOfRange);
+              continue;
+            }
+            positions.set(fetched.partition, fetched.next);
+            for (const message of fetched.messages) {
+              if (!open()) return;
+              if (message.value === null) continue;
+              let decoded: ReturnType<typeof decodeEvent>;
+              try {
+                decoded = decodeEvent(message.value);
+              } catch {
+                continue; // a poison message: the worker sets it aside; the live view skips it
+              }
+              listener({ ...decoded.event, id: decoded.id, storedAt: Number(message.timestamp) });
+            }
           }
-          listener({ ...decoded.event, id: decoded.id, storedAt: Number(message.timestamp) });
-        },
-      });
-    } catch (err) {
-      this.consumers.delete(consumer);
-      await consumer.disconnect().catch(() => undefined);
-      throw err;
-    }
-
+          this.failures.ok();
+        } catch (error) {
+          if (!open()) return;
+          this.failures.failed(error);
+          await new Promise<void>((resolve) => {
+            state.wake = resolve;
+            setTimeout(resolve, RETRY_MS).unref();
+          });
+        }
+      }
+    })();
     let closing: Promise<void> | null = null;
-    return {
+    const subscription = {
       close: () => {
-        closing ??= consumer
-          .disconnect()
-          .catch((err: unknown) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'event stream consumer did not disconnect cleanly'))
-          .finally(() => this.consumers.delete(consumer));
+        closing ??= (async () => {
+          state.open = false;
+          state.wake();
+          this.subscriptions.delete(subscription);
+          await fetcher.close();
+          await loop;
+        })();
         return closing;
       },
     };
+    this.subscriptions.add(subscription);
+    return subscription;
   }
 
   /** Ends every subscription (the gateway is stopping). */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.consumers].map((c) => c.disconnect()));
-    this.consumers.clear();
+    await Promise.allSettled([...this.subscriptions].map((s) => s.close()));
   }
 }

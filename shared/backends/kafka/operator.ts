@@ -1,70 +1,71 @@
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import type { Producer } from '@platformatic/kafka';
+import { baseOptions, ConnectionWatch, KafkaAdmin, kafkaModule, type KafkaClientOptions } from './client.js';
 
-export interface KafkaOperatorOptions {
-  kafka: Kafka;
+export interface KafkaOperatorOptions extends KafkaClientOptions {
   topic: string;
   /** The worker's consumer group, whose lag the overview shows. */
   workerGroupId: string;
 }
 
+/** Messages on the topic the group has not committed, over all partitions. */
+export async function groupLag(admin: KafkaAdmin, topic: string, groupId: string): Promise<Map<number, number>> {
+  const [offsets, committed] = await Promise.all([admin.offsets(topic), admin.committed(groupId, topic)]);
+  const lag = new Map<number, number>();
+  for (const p of offsets) {
+    const from = committed.get(p.partition) ?? p.low;
+    lag.set(p.partition, Math.max(0, Number(p.high - (from > p.low ? from : p.low))));
+  }
+  return lag;
+}
+
 /**
  * What the admin API asks of Kafka besides events: the worker group's lag, and re-driving a message
- * the worker set aside. The admin client and producer connect on first use, so a gateway whose
+ * the worker set aside. The admin client and the producer are made on first use, so a gateway whose
  * operators never ask costs no extra connections.
  */
 export class KafkaOperator {
-  private admin: Promise<Admin> | null = null;
-  private producer: Promise<Producer> | null = null;
+  private admin: Promise<KafkaAdmin> | null = null;
+  private producer: Promise<{ producer: Producer<string | null, Buffer, string, string>; watch: ConnectionWatch; acks: number }> | null = null;
 
   constructor(private readonly options: KafkaOperatorOptions) {}
 
   /** Messages on the topic the worker group has not committed, over all partitions. */
   async workerLag(): Promise<number> {
-    const admin = await this.connectedAdmin();
-    const { topic, workerGroupId } = this.options;
-    const [high, groups] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: workerGroupId, topics: [topic] })]);
-    const committed = new Map<number, string>();
-    for (const t of groups) if (t.topic === topic) for (const p of t.partitions) committed.set(p.partition, p.offset);
-    let lag = 0;
-    for (const p of high) {
-      const c = committed.get(p.partition);
-      const from = c === undefined || c === '-1' ? Number(p.low) : Number(c);
-      lag += Math.max(0, Number(p.high) - from);
-    }
-    return lag;
+    this.admin ??= KafkaAdmin.open(this.options);
+    const lag = await groupLag(await this.admin, this.options.topic, this.options.workerGroupId);
+    let total = 0;
+    for (const n of lag.values()) total += n;
+    return total;
   }
 
   /** Sends one message with acks=all. */
   async send(topic: string, key: string | null, value: Buffer, headers: Record<string, string>): Promise<void> {
-    const producer = await this.connectedProducer();
-    await producer.send({ topic, acks: -1, messages: [{ key, value, headers }] });
+    this.producer ??= (async () => {
+      const { Producer, ProduceAcks } = await kafkaModule();
+      const producer = new Producer<string | null, Buffer, string, string>({
+        ...baseOptions(this.options, `${this.options.clientId}-redrive`),
+        serializers: {
+          key: (k: string | null | undefined) => (k === null || k === undefined ? undefined : Buffer.from(k, 'utf8')),
+          headerKey: (k: string | undefined) => (k === undefined ? undefined : Buffer.from(k, 'utf8')),
+          headerValue: (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v, 'utf8')),
+        },
+      });
+      const watch = new ConnectionWatch(this.options.keepAliveMs);
+      watch.client(producer);
+      return { producer, watch, acks: ProduceAcks.ALL };
+    })();
+    const { producer, watch, acks } = await this.producer;
+    await watch.within(
+      () => producer.send({ messages: [{ topic, key, value, headers }], acks }),
+      2 * this.options.requestTimeoutMs,
+      'Kafka send',
+    );
   }
 
   async close(): Promise<void> {
     const [admin, producer] = [this.admin, this.producer];
     this.admin = null;
     this.producer = null;
-    await Promise.allSettled([admin?.then((a) => a.disconnect()), producer?.then((p) => p.disconnect())]);
-  }
-
-  private connectedAdmin(): Promise<Admin> {
-    this.admin ??= connect(this.options.kafka.admin(), () => (this.admin = null));
-    return this.admin;
-  }
-
-  private connectedProducer(): Promise<Producer> {
-    this.producer ??= connect(this.options.kafka.producer({ allowAutoTopicCreation: false, idempotent: false }), () => (this.producer = null));
-    return this.producer;
-  }
-}
-
-/** Connects, forgetting the attempt when it fails so the next call tries again. */
-async function connect<T extends { connect(): Promise<void> }>(client: T, forget: () => void): Promise<T> {
-  try {
-    await client.connect();
-    return client;
-  } catch (err) {
-    forget();
-    throw err;
+    await Promise.allSettled([admin?.then((a) => a.close()), producer?.then((p) => p.producer.close())]);
   }
 }

@@ -1,5 +1,5 @@
 import type { Producer } from '@platformatic/kafka';
-import { platformaticSecurity, type KafkaSecurity } from './security.js';
+import { baseOptions, ConnectionWatch, kafkaModule, type KafkaClientOptions } from './client.js';
 
 /** A message with its partition chosen (by KeyPartitioner, so batching knows it before sending). */
 export interface PartitionedMessage {
@@ -20,21 +20,21 @@ export interface SendRecord {
 export interface RecordSender {
   send(record: SendRecord): Promise<unknown>;
   disconnect(): Promise<void>;
+  /**
+   * A send started at `since` (performance.now()) got no answer within its deadline: the
+   * connections that received nothing since then are dead or stalled; close them so the next send
+   * opens a fresh one instead of queuing behind them.
+   */
+  timedOut?(since: number): void;
 }
 
-export interface EventProducerOptions {
-  brokers: string[];
-  clientId: string;
+export interface EventProducerOptions extends Omit<KafkaClientOptions, 'requestTimeoutMs'> {
   /** Bounds one produce request, and the broker's wait for the in-sync replicas. */
   sendTimeoutMs: number;
   /** Produce requests in flight on one broker connection. */
   maxInFlightSends: number;
-  /** TLS and SASL of every connection (security.ts); default plaintext. */
-  security?: KafkaSecurity;
 }
 
-/** Notices a dead broker in about a second, as the kafkajs clients of client.ts do. */
-const CONNECT_TIMEOUT_MS = 1000;
 /** How often followPartitions asks for the topic's partition count, by default. */
 const PARTITION_CHECK_MS = 60_000;
 
@@ -47,28 +47,31 @@ const PARTITION_CHECK_MS = 60_000;
  */
 export class EventProducer implements RecordSender {
   private partitionTimer: NodeJS.Timeout | undefined;
+  /** Keep-alive on its sockets; silent connections closed after a send timed out. */
+  readonly watch: ConnectionWatch;
 
   private constructor(
     private readonly producer: Producer<string>,
     /** ProduceAcks.ALL: every in-sync replica has the messages before a send succeeds. */
     private readonly acks: number,
-  ) {}
+    private readonly options: EventProducerOptions,
+  ) {
+    this.watch = new ConnectionWatch(options.keepAliveMs);
+    this.watch.client(producer);
+  }
 
   static async open(options: EventProducerOptions): Promise<EventProducer> {
-    const { Producer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
+    const { Producer, ProduceAcks, stringSerializer } = await kafkaModule();
     const producer = new Producer<string, Buffer, Buffer, Buffer>({
-      clientId: options.clientId,
-      bootstrapBrokers: options.brokers,
-      retries: 0,
-      timeout: options.sendTimeoutMs,
-      requestTimeout: options.sendTimeoutMs,
-      connectTimeout: CONNECT_TIMEOUT_MS,
+      ...baseOptions({ ...options, requestTimeoutMs: options.sendTimeoutMs }),
       maxInflights: Math.max(1, options.maxInFlightSends),
-      autocreateTopics: false,
       serializers: { key: stringSerializer },
-      ...(options.security === undefined ? {} : platformaticSecurity(options.security)),
     });
-    return new EventProducer(producer, ProduceAcks.ALL);
+    return new EventProducer(producer, ProduceAcks.ALL, options);
+  }
+
+  timedOut(since: number): void {
+    this.watch.dropSilent(since);
   }
 
   async send(record: SendRecord): Promise<void> {
@@ -86,7 +89,7 @@ export class EventProducer implements RecordSender {
 
   /** The topic's partition count, asked of the broker now. */
   async partitionCount(topic: string): Promise<number> {
-    const metadata = await this.producer.metadata({ topics: [topic], forceUpdate: true });
+    const metadata = await this.watch.within(() => this.producer.metadata({ topics: [topic], forceUpdate: true }), this.options.sendTimeoutMs, 'Kafka metadata');
     return metadata.topics.get(topic)?.partitionsCount ?? 0;
   }
 

@@ -4,10 +4,8 @@ import type { Config } from '../../config/index.js';
 
 /**
  * How every Kafka client of every process connects (KAFKA_SECURITY_PROTOCOL and friends, Kafka's
- * own names): built once from the configuration, then turned into each client library's options
- * here and nowhere else. Both libraries are in use (the producer and the id blocks on
- * @platformatic/kafka, the admin, the live feed, the id recovery and the worker's consumer on
- * kafkajs), so both adapters live side by side.
+ * own names): built once from the configuration (kafkaClientOptions in client.ts), then turned
+ * into @platformatic/kafka's options here, which baseOptions gives every client of every process.
  */
 export interface KafkaSecurity {
   /** TLS options (CA, client certificate) when the protocol is SSL or SASL_SSL; null: plaintext. */
@@ -38,22 +36,6 @@ export function kafkaSecurityFromConfig(kafka: Config['kafka'], readFile: (file:
         }
       : null,
     sasl: usesSasl && kafka.saslUsername !== null && kafka.saslPassword !== null ? { mechanism: kafka.saslMechanism, username: kafka.saslUsername, password: kafka.saslPassword } : null,
-  };
-}
-
-type KafkajsSasl =
-  | { mechanism: 'plain'; username: string; password: string }
-  | { mechanism: 'scram-sha-256'; username: string; password: string }
-  | { mechanism: 'scram-sha-512'; username: string; password: string };
-
-const KAFKAJS_MECHANISMS = { PLAIN: 'plain', 'SCRAM-SHA-256': 'scram-sha-256', 'SCRAM-SHA-512': 'scram-sha-512' } as const;
-
-/** kafkajs' `ssl` and `sasl` options. */
-export function kafkajsSecurity(security: KafkaSecurity): { ssl?: ConnectionOptions; sasl?: KafkajsSasl } {
-  const sasl = security.sasl;
-  return {
-    ...(security.tls === null ? {} : { ssl: security.tls }),
-    ...(sasl === null ? {} : { sasl: { mechanism: KAFKAJS_MECHANISMS[sasl.mechanism], username: sasl.username, password: sasl.password } }),
   };
 }
 

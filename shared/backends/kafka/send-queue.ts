@@ -1,6 +1,7 @@
 import { TimeoutError, withTimeout } from '../../async.js';
+import { FailureLog } from '../../failure-log.js';
 import type { KafkaLogger } from './client.js';
-import { isLeadershipError, isMessageError } from './errors.js';
+import { isKafkaTimeout, isLeadershipError, isMessageError } from './errors.js';
 import type { KeyPartitioner } from './partitioner.js';
 import type { PartitionedMessage, RecordSender } from './producer.js';
 
@@ -55,12 +56,16 @@ export class SendQueue {
   private lastFailureAt = Number.NEGATIVE_INFINITY;
   private lastSuccessAt = Number.NEGATIVE_INFINITY;
   readonly counters = { sends: 0, failedSends: 0, events: 0, failedEvents: 0, peakSendsInFlight: 0, leadershipRetries: 0 };
+  /** Failed sends: one line when they start, a count every few seconds, one when a send succeeds. */
+  private readonly failures: FailureLog;
 
   constructor(
     private readonly producer: RecordSender,
     private readonly partitioner: KeyPartitioner,
     private readonly options: SendQueueOptions,
-  ) {}
+  ) {
+    this.failures = new FailureLog(options.logger, 'kafka sends fail; inserts answer -5 until one succeeds');
+  }
 
   get queued(): number {
     return this.queue.length;
@@ -77,7 +82,7 @@ export class SendQueue {
    */
   brokerAnswered(): void {
     if (!this.failing || this.sendsInFlight > 0) return;
-    this.options.logger.info({}, 'kafka broker answers again; accepting events');
+    this.failures.ok({ how: 'the broker answers the readiness probe' });
     this.lastSuccessAt = performance.now();
   }
 
@@ -202,6 +207,7 @@ export class SendQueue {
    */
   private async sendWithRetries(messages: PartitionedMessage[], deadline: number): Promise<void> {
     for (let attempt = 0; ; attempt++) {
+      const since = performance.now();
       const sending = this.producer.send({ topic: this.options.topic, messages });
       // A send we stopped waiting for may still settle later; never leave its rejection unhandled.
       sending.catch(() => {});
@@ -209,6 +215,8 @@ export class SendQueue {
         await withTimeout(sending, deadline - performance.now(), 'kafka send');
         return;
       } catch (error) {
+        // No answer in time: whatever connection it went to is not to be trusted with the next one.
+        if (error instanceof TimeoutError || isKafkaTimeout(error)) this.producer.timedOut?.(since);
         const pause = LEADERSHIP_RETRY_MS * 2 ** attempt;
         if (!isLeadershipError(error) || attempt + 1 >= LEADERSHIP_ATTEMPTS || performance.now() + pause >= deadline) throw error;
         this.counters.leadershipRetries++;
@@ -224,7 +232,7 @@ export class SendQueue {
     const now = performance.now();
     this.options.metrics?.publishSeconds((now - started) / 1000);
     if (error === null) {
-      if (this.failing) this.options.logger.info({ events: batch.length }, 'kafka send succeeded again; accepting events');
+      this.failures.ok({ how: 'a send succeeded' });
       this.lastSuccessAt = now;
       this.counters.sends++;
       this.counters.events += batch.length;
@@ -238,13 +246,10 @@ export class SendQueue {
 
   /** `brokerProblem`: the broker is failing (fail fast), not just this send's content. */
   private noteFailure(error: unknown, events: number, ms: number, brokerProblem = true): void {
-    const wasFailing = this.failing;
     if (brokerProblem) this.lastFailureAt = performance.now();
     this.counters.failedEvents += events;
-    const log = { err: error, events, ms: Math.round(ms) };
-    if (!brokerProblem) this.options.logger.error(log, 'kafka refused a send; its events are answered unavailable');
-    else if (wasFailing) this.options.logger.warn(log, 'kafka send failed again; answering unavailable');
-    else this.options.logger.error(log, 'kafka send failed; answering unavailable until a send succeeds');
+    if (!brokerProblem) this.options.logger.error({ err: error, events, ms: Math.round(ms) }, 'kafka refused a send; its events are answered unavailable');
+    else this.failures.failed(error, { events, ms: Math.round(ms) });
   }
 
   private resolveAll(messages: Queued[], acked: boolean): void {

@@ -31,10 +31,15 @@ export interface RedisConnectionOptions {
    * is on with a rediss:// URL, with or without Sentinels.
    */
   tlsCa?: string;
-  /** A command without a reply after this long fails (default 2000 ms). */
+  /**
+   * A command without a reply after this long fails (default 2000 ms), and a connection that
+   * received nothing for this long while a command waits on it is closed and made anew.
+   */
   commandTimeoutMs?: number;
   /** TCP connect timeout of each (re)connection attempt (default 1000 ms). */
   connectTimeoutMs?: number;
+  /** Idle time before the first TCP keep-alive probe (default 5000 ms). */
+  keepAliveMs?: number;
 }
 
 /** Resolves with the promise's value, or `fallback` after `ms`; the promise's rejection is observed. */
@@ -57,6 +62,13 @@ export function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise
 
 /**
  * Connection behaviour (the choice for a gateway that must answer -5 quickly rather than hang):
+ * - a connection cannot outlive a command's deadline: when nothing comes back on it for
+ *   commandTimeoutMs while a command waits (a stalled Redis, a black-holed path, a peer gone
+ *   without a word), it is destroyed and a new one is made (`socketTimeout`); ioredis alone keeps
+ *   the socket after a command timeout, and every later command would go into it too. A reply that
+ *   comes late cannot be matched to its command (Redis replies carry no id), so the connection is
+ *   never reused after a timeout. TCP keep-alive (keepAliveMs) also closes idle connections to a
+ *   peer that vanished;
  * - commands issued while disconnected wait in ioredis' offline queue, and fail after one reconnect
  *   attempt (`maxRetriesPerRequest: 1`): with reconnects every 100-500 ms and a 1 s connect
  *   timeout, a call fails within about 0.5 s when Redis refuses connections and about 2-3 s when it
@@ -75,6 +87,8 @@ export function redisClientOptions(options: RedisConnectionOptions): RedisOption
     enableOfflineQueue: true,
     connectTimeout: options.connectTimeoutMs ?? 1000,
     commandTimeout: options.commandTimeoutMs ?? 2000,
+    socketTimeout: options.commandTimeoutMs ?? 2000,
+    keepAlive: options.keepAliveMs ?? 5000,
     retryStrategy: (times) => Math.min(100 * times, 500),
     // Never resend a command whose reply was lost with the connection: it may have run (a second
     // run of a script would enqueue a command twice, count a failure twice...). It fails instead
@@ -175,6 +189,22 @@ export function createRedisClient(options: RedisConnectionOptions): Redis {
   return new Redis(options.url, redisClientOptions(options));
 }
 
+/**
+ * Whether Redis answers PING on a connection made for this question alone (the stuck watchdog's
+ * check), through the Sentinels when configured. The client is closed after.
+ */
+export async function redisAnswers(options: RedisConnectionOptions, timeoutMs = 3000): Promise<boolean> {
+  const client = createRedisClient({ ...options });
+  client.on('error', () => undefined);
+  try {
+    return (await within(client.ping(), timeoutMs, 'timeout')) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** host:port (or the Sentinels and the primary's name) without credentials, for messages. */
 export function endpointOf(options: RedisConnectionOptions): string {
   if (options.sentinels !== undefined && options.sentinels.length > 0) {
@@ -186,6 +216,9 @@ export function endpointOf(options: RedisConnectionOptions): string {
 /** The Redis options of a configuration: REDIS_URL or REDIS_SENTINELS, and the command durability. */
 export function redisStoresOptionsFromConfig(redis: Config['redis'], logger: RedisLogger): RedisConnectionOptions & { keyPrefix: string; logger: RedisLogger; commandReplicas: number; commandWaitMs: number } {
   return {
+    commandTimeoutMs: redis.commandTimeoutMs,
+    connectTimeoutMs: redis.connectTimeoutMs,
+    keepAliveMs: redis.keepAliveMs,
     ...(redis.url === null ? {} : { url: redis.url }),
     ...(redis.username === null ? {} : { username: redis.username }),
     ...(redis.password === null ? {} : { password: redis.password }),

@@ -152,12 +152,17 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   // WAIT blocks the connection it runs on and covers the writes made on it, so queued commands get
   // a connection of their own: a slow replica then delays operators' commands, never an insert.
   const commandReplicas = options.commandReplicas ?? 0;
-  const durable = commandReplicas > 0 ? redis.duplicate({ connectionName: 'gateway-commands' }) : null;
+  // WAIT holds its connection silent for up to commandWaitMs: its deadline allows for that.
+  const waitMs = options.commandWaitMs ?? 1000;
+  const durable =
+    commandReplicas > 0
+      ? redis.duplicate({ connectionName: 'gateway-commands', socketTimeout: waitMs + (options.commandTimeoutMs ?? 2000), commandTimeout: waitMs + (options.commandTimeoutMs ?? 2000) })
+      : null;
   durable?.on('error', () => {
     // Reported once by the main connection's listener; calls on this one reject and it reconnects.
   });
   if (durable !== null) keepConnecting(durable, () => closed, logger, endpoint);
-  const durableWrites = durable === null ? null : { redis: durable, replicas: commandReplicas, waitMs: options.commandWaitMs ?? 1000 };
+  const durableWrites = durable === null ? null : { redis: durable, replicas: commandReplicas, waitMs };
 
   return {
     redis,

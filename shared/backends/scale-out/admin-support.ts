@@ -2,8 +2,7 @@ import { withTimeout } from '../../async.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import type { ClickHouseClient } from '../clickhouse/index.js';
-import { createKafkaClient } from '../kafka/client.js';
-import { kafkaSecurityFromConfig } from '../kafka/security.js';
+import { kafkaClientOptions } from '../kafka/client.js';
 import { KafkaEventFeed } from '../kafka/live-feed.js';
 import { KafkaOperator } from '../kafka/operator.js';
 import type { RedisStores } from '../redis/index.js';
@@ -26,11 +25,10 @@ export function openAdminSupport(
   kafkaFailing: () => Promise<boolean>,
   clickhouse: ClickHouseClient | null,
 ): AdminSupport {
-  const brokers = config.kafka.brokers ?? [];
   const kafkaLogger = logger.child({ component: 'kafka-admin' });
-  const kafka = createKafkaClient({ brokers, security: kafkaSecurityFromConfig(config.kafka), clientId: `${config.kafka.clientId}-admin`, logger: kafkaLogger });
-  const operator = new KafkaOperator({ kafka, topic: config.kafka.topic, workerGroupId: config.kafka.groupId });
-  const feed = new KafkaEventFeed({ kafka, topic: config.kafka.topic, groupPrefix: `${config.kafka.clientId}-admin-stream`, logger: kafkaLogger });
+  const kafka = kafkaClientOptions(config.kafka, `${config.kafka.clientId}-admin`);
+  const operator = new KafkaOperator({ ...kafka, topic: config.kafka.topic, workerGroupId: config.kafka.groupId });
+  const feed = new KafkaEventFeed({ ...kafka, topic: config.kafka.topic, logger: kafkaLogger });
   const store = redis.poison;
 
   const poison: PoisonStore = {

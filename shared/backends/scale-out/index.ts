@@ -4,13 +4,15 @@ import type { Metrics } from '../../metrics.js';
 import { ClickHouseEventStore, clickHouseOptionsFromConfig, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
-import { createKafkaClient } from '../kafka/client.js';
+import { kafkaAnswers, kafkaClientOptions } from '../kafka/client.js';
 import { kafkaSecurityFromConfig } from '../kafka/security.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
 import { IdBlocksTopic } from '../ids/blocks-topic.js';
 import { openRedisStores, redisStoresOptionsFromConfig, type RedisStores } from '../redis/index.js';
+import { redisAnswers } from '../redis/client.js';
+import type { WatchedComponent } from '../../stuck-watchdog.js';
 import type { Backends, EventStore } from '../types.js';
 
 /**
@@ -49,17 +51,17 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafka.brokers;
-  // One description of TLS and SASL for every Kafka client this process opens (security.ts).
+  // TLS and SASL of the event log's clients, as kafkaClientOptions gives every other client.
   const security = kafkaSecurityFromConfig(config.kafka);
   const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
   const clickhouse =
     config.clickhouse.url === null
       ? null
-      : createClickHouseClient(clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }));
+      : createClickHouseClient({ ...clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }), requestTimeoutMs: config.clickhouse.queryTimeoutMs });
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await kafkaStep(kafkaBrokers, () => IdBlocksTopic.open({ brokers: kafkaBrokers, security, topic: config.ids.topic, clientId: config.kafka.clientId, timeoutMs: config.events.appendTimeoutMs, logger: idLogger }));
+    idBlocks = await kafkaStep(kafkaBrokers, () => IdBlocksTopic.open({ ...kafkaClientOptions(config.kafka), topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger }));
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -73,10 +75,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     },
     highestStored: () =>
       highestStoredId({
-        kafka: createKafkaClient({ brokers: kafkaBrokers, security, clientId: config.kafka.clientId, logger: idLogger }),
+        kafka: kafkaClientOptions(config.kafka),
         topic: config.kafka.topic,
         groupId: config.kafka.groupId,
-        clientId: config.kafka.clientId,
         clickhouse,
         database: config.clickhouse.database,
         logger: idLogger,
@@ -120,6 +121,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
       wireVersion: config.kafka.wireVersion,
       maxInFlightEvents: config.events.maxInFlight,
       sendTimeoutMs: config.events.appendTimeoutMs,
+      requestTimeoutMs: config.kafka.requestTimeoutMs,
+      connectTimeoutMs: config.kafka.connectTimeoutMs,
+      keepAliveMs: config.kafka.keepAliveMs,
       logger: logger.child({ component: 'kafka' }),
       ...(metrics === undefined
         ? {}
@@ -139,6 +143,15 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     throw err;
   }
   const operations = openAdminSupport(config, logger, redis, () => kafka.failingNow(), clickhouse);
+
+  // What the stuck watchdog watches: each client against a fresh connection to its engine.
+  const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+  const probeKafka = kafkaClientOptions(config.kafka);
+  const watched: WatchedComponent[] = [
+    { name: 'Kafka sends', engine: 'Kafka', healthy: async () => !(await kafka.failingNow()), engineAnswers: () => kafkaAnswers(probeKafka, config.kafka.topic) },
+    { name: 'event-id blocks', engine: 'Kafka', healthy: () => !ids.failing, engineAnswers: () => kafkaAnswers(probeKafka, config.ids.topic) },
+    { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
+  ];
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
@@ -170,6 +183,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     feed: operations.feed,
     poison: operations.poison,
     status: () => operations.status(),
+    watched,
     // Ready when state is reachable, ids can be issued and the event log is not failing fast.
     healthy: async () => ids.ready && (await redis.healthy()) && !(await kafka.failingNow()),
     close,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../../shared/config/index.js';
-import { kafkaSecurityFromConfig, kafkajsSecurity, platformaticSecurity } from '../../../../../shared/backends/kafka/security.js';
+import { kafkaSecurityFromConfig, platformaticSecurity } from '../../../../../shared/backends/kafka/security.js';
 
 /** Files are named but never read by loadConfig's check here: a readFile stand-in returns their names. */
 const files = (env: Record<string, string>) => loadConfig({ ...env }, () => 'pw');
@@ -8,14 +8,13 @@ const readFile = (f: string): Buffer => Buffer.from(`<${f}>`);
 const existing = import.meta.filename;
 
 describe('kafkaSecurityFromConfig', () => {
-  it('PLAINTEXT by default: no TLS, no SASL, and the libraries get no options', () => {
+  it('PLAINTEXT by default: no TLS, no SASL, and the client gets no options', () => {
     const security = kafkaSecurityFromConfig(loadConfig({}).kafka, readFile);
     expect(security).toEqual({ tls: null, sasl: null });
-    expect(kafkajsSecurity(security)).toEqual({});
     expect(platformaticSecurity(security)).toEqual({});
   });
 
-  it('SASL_SSL with SCRAM and a CA: both libraries get TLS 1.2+ with the CA and the same credentials', () => {
+  it('SASL_SSL with SCRAM and a CA: the client gets TLS 1.2+ with the CA and the credentials', () => {
     const config = files({
       KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
       KAFKA_SASL_MECHANISM: 'SCRAM-SHA-256',
@@ -25,7 +24,6 @@ describe('kafkaSecurityFromConfig', () => {
     });
     const security = kafkaSecurityFromConfig(config.kafka, readFile);
     expect(security.tls).toEqual({ minVersion: 'TLSv1.2', ca: Buffer.from(`<${existing}>`) });
-    expect(kafkajsSecurity(security)).toEqual({ ssl: security.tls, sasl: { mechanism: 'scram-sha-256', username: 'gateway', password: 'pw' } });
     expect(platformaticSecurity(security)).toEqual({ tls: security.tls, sasl: { mechanism: 'SCRAM-SHA-256', username: 'gateway', password: 'pw' } });
   });
 

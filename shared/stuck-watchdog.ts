@@ -1,0 +1,105 @@
+/**
+ * The last resort of self-healing. Every engine client replaces a connection that stopped
+ * answering and reconnects by itself; should a component still stay broken (a library bug, a
+ * state no reconnection leaves) while its engine answers a fresh connection from this very
+ * process, restarting the process is the only cure left, and an orchestrator restarts a process
+ * that exits, not one that merely reports itself unready. So a component failing for STUCK_EXIT_SECONDS
+ * while its engine answers makes the process exit 1 after one line saying which and why. An
+ * engine that does not answer a fresh connection either is down or cut off: restarting would not
+ * help, and the process waits (unready) for it instead.
+ */
+
+export interface WatchedComponent {
+  /** What it is, for the exit line: "Kafka sends", "Redis client", "ClickHouse inserts"... */
+  name: string;
+  /** The engine it needs: "Kafka", "Redis", "ClickHouse". */
+  engine: string;
+  /** True while it works; from memory or one short call of the component's own client. */
+  healthy(): boolean | Promise<boolean>;
+  /** Whether the engine answers a connection made for this question alone (closed after). */
+  engineAnswers(): Promise<boolean>;
+}
+
+export interface StuckWatchdogOptions {
+  /** How long a component may fail; 0 disables the watchdog. */
+  limitMs: number;
+  /** How often the components are checked. Default 5 s. */
+  everyMs?: number;
+  logger: { fatal(o: object, m: string): void; warn(o: object, m: string): void };
+  /** Told the reason when the process must stop (the process stops as after a failed thread, exit 1). */
+  onStuck(reason: string): void;
+  now?: () => number;
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+export class StuckWatchdog {
+  private readonly failingSince = new Map<WatchedComponent, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private checking = false;
+  private fired = false;
+
+  constructor(
+    private readonly components: readonly WatchedComponent[],
+    private readonly options: StuckWatchdogOptions,
+  ) {}
+
+  start(): void {
+    if (this.options.limitMs <= 0 || this.timer !== null) return;
+    this.timer = setInterval(() => void this.check(), this.options.everyMs ?? 5000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One round; true when it found a component stuck (and told onStuck). */
+  async check(): Promise<boolean> {
+    if (this.checking || this.fired) return false;
+    this.checking = true;
+    try {
+      const now = this.options.now ?? Date.now;
+      for (const c of this.components) {
+        let healthy: boolean;
+        try {
+          healthy = await c.healthy();
+        } catch {
+          healthy = false;
+        }
+        if (healthy) {
+          this.failingSince.delete(c);
+          continue;
+        }
+        const since = this.failingSince.get(c) ?? now();
+        this.failingSince.set(c, since);
+        const failingMs = now() - since;
+        if (failingMs < this.options.limitMs) continue;
+        let answers: boolean;
+        try {
+          answers = await c.engineAnswers();
+        } catch (err) {
+          this.options.logger.warn({ component: c.name, err: errorText(err) }, `${c.name} still fails, and ${c.engine} does not answer a fresh connection either: waiting for ${c.engine}`);
+          answers = false;
+        }
+        if (!answers) continue;
+        // Healthy again meanwhile (the check took a moment)? Then nothing to do.
+        if (await Promise.resolve(c.healthy()).catch(() => false)) {
+          this.failingSince.delete(c);
+          continue;
+        }
+        const seconds = Math.round(failingMs / 1000);
+        const reason = `${c.name} has failed for ${seconds} s while ${c.engine} answers a fresh connection: exiting (code 1) so the supervisor restarts the process`;
+        this.fired = true;
+        this.stop();
+        this.options.logger.fatal({ component: c.name, engine: c.engine, failingForSeconds: seconds }, reason);
+        this.options.onStuck(reason);
+        return true;
+      }
+      return false;
+    } finally {
+      this.checking = false;
+    }
+  }
+}

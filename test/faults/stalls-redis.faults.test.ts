@@ -1,0 +1,59 @@
+/**
+ * Redis stalls (issue 28): the gateway (sessions, providers, lockouts, the resend dedupe) and the
+ * worker (last-report times) reach Redis through a fault proxy that black-holes their connections
+ * (open, silent), makes them half-open, resets them, or slows every chunk. During each fault every
+ * insert is answered within APPEND_TIMEOUT_MS + 1 s (-5: a command times out after
+ * REDIS_COMMAND_TIMEOUT_MS); after the heal, with the stalled connections still dead, inserts are
+ * acknowledged again within 10 s; every acknowledged event, and every event answered -5 and
+ * resent, is stored exactly once; memory and logs stay flat. Runs alone (the "faults" project).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCase, runCase, startStallRun, tally, type CaseFigures, type StallRun } from './stall-run.js';
+
+describe('Redis stalls: the gateway and the worker behind a fault proxy', () => {
+  let run: StallRun;
+  const cases: CaseFigures[] = [];
+  beforeAll(async () => {
+    run = await startStallRun('redis');
+  }, 120_000);
+  afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
+    await run?.stop();
+  }, 60_000);
+
+  it('black hole: answers within the deadline, acknowledged again within 10 s of the heal', { timeout: 120_000 }, async () => {
+    const f = await runCase(run, 'black hole', () => run.proxy.blackHole());
+    cases.push(f);
+    expectCase(f);
+    expect(f.minus5).toBeGreaterThan(0);
+  });
+
+  it('half-open connections: the same', { timeout: 120_000 }, async () => {
+    const f = await runCase(run, 'half-open', () => run.proxy.halfOpen());
+    cases.push(f);
+    expectCase(f);
+  });
+
+  it('reset: the same', { timeout: 120_000 }, async () => {
+    const f = await runCase(run, 'reset', () => run.proxy.reset());
+    cases.push(f);
+    expectCase(f);
+  });
+
+  it('slow (every chunk held 1 s): the same', { timeout: 120_000 }, async () => {
+    const f = await runCase(run, 'slow 1000 ms', () => run.proxy.slow(1000));
+    cases.push(f);
+    expectCase(f);
+  });
+
+  it('every acknowledged event is stored exactly once, and every resent one too', { timeout: 180_000 }, async () => {
+    await run.load.stop();
+    const t = await tally(run);
+    expect(t.acknowledged).toBeGreaterThan(300);
+    expect(t.lost).toBe(0);
+    expect(t.twice).toBe(0);
+    expect(t.resent).toBeGreaterThan(0);
+    expect(t.resentLost).toBe(0);
+    expect(cases.length).toBe(4);
+  });
+});

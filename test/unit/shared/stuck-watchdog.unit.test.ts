@@ -1,0 +1,91 @@
+/**
+ * The stuck watchdog: a component failing past the limit stops the process only while its engine
+ * answers a fresh connection, with one line saying which and why; never before the limit, never
+ * while the engine itself is unreachable, and a recovery resets the clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { StuckWatchdog, type WatchedComponent } from '../../../shared/stuck-watchdog.js';
+
+function harness(limitMs = 60_000) {
+  let now = 0;
+  const lines: { level: string; o: object; m: string }[] = [];
+  const stuck: string[] = [];
+  const state = { healthy: true, answers: true, engineChecks: 0 };
+  const component: WatchedComponent = {
+    name: 'Kafka sends',
+    engine: 'Kafka',
+    healthy: () => state.healthy,
+    engineAnswers: async () => {
+      state.engineChecks++;
+      return state.answers;
+    },
+  };
+  const watchdog = new StuckWatchdog([component], {
+    limitMs,
+    logger: { fatal: (o, m) => lines.push({ level: 'fatal', o, m }), warn: (o, m) => lines.push({ level: 'warn', o, m }) },
+    onStuck: (reason) => stuck.push(reason),
+    now: () => now,
+  });
+  return { watchdog, lines, stuck, state, advance: (ms: number) => (now += ms) };
+}
+
+describe('StuckWatchdog', () => {
+  it('exits past the limit while the engine answers a fresh connection, saying which and why', async () => {
+    const h = harness();
+    h.state.healthy = false;
+    expect(await h.watchdog.check()).toBe(false); // the clock starts
+    h.advance(59_000);
+    expect(await h.watchdog.check()).toBe(false);
+    expect(h.state.engineChecks).toBe(0); // not asked before the limit
+    h.advance(1_000);
+    expect(await h.watchdog.check()).toBe(true);
+    expect(h.stuck).toEqual(['Kafka sends has failed for 60 s while Kafka answers a fresh connection: exiting (code 1) so the supervisor restarts the process']);
+    expect(h.lines.filter((l) => l.level === 'fatal')).toHaveLength(1);
+    expect(h.lines[0]!.o).toEqual({ component: 'Kafka sends', engine: 'Kafka', failingForSeconds: 60 });
+    // Once only.
+    h.advance(10_000);
+    expect(await h.watchdog.check()).toBe(false);
+    expect(h.stuck).toHaveLength(1);
+  });
+
+  it('waits while the engine does not answer either (down or cut off: a restart would not help)', async () => {
+    const h = harness();
+    h.state.healthy = false;
+    h.state.answers = false;
+    await h.watchdog.check();
+    h.advance(120_000);
+    expect(await h.watchdog.check()).toBe(false);
+    expect(h.stuck).toEqual([]);
+    expect(h.state.engineChecks).toBe(1);
+    // The engine is back but the component is not: now it exits.
+    h.state.answers = true;
+    h.advance(5_000);
+    expect(await h.watchdog.check()).toBe(true);
+  });
+
+  it('a recovery starts the clock again', async () => {
+    const h = harness();
+    h.state.healthy = false;
+    await h.watchdog.check();
+    h.advance(50_000);
+    await h.watchdog.check();
+    h.state.healthy = true;
+    await h.watchdog.check();
+    h.state.healthy = false;
+    await h.watchdog.check();
+    h.advance(50_000);
+    expect(await h.watchdog.check()).toBe(false);
+    expect(h.state.engineChecks).toBe(0);
+  });
+
+  it('a component whose health check throws counts as failing', async () => {
+    let now = 0;
+    const stuck: string[] = [];
+    const broken: WatchedComponent = { name: 'Redis client', engine: 'Redis', healthy: () => Promise.reject(new Error('boom')), engineAnswers: async () => true };
+    const w = new StuckWatchdog([broken], { limitMs: 1000, logger: { fatal: () => {}, warn: () => {} }, onStuck: (r) => stuck.push(r), now: () => now });
+    expect(await w.check()).toBe(false);
+    now = 1000;
+    expect(await w.check()).toBe(true);
+    expect(stuck[0]).toMatch(/^Redis client has failed for 1 s while Redis answers a fresh connection/);
+  });
+});

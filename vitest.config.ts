@@ -32,6 +32,8 @@ const LAYERS = {
   secure: {
     globalSetup: ['test/setup/secure.ts'],
     fileParallelism: false,
+    // The refusal cases run concurrently, each a process doing TLS handshakes: three at a time.
+    maxConcurrency: 3,
     testTimeout: 120_000,
     hookTimeout: 180_000,
     sequence: { groupOrder: 1 },

@@ -34,5 +34,6 @@ runProcess('gateway', async (config, logger) => {
       await worker?.close();
     },
     failed: app.failed,
+    reloadTls: () => app.reloadTls(),
   };
 });

@@ -19,6 +19,21 @@ const LAYERS = {
   /** The operators' console in Debian's Chromium. */
   browser: { globalSetup: ['test/setup/console-build.ts', 'test/setup/chromium.ts'] },
   /**
+   * Every engine with TLS and authentication (SERVICES_PROFILE=secure: a private CA, Redis and a
+   * Sentinel over TLS with ACL users, ClickHouse over HTTPS with least-privilege users, Kafka
+   * SASL_SSL with SCRAM and ACLs), our listeners over HTTPS, generated clients (zeep, node-soap).
+   * One file at a time: each starts processes of its own.
+   */
+  secure: {
+    globalSetup: ['test/setup/secure.ts'],
+    fileParallelism: false,
+    // The refusal cases run concurrently, each a process doing TLS handshakes: three at a time.
+    maxConcurrency: 3,
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    sequence: { groupOrder: 1 },
+  },
+  /**
    * The engines in their HA forms (SERVICES_PROFILE=ha: Redis primary + replica + Sentinels, three
    * Kafka brokers; ClickHouse is the single profile's), one node killed at a time: alone, last. A
    * test is one to two minutes on a 2-core box; every wait inside has its own bound.

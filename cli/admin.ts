@@ -26,6 +26,7 @@ function buildProgram(): Command {
     .description('Operate the gateway through its admin API: providers, commands, trips, events, lockouts, poison messages, imports.')
     .option('--url <url>', 'admin API base URL (default: ADMIN_URL, else http://ADMIN_HOST:ADMIN_PORT)')
     .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE, else DATA_DIR/admin-token)')
+    .option('--ca <file>', 'PEM CA to trust for an https:// admin API (default: ADMIN_CA_FILE, else the system CAs)')
     .showHelpAfterError('(add --help for usage)');
 
   // providers ---------------------------------------------------------------------------------

@@ -9,12 +9,15 @@ import { AdminApiError, AdminClient, AdminUnreachableError } from '../gateway/ad
 interface GlobalOptions {
   url?: string;
   token?: string;
+  ca?: string;
 }
 
 function defaultUrl(env: NodeJS.ProcessEnv): string {
   if (env.ADMIN_URL) return env.ADMIN_URL;
   const host = env.ADMIN_HOST || '127.0.0.1';
-  return `http://${host.includes(':') ? `[${host}]` : host}:${env.ADMIN_PORT || '8081'}`;
+  // Where the gateway serves TLS (TLS_CERT_FILE set in the same environment), so does its admin API.
+  const scheme = env.TLS_CERT_FILE ? 'https' : 'http';
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${env.ADMIN_PORT || '8081'}`;
 }
 
 /** --token, else ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE names, else DATA_DIR/admin-token (as the gateway writes it); null if none. */
@@ -36,11 +39,24 @@ function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv): string 
   }
 }
 
+/** --ca, else ADMIN_CA_FILE: the PEM CA an https:// admin API's certificate is checked against. */
+function resolveCa(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const file = flag || env.ADMIN_CA_FILE;
+  if (!file) return undefined;
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`Cannot read the CA file ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}).`, { cause: err });
+  }
+}
+
 export function clientOf(command: Command): AdminClient {
   const opts = command.optsWithGlobals<GlobalOptions>();
+  const ca = resolveCa(opts.ca, process.env);
   return new AdminClient({
     baseUrl: opts.url || defaultUrl(process.env),
     token: resolveToken(opts.token, process.env),
+    ...(ca === undefined ? {} : { ca }),
   });
 }
 

@@ -6,6 +6,7 @@ import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/runtime/logger.js';
 import { Metrics } from '../shared/runtime/metrics.js';
 import { readinessGauge } from '../shared/runtime/readiness-metric.js';
+import { serverTlsFromConfig } from '../shared/runtime/tls.js';
 import { StuckWatchdog } from '../shared/runtime/stuck-watchdog.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
@@ -29,6 +30,8 @@ export interface Application {
   mode: 'embedded' | 'scale-out' | 'custom';
   /** Resolves when a front-end thread failed: the process must stop (shared/runtime/process.ts does). */
   failed: Promise<Error>;
+  /** SIGHUP: every listener serves TLS_CERT_FILE / TLS_KEY_FILE as they are now; open connections keep theirs. */
+  reloadTls(): Promise<void>;
   /** Graceful stop: stop accepting, finish in-flight requests, flush the event log, close stores. */
   close(): Promise<void>;
 }
@@ -43,6 +46,8 @@ interface ApplicationOptions {
   /** Override ports (0 = ephemeral), for tests. */
   port?: number;
   adminPort?: number;
+  /** Override HTTP_PORT (0 = ephemeral), for tests. */
+  httpPort?: number;
   metrics?: Metrics;
 }
 
@@ -60,6 +65,8 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   const metrics = options.metrics ?? new Metrics();
   // Checked first: a WSDL_FILE that does not match the catalogue stops the start before any store opens.
   const description = serviceDescription(config.service);
+  // So is a half TLS configuration (a certificate without its key, HTTP_PORT without TLS).
+  serverTlsFromConfig(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API on this thread goes through one provider
@@ -101,6 +108,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
       invalidation,
       scaleOut: mode === 'scale-out',
       ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
     });
   } catch (err) {
     announcer?.close();
@@ -125,7 +133,8 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
   const host = config.service.host === '0.0.0.0' || config.service.host === '::' ? 'localhost' : config.service.host;
-  const serviceUrl = `${config.service.publicUrl ?? `http://${host}:${gateway.port}`}${config.service.path}`;
+  const scheme = config.tls.certFile === null ? 'http' : 'https';
+  const serviceUrl = `${config.service.publicUrl ?? `${scheme}://${host}:${gateway.port}`}${config.service.path}`;
   if (generated) logger.info({ path }, 'generated an admin token; it is stored in this file');
   else if (path !== null) logger.info({ path }, 'admin token read from file');
 
@@ -140,6 +149,10 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     metricsText: () => gateway.metricsText(),
     mode,
     failed: Promise.race([gateway.failed, stuckFailed]),
+    reloadTls: async () => {
+      admin.reloadTls();
+      await gateway.reloadTls();
+    },
     close: () => {
       closing ??= (async () => {
         watchdog?.stop();

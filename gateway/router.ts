@@ -12,6 +12,8 @@ interface RouterOptions {
   readonly logger: Logger;
   /** What ?wsdl and ?disco serve. */
   readonly description: ServiceDescription;
+  /** How clients reach this listener: the scheme of the addresses the WSDL, disco and help page write (default http). */
+  readonly scheme?: 'http' | 'https';
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -28,13 +30,15 @@ export class Router {
   private readonly description: ServiceDescription;
   private readonly rejected: BindingDeps['rejected'];
   private readonly base: string;
+  private readonly scheme: 'http' | 'https';
   /** Per place, the binding for each method. */
   private readonly bindings: Record<BindingPlace, Map<string, RequestBinding>> = { service: new Map(), operation: new Map() };
   /** The Allow header of a 405 at each place: the table's methods, and GET for the metadata at `{path}`. */
   private readonly allow: Record<BindingPlace, [string, string][]>;
 
-  constructor({ deps, logger, description }: RouterOptions) {
+  constructor({ deps, logger, description, scheme = 'http' }: RouterOptions) {
     this.config = deps.config;
+    this.scheme = scheme;
     this.logger = logger;
     this.description = description;
     this.rejected = deps.rejected;
@@ -103,7 +107,7 @@ export class Router {
   }
 
   private serviceUrl(ex: Exchange): string {
-    return `${this.config.service.publicUrl ?? `http://${ex.header('host') || `localhost:${this.config.service.port}`}`}${this.config.service.path}`;
+    return `${this.config.service.publicUrl ?? `${this.scheme}://${ex.header('host') || `localhost:${this.config.service.port}`}`}${this.config.service.path}`;
   }
 
   private metadata(ex: Exchange): void {

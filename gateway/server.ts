@@ -5,12 +5,20 @@ import { serviceDescription, type ServiceDescription } from './metadata/descript
 import { Router } from './router.js';
 import type { OperationService } from './service/service.js';
 import { Exchange, type RejectReason } from './transport/exchange.js';
-import { uWS, type us_listen_socket } from './transport/uws.js';
+import { uWS, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './transport/uws.js';
+import { certificateExpiry, nodeTlsOptions, serverTlsFromConfig, type ServerTls } from '../shared/runtime/tls.js';
 
 export interface GatewayServer {
   readonly port: number;
+  /** The plain-HTTP listener beside TLS (HTTP_PORT), or null. */
+  readonly httpPort: number | null;
   /** Requests being served right now. */
   inFlight(): number;
+  /**
+   * Reads TLS_CERT_FILE and TLS_KEY_FILE again: new connections get the new certificate, open ones
+   * keep theirs until they close (no-op without TLS). Rejects, serving the old one, when the files are bad.
+   */
+  reloadTls(): Promise<void>;
   /** Stops accepting connections, waits for in-flight requests (up to `graceMs`). */
   close(graceMs?: number): Promise<void>;
 }
@@ -22,20 +30,41 @@ interface GatewayOptions {
   clock?: () => number;
   /** Overrides config.service.port (0 = ephemeral, for tests). */
   port?: number;
+  /** Overrides config.service.httpPort (0 = ephemeral; only with TLS). */
+  httpPort?: number;
   metrics?: Metrics;
   /** What ?wsdl and ?disco serve; default from config (generated, or WSDL_FILE checked now). */
   description?: ServiceDescription;
 }
 
-/** Listens on the public port and hands every request to the Router; `close` drains in-flight requests. */
-export function startGateway({ config, service, logger, clock = Date.now, port, metrics, description }: GatewayOptions): Promise<GatewayServer> {
+type App = TemplatedApp & { close(): void };
+
+function listenOn(app: TemplatedApp, host: string, port: number, what: string): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (token: us_listen_socket | false) => {
+      if (token === false) reject(new Error(`Cannot listen on ${host}:${port} (${what}).`));
+      else resolve(token);
+    });
+  });
+}
+
+/** uWS's TLS app of the files as they are now; uWS says only "App construction failed", so the files are checked first. */
+function sslApp(tls: ServerTls): App {
+  nodeTlsOptions(tls);
+  return uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }) as App;
+}
+
+/**
+ * Listens on the public port (HTTPS with TLS_CERT_FILE/TLS_KEY_FILE, TLS 1.2+; plain HTTP otherwise)
+ * and, with TLS, on HTTP_PORT in plain HTTP if set; hands every request to the Router; `close`
+ * drains in-flight requests.
+ */
+export async function startGateway({ config, service, logger, clock = Date.now, port, httpPort, metrics, description }: GatewayOptions): Promise<GatewayServer> {
+  const tls = serverTlsFromConfig(config);
   const cookieHeader = (id: string): string => `${config.sessions.cookieName}=${id}; path=/; HttpOnly`;
   const rejected = (reason: RejectReason): void => metrics?.rejectedRequests.labels({ reason }).inc();
-  const router = new Router({
-    deps: { service, config, logger, clock, cookieHeader, rejected },
-    logger,
-    description: description ?? serviceDescription(config.service),
-  });
+  const deps = { service, config, logger, clock, cookieHeader, rejected };
+  const described = description ?? serviceDescription(config.service);
   // A count, not a Set of exchanges: a Set's rebuilt tables keep whole answered requests alive
   // through scavenges (shared/util/int-map.ts says how). Exchange.finish calls `finished` once.
   let open = 0;
@@ -47,39 +76,70 @@ export function startGateway({ config, service, logger, clock = Date.now, port, 
     }
     if (open === 0 && drained !== null) drained();
   };
+  const handlerFor = (scheme: 'http' | 'https') => {
+    const router = new Router({ deps, logger, description: described, scheme });
+    return (res: HttpResponse, req: HttpRequest): void => {
+      const ex = new Exchange(res, req, finished);
+      open++;
+      router.route(ex);
+    };
+  };
+  const secureHandler = tls === null ? null : handlerFor('https');
+  const plainHandler = handlerFor('http');
+  if (tls !== null && metrics !== undefined) metrics.tlsCertificateExpiry.set({ certificate: 'public' }, certificateExpiry(tls));
 
-  const app = uWS.App().any('/*', (res, req) => {
-    const ex = new Exchange(res, req, finished);
-    open++;
-    router.route(ex);
-  });
+  const host = config.service.host;
+  // Every app ever listening: a reloaded certificate is a new app on the same port (SO_REUSEPORT),
+  // the old one stops accepting but serves its open connections until they close.
+  const apps: App[] = [];
+  const listening: us_listen_socket[] = [];
+  const mainApp = tls === null || secureHandler === null ? (uWS.App().any('/*', plainHandler) as App) : sslApp(tls).any('/*', secureHandler) as App;
+  apps.push(mainApp);
+  let mainToken = await listenOn(mainApp, host, port ?? config.service.port, tls === null ? 'PORT' : 'PORT, TLS');
+  listening.push(mainToken);
+  const boundPort = uWS.us_socket_local_port(mainToken);
+  let boundHttpPort: number | null = null;
+  const wantHttp = tls === null ? null : (httpPort ?? config.service.httpPort);
+  if (wantHttp !== null) {
+    const plainApp = uWS.App().any('/*', plainHandler) as App;
+    apps.push(plainApp);
+    const token = await listenOn(plainApp, host, wantHttp, 'HTTP_PORT');
+    listening.push(token);
+    boundHttpPort = uWS.us_socket_local_port(token);
+  }
 
-  return new Promise((resolve, reject) => {
-    app.listen(config.service.host, port ?? config.service.port, (token: us_listen_socket | false) => {
-      if (token === false) {
-        reject(new Error(`Cannot listen on ${config.service.host}:${port ?? config.service.port}.`));
-        return;
-      }
-      const boundPort = uWS.us_socket_local_port(token);
-      resolve({
-        port: boundPort,
-        inFlight: () => open,
-        close: (graceMs = 10_000) =>
-          new Promise<void>((resolve) => {
-            uWS.us_listen_socket_close(token);
-            // Then the idle keep-alive connections: a worker thread can only end once uWS holds no socket.
-            const done = (): void => {
-              (app as typeof app & { close(): void }).close();
-              resolve();
-            };
-            if (open === 0) { done(); return; }
-            const timer = setTimeout(done, graceMs);
-            drained = () => {
-              clearTimeout(timer);
-              done();
-            };
-          }),
+  let reloading: Promise<void> = Promise.resolve();
+  return {
+    port: boundPort,
+    httpPort: boundHttpPort,
+    inFlight: () => open,
+    reloadTls: () => {
+      reloading = reloading.then(async () => {
+        if (tls === null || secureHandler === null) return;
+        const fresh = sslApp(tls).any('/*', secureHandler) as App;
+        const token = await listenOn(fresh, host, boundPort, 'PORT, TLS reload');
+        apps.push(fresh);
+        uWS.us_listen_socket_close(mainToken);
+        listening.splice(listening.indexOf(mainToken), 1, token);
+        mainToken = token;
+        if (metrics !== undefined) metrics.tlsCertificateExpiry.set({ certificate: 'public' }, certificateExpiry(tls));
       });
-    });
-  });
+      return reloading;
+    },
+    close: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        for (const token of listening) uWS.us_listen_socket_close(token);
+        // Then the idle keep-alive connections: a worker thread can only end once uWS holds no socket.
+        const done = (): void => {
+          for (const app of apps) app.close();
+          resolve();
+        };
+        if (open === 0) { done(); return; }
+        const timer = setTimeout(done, graceMs);
+        drained = () => {
+          clearTimeout(timer);
+          done();
+        };
+      }),
+  };
 }

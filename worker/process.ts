@@ -7,6 +7,7 @@ import type { Logger } from '../shared/runtime/logger.js';
 import { Metrics } from '../shared/runtime/metrics.js';
 import { startProbeServer, type ProbeServer, type Readiness } from '../shared/runtime/probes.js';
 import { readinessGauge } from '../shared/runtime/readiness-metric.js';
+import { serverTlsFromConfig } from '../shared/runtime/tls.js';
 import { openRedisStores, redisStoresOptionsFromConfig } from '../shared/backends/redis/index.js';
 import { redisAnswers } from '../shared/backends/redis/client.js';
 import { kafkaAnswers, kafkaClientOptions } from '../shared/backends/kafka/client.js';
@@ -44,7 +45,7 @@ export async function startWorkerProcess(
   };
   readinessGauge(metrics, 'worker_ready', 'Whether the worker is ready (1) or not (0): the check its /readyz makes', async () => (await readiness()).ready);
   const probes: ProbeServer | null = options.probes
-    ? await startProbeServer({ host: config.admin.host, port: config.admin.port, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }) })
+    ? await startProbeServer({ host: config.admin.host, port: config.admin.port, readiness, metrics: () => metrics.text(), logger: logger.child({ component: 'probes' }), tls: serverTlsFromConfig(config) })
     : null;
   const probesUrl = probes?.url ?? null;
   try {
@@ -98,6 +99,7 @@ export async function startWorkerProcess(
     return {
       probesUrl,
       failed,
+      reloadTls: () => Promise.resolve(probes?.reloadTls()),
       close: async () => {
         watchdog.stop();
         await probes?.close();

@@ -1,6 +1,7 @@
 import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
-import { createClickHouseClient, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
+import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/kafka/security.js';
+import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
@@ -26,6 +27,8 @@ export interface WorkerMetrics {
 
 export interface WorkerOptions {
   brokers: string[];
+  /** TLS and SASL of every connection (security.ts); default plaintext. */
+  security?: KafkaSecurity;
   topic: string;
   groupId: string;
   clientId: string;
@@ -230,11 +233,21 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const startDeadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   const database = options.clickhouse.database;
   let writer: ClickHouseEventWriter;
+  const refused = { permanent: false, lastText: '' };
   try {
     const schema = await retry(() => ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }), {
       backoff: options.backoff ?? DEFAULT_BACKOFF,
-      shouldStop: () => Date.now() > startDeadline,
-      onFailure: (err, attempt) => options.logger.warn({ err: errorText(err), attempt }, 'ClickHouse not ready for migrations; retrying'),
+      // A refused password or certificate does not get better by waiting: stop at once.
+      shouldStop: () => refused.permanent || Date.now() > startDeadline,
+      onFailure: (err, attempt) => {
+        refused.permanent = isPermanentClickHouseError(err);
+        // Once per new reason, then every tenth attempt: a long wait is a few lines, not a loop.
+        const text = errorText(err);
+        if (!refused.permanent && (text !== refused.lastText || attempt % 10 === 0)) {
+          options.logger.warn({ err: text, attempt }, 'ClickHouse not ready for migrations; retrying');
+        }
+        refused.lastText = text;
+      },
     });
     options.logger.info(
       { database, server: schema.server.text, schema: schema.family, exactlyOnce: schema.exactlyOnce, applied: schema.applied, version: schema.current },
@@ -252,11 +265,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     });
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw err instanceof RetryAborted ? new Error(`ClickHouse migrations failed: ${errorText(err.lastError)}`) : err;
+    throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorText(err.lastError)}`) : err;
   }
   const kafka: KafkaClientOptions = {
     brokers: options.brokers,
     clientId: options.clientId,
+    ...(options.security === undefined ? {} : { security: options.security }),
     requestTimeoutMs: options.requestTimeoutMs ?? 5000,
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
@@ -265,6 +279,16 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const worker = new KafkaClickHouseWorker(options, client, writer, admin, kafka);
   worker.start();
   return worker;
+}
+
+/** scheme://host:port of a URL, without credentials, for messages. */
+function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'the configured URL';
+  }
 }
 
 /** createWorker, then waits for the first join of the consumer group (tests, tools). */
@@ -288,19 +312,14 @@ export function workerOptionsFromConfig(
   if (config.clickhouse.url === null) throw new Error('CLICKHOUSE_URL is required by the worker');
   return {
     brokers: config.kafka.brokers,
+    security: kafkaSecurityFromConfig(config.kafka),
     topic: config.kafka.topic,
     groupId: config.kafka.groupId,
     clientId: `${config.kafka.clientId}-worker`,
     requestTimeoutMs: config.kafka.requestTimeoutMs,
     connectTimeoutMs: config.kafka.connectTimeoutMs,
     keepAliveMs: config.kafka.keepAliveMs,
-    clickhouse: {
-      url: config.clickhouse.url,
-      database: config.clickhouse.database,
-      username: config.clickhouse.user,
-      password: config.clickhouse.password,
-      requestTimeoutMs: config.clickhouse.insertTimeoutMs,
-    },
+    clickhouse: { ...clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }), requestTimeoutMs: config.clickhouse.insertTimeoutMs },
     batchRows: config.worker.batchRows,
     batchMs: config.worker.batchMs,
     sessionTimeoutMs: config.worker.sessionTimeoutMs,

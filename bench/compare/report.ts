@@ -104,6 +104,21 @@ function goals(key: KeyRows, sync: SyncLatency): { lines: string[]; allMet: bool
     const runs = even.p99Runs ? `, the median of ${even.p99Runs.length} runs on one server: ${even.p99Runs.map(fmtMs).join(' / ')} ms` : '';
     goal(ok, `p99 at 70% of our maximum, evenly paced = ${fmtMs(even.p99)} ms at ${fmtInt(even.reqPerSec)} req/s achieved${runs} (goal ≤ 5 ms${even.errors > 0 ? ', and no errors' : ''})`);
   } else goal(null, 'p99 at 70% of our maximum, evenly paced (goal ≤ 5 ms)');
+  const tlsRows = key.tls;
+  const plain = key.soap11.m;
+  if (tlsRows?.keepAlive.m && plain) {
+    const t = tlsRows.keepAlive.m;
+    const x = t.reqPerSec / plain.reqPerSec;
+    goal(x >= 0.85, `TLS keep-alive / plain, SOAP 1.1 LoginYInsertarEvento, durable = ${fmtInt(t.reqPerSec)} / ${fmtInt(plain.reqPerSec)} req/s = ${fmtX(x)} (goal ≥ 0.85x)`);
+    lines.push(`- for reference, not a goal: server CPU per request, TLS keep-alive / plain = ${t.cpuMsPer1000.toFixed(1)} / ${plain.cpuMsPer1000.toFixed(1)} ms per 1,000 requests = ${fmtX(t.cpuMsPer1000 / plain.cpuMsPer1000)}`);
+  } else goal(null, 'TLS keep-alive / plain req/s (goal ≥ 0.85x)');
+  if (tlsRows?.tlsClose.m && tlsRows.plainClose.m) {
+    const t = tlsRows.tlsClose.m;
+    const p = tlsRows.plainClose.m;
+    lines.push(
+      `- for reference, not a goal: new TLS connections per second (one request each, full handshake) = ${fmtInt(t.reqPerSec)}, against ${fmtInt(p.reqPerSec)} new plain connections per second (${fmtX(t.reqPerSec / p.reqPerSec)}); server CPU ${t.cpuMsPer1000.toFixed(1)} / ${p.cpuMsPer1000.toFixed(1)} ms per 1,000 connections`,
+    );
+  }
   const baselines = (key.evenBaselines ?? []).filter((r) => r.m !== undefined);
   if (baselines.length > 0) {
     lines.push(`- the same evenly paced rate against servers far from their limit, p99: ${baselines.map((r) => `${r.server} ${fmtMs(r.m!.p99)} ms (runs ${(r.m!.p99Runs ?? [r.m!.p99]).map(fmtMs).join(' / ')})`).join('; ')}`);

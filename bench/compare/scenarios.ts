@@ -6,7 +6,7 @@
 import { peakRssKb } from '../lib/proc.js';
 import { CXF_SLICE, CXF_WARMUP, DURATION, log, PACED_RUNS, PEERS, USER, WARMUP } from './config.js';
 import { medianP99, pacedSoap11, warmUpCurve, wrk, type Measurement } from './measure.js';
-import { checkAnswers, login, startCeiling, startCxf, startGsoap, startNodeSoap, startOurs, type Target } from './servers.js';
+import { checkAnswers, login, startCeiling, startCxf, startGsoap, startNodeSoap, startOurs, startOursTls, type Target } from './servers.js';
 
 export type Role = 'ceiling' | 'peer' | 'ours';
 
@@ -41,6 +41,8 @@ export interface KeyRows {
    * give a server that is nowhere near its limit (what part of ours is the harness's).
    */
   evenBaselines?: Row[];
+  /** What TLS costs: keep-alive over TLS, and a new connection per request with and without TLS. */
+  tls?: { keepAlive: Row; plainClose: Row; tlsClose: Row };
 }
 
 interface Plan {
@@ -123,9 +125,16 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
   const ours = (scenario: string, eventsPerRequest: number | null, plan: Plan, loadGen = 'wrk'): Promise<Row> =>
     row(rows, { role: 'ours', server: 'ours', scenario, eventsPerRequest, loadGen }, plan);
 
-  const soap11 = await ours(`${SOAP11_INSERT}, durable`, 1, wrkPlan(startOurs, 'soap11-insert.lua'));
-  await ours('SOAP 1.2 LoginYInsertarEvento, durable', 1, wrkPlan(startOurs, 'soap12-insert.lua'));
-  await ours('HTTP POST form LoginYInsertarEvento, durable', 1, wrkPlan(startOurs, 'form-insert.lua', { path: '/LoginYInsertarEvento' }));
+  const soap11 = await ours(`${SOAP11_INSERT}, durable`, 1, wrkPlan(() => startOurs(), 'soap11-insert.lua'));
+  // TLS (TLS_CERT_FILE): the same requests over HTTPS on kept-alive connections, then every request on
+  // a new connection (Connection: close), plain and TLS: the second is new TLS connections per second.
+  const tls = {
+    keepAlive: await ours(`${SOAP11_INSERT} over TLS (keep-alive), durable`, 1, wrkPlan(startOursTls, 'soap11-insert.lua')),
+    plainClose: await ours(`${SOAP11_INSERT}, a new connection per request (plain), durable`, 1, wrkPlan(() => startOurs(), 'soap11-insert-close.lua')),
+    tlsClose: await ours(`${SOAP11_INSERT}, a new TLS connection (full handshake) per request, durable`, 1, wrkPlan(startOursTls, 'soap11-insert-close.lua')),
+  };
+  await ours('SOAP 1.2 LoginYInsertarEvento, durable', 1, wrkPlan(() => startOurs(), 'soap12-insert.lua'));
+  await ours('HTTP POST form LoginYInsertarEvento, durable', 1, wrkPlan(() => startOurs(), 'form-insert.lua', { path: '/LoginYInsertarEvento' }));
   // One Login per server; the cookie is reused by the warm-up and the measured run.
   const cookies = new Map<string, Promise<string>>();
   const cookieFor = (t: Target): Promise<string> => {
@@ -133,8 +142,8 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
     if (!c) cookies.set(t.url, (c = login(t.url)));
     return c;
   };
-  await ours('InsertarEvento with a session cookie (SOAP 1.1, one Login), durable', 1, wrkPlan(startOurs, 'session-insert.lua', { args: async (t) => [await cookieFor(t)] }));
-  const batch = await ours('LoginYInsertarEventos ×100 (SOAP 1.1), durable', 100, wrkPlan(startOurs, 'batch-insert.lua', { args: () => Promise.resolve(['100']) }));
+  await ours('InsertarEvento with a session cookie (SOAP 1.1, one Login), durable', 1, wrkPlan(() => startOurs(), 'session-insert.lua', { args: async (t) => [await cookieFor(t)] }));
+  const batch = await ours('LoginYInsertarEventos ×100 (SOAP 1.1), durable', 100, wrkPlan(() => startOurs(), 'batch-insert.lua', { args: () => Promise.resolve(['100']) }));
   const withCommand = async (): Promise<Target> => {
     const t = await startOurs();
     try {
@@ -149,20 +158,20 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
   await ours('LoginYObtenerComando (SOAP 1.1, one command queued)', null, wrkPlan(withCommand, 'obtener-comando.lua'));
 
   const max = soap11.m?.reqPerSec;
-  if (max === undefined) return { ceiling, peers, soap11, batch };
+  if (max === undefined) return { ceiling, peers, soap11, batch, tls };
   const rate = Math.max(1, Math.round(max * 0.7));
   const warmUp = (t: Target): Promise<Measurement> => wrk(t, 'soap11-insert.lua', { seconds: WARMUP });
   const paced = await ours(
     `${SOAP11_INSERT} at 70% of max (${rate} req/s offered), durable`,
     1,
-    { start: startOurs, check: true, warmUp, measure: (t) => pacedSoap11(t, rate) },
+    { start: () => startOurs(), check: true, warmUp, measure: (t) => pacedSoap11(t, rate) },
     'autocannon',
   );
   // wrk with a Lua schedule (delay()) spreading the same rate evenly over time, as wrk2 would.
   const even = await ours(
     `${SOAP11_INSERT} at 70% of max, evenly spaced (${rate} req/s offered; the run with the median p99 of ${PACED_RUNS}), durable`,
     1,
-    { start: startOurs, check: true, warmUp, measure: (t) => medianP99(PACED_RUNS, () => wrk(t, 'soap11-insert-paced.lua', { args: [String(rate)], seconds: DURATION })) },
+    { start: () => startOurs(), check: true, warmUp, measure: (t) => medianP99(PACED_RUNS, () => wrk(t, 'soap11-insert-paced.lua', { args: [String(rate)], seconds: DURATION })) },
     'wrk, paced',
   );
   const evenBaselines: Row[] = [];
@@ -179,5 +188,5 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
       await row(rows, { role: 'peer', server: 'gSOAP 2.8, 2-thread pool', scenario: `in-memory, ${sameRate}`, eventsPerRequest: null, loadGen: 'wrk, paced' }, evenly(() => startGsoap(2), true)),
     );
   }
-  return { ceiling, peers, soap11, batch, paced, even, evenBaselines };
+  return { ceiling, peers, soap11, batch, paced, even, evenBaselines, tls };
 }

@@ -3,7 +3,11 @@
  * the ceiling (bare uWebSockets.js), the peers (gSOAP, Apache CXF, node-soap: our WSDL with an
  * in-memory LoginYInsertarEvento) and ours (the compiled gateway, durable acknowledgements).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, type BenchServer } from '../lib/server.js';
 import { exited, loopback, signal, spawnReady, track } from '../lib/processes.js';
@@ -14,8 +18,10 @@ import { log, NS, PASSWORD, USER } from './config.js';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 export interface Target {
-  /** The service URL (`.../service.asmx`). */
+  /** The service URL (`.../service.asmx`; https:// for the TLS rows). */
   url: string;
+  /** The CA an https:// target's certificate is checked against. */
+  ca?: string;
   pid: number;
   stop(): Promise<void>;
 }
@@ -50,9 +56,27 @@ export async function startCxf(): Promise<Target> {
   return spawnReady('cxf', 'java', [...args, USER, PASSWORD], { readyMs: 180_000 });
 }
 
+/** A private CA and a certificate for 127.0.0.1, made once per run (scripts/services/secure/certs.sh, openssl). */
+let certs: { dir: string; ca: string } | null = null;
+function benchCerts(): { dir: string; ca: string } {
+  if (certs === null) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gw-bench-tls-'));
+    execFileSync('bash', [path.join(ROOT, 'scripts/services/secure/certs.sh'), dir]);
+    certs = { dir, ca: readFileSync(path.join(dir, 'ca.pem'), 'utf8') };
+  }
+  return certs;
+}
+
+/** Ours with TLS_CERT_FILE / TLS_KEY_FILE: every listener HTTPS, TLS 1.2+. */
+export async function startOursTls(): Promise<Target & { server: BenchServer }> {
+  const { dir, ca } = benchCerts();
+  const target = await startOurs({ TLS_CERT_FILE: path.join(dir, 'server.pem'), TLS_KEY_FILE: path.join(dir, 'server.key') }, ca);
+  return { ...target, ca };
+}
+
 /** Ours: the gateway through bench/lib/server.ts, with the provider created through the admin API. */
-export async function startOurs(): Promise<Target & { server: BenchServer }> {
-  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' });
+export async function startOurs(env: Record<string, string> = {}, ca?: string): Promise<Target & { server: BenchServer }> {
+  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL', ...env }, ca === undefined ? {} : { ca });
   const child = server.child;
   track(child, false);
   let stopping: Promise<void> | null = null;
@@ -82,15 +106,18 @@ export async function startOurs(): Promise<Target & { server: BenchServer }> {
 }
 
 /** One request on its own connection (`Connection: close`, so no server thread is left holding it). */
-function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+function post(url: string, headers: Record<string, string>, body: string, ca?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(loopback(url), { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+    const options = { method: 'POST', agent: false as const, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } };
+    const onResponse = (res: http.IncomingMessage): void => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
       res.on('error', reject);
-    });
+    };
+    const target = loopback(url);
+    const req = target.startsWith('https:') ? https.request(target, { ...options, ca, servername: 'localhost' }, onResponse) : http.request(target, options, onResponse);
     req.setTimeout(30_000, () => req.destroy(new Error(`no answer from ${url} in 30 s`)));
     req.on('error', reject);
     req.end(body);
@@ -118,7 +145,7 @@ const result = (text: string): number | null => {
  */
 export async function checkAnswers(target: Target): Promise<void> {
   const headers = { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}LoginYInsertarEvento"` };
-  const good = await post(target.url, headers, insertEnvelope(PASSWORD));
+  const good = await post(target.url, headers, insertEnvelope(PASSWORD), target.ca);
   const problems = [
     good.status === 200 ? '' : `status ${good.status}`,
     /^text\/xml\b/.test(good.headers['content-type'] ?? '') ? '' : `Content-Type ${good.headers['content-type'] ?? '(none)'}`,
@@ -127,7 +154,7 @@ export async function checkAnswers(target: Target): Promise<void> {
     (result(good.text) ?? 0) > 0 ? '' : 'no positive id',
   ].filter(Boolean);
   if (problems.length > 0) throw new Error(`wrong answer to SOAP 1.1 LoginYInsertarEvento (${problems.join(', ')}): ${good.text.slice(0, 400)}`);
-  const bad = await post(target.url, headers, insertEnvelope('wrong-password'));
+  const bad = await post(target.url, headers, insertEnvelope('wrong-password'), target.ca);
   const id = result(bad.text);
   if (id !== null && id > 0) throw new Error(`a wrong password got a positive id (${id})`);
 }

@@ -1,3 +1,4 @@
+import { Agent, fetch } from 'undici';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { pinned } from './pin.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +26,8 @@ export interface StartOptions {
   root?: string;
   /** The entry point under the checkout: `dist/main.js` (`npm start`) unless given. */
   script?: string;
+  /** PEM CA the admin calls trust (the server runs with TLS_CERT_FILE signed by it). */
+  ca?: string;
 }
 
 /**
@@ -65,8 +68,10 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
     });
     child.on('exit', (code) => reject(new Error(`server exited (${code})`)));
   });
+  const dispatcher = options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca } });
   const adminCall = async (method: string, p: string, body?: unknown): Promise<unknown> => {
-    const res = await fetch(`${admin}${p}`, {
+    const res = await fetch(`${admin.replace('//127.0.0.1:', '//localhost:')}${p}`, {
+      dispatcher,
       method,
       headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -2,6 +2,7 @@
  * A thin HTTP client of the admin API (used by the operators' CLI). Only `fetch`: no server code.
  */
 import { createParser } from 'eventsource-parser';
+import { Agent, fetch, type Response } from 'undici';
 
 /** The API answered with an error status; `message` is the API's own error text. */
 export class AdminApiError extends Error {
@@ -21,7 +22,11 @@ export class AdminUnreachableError extends Error {
     readonly url: string,
     readonly reason: string,
   ) {
-    super(`Cannot reach the admin API at ${url} (${reason}). Is the gateway running, and are --url / ADMIN_URL right?`);
+    super(
+      /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(reason)
+        ? `Cannot reach the admin API at ${url}: its certificate is not trusted (${reason}). Pass the CA that signed it with --ca or ADMIN_CA_FILE.`
+        : `Cannot reach the admin API at ${url} (${reason}). Is the gateway running, and are --url / ADMIN_URL right?`,
+    );
     this.name = 'AdminUnreachableError';
   }
 }
@@ -31,6 +36,8 @@ interface AdminClientOptions {
   /** Needed by every route but /healthz and /readyz. */
   token: string | null;
   timeoutMs?: number;
+  /** PEM of the CA that signed an https:// admin API's certificate (else the system's). */
+  ca?: string;
 }
 
 type AdminResponse = { status: number; body: unknown };
@@ -64,9 +71,12 @@ function reasonOf(err: unknown): string {
 
 export class AdminClient {
   private readonly baseUrl: string;
+  /** Trusts `ca` for this client's connections only (undici's fetch: Node's takes no CA). */
+  private readonly dispatcher: Agent | undefined;
 
   constructor(private readonly options: AdminClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.dispatcher = options.ca === undefined ? undefined : new Agent({ connect: { ca: options.ca, minVersion: 'TLSv1.2' } });
   }
 
   private headers(auth: boolean, accept = 'application/json'): Record<string, string> {
@@ -92,6 +102,7 @@ export class AdminClient {
     let res: Response;
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
+        dispatcher: this.dispatcher,
         method,
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -208,7 +219,7 @@ export class AdminClient {
   ): Promise<void> {
     let res: Response;
     try {
-      res = await fetch(`${this.baseUrl}/admin/events/stream${queryOf(filter)}`, { headers: this.headers(true, 'text/event-stream'), signal });
+      res = await fetch(`${this.baseUrl}/admin/events/stream${queryOf(filter)}`, { dispatcher: this.dispatcher, headers: this.headers(true, 'text/event-stream'), signal });
     } catch (err) {
       if (signal.aborted) return;
       throw new AdminUnreachableError(this.baseUrl, reasonOf(err));

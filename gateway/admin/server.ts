@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BackendUnavailableError, type Backends } from '../../shared/backends/types.js';
 import type { Config } from '../../shared/config/index.js';
 import { FailureLog } from '../../shared/runtime/failure-log.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { createHttpServer, reloadHttpServer, schemeOf, serverTlsFromConfig } from '../../shared/runtime/tls.js';
 import { AdminAccess } from './access.js';
 import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
 import { loadConsoleAssets } from './console-assets.js';
@@ -22,6 +23,8 @@ export interface AdminServer {
   readonly url: string;
   /** Live event streams open now. */
   readonly liveStreams: number;
+  /** Serves TLS_CERT_FILE / TLS_KEY_FILE as they are now to new connections (no-op without TLS). */
+  reloadTls(): void;
   close(): Promise<void>;
 }
 
@@ -264,7 +267,9 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     else fail(req, res, requestId, outcome.error);
   }
 
-  const server = http.createServer((req, res) => {
+  // With TLS_CERT_FILE the admin API and console are HTTPS only, as every listener of the process.
+  const tls = serverTlsFromConfig(config);
+  const server = createHttpServer(tls, (req, res) => {
     const started = process.hrtime.bigint();
     // Every answer carries an id that is also in the log line about it.
     const requestId = randomUUID();
@@ -300,7 +305,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.on('error', (err) => logger.error({ err }, 'admin: server error'));
 
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${schemeOf(tls)}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url }, 'admin API listening');
 
   let closing: Promise<void> | null = null;
@@ -309,6 +314,9 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     url,
     get liveStreams() {
       return streams.size;
+    },
+    reloadTls() {
+      if (tls !== null) reloadHttpServer(server, tls);
     },
     close() {
       closing ??= new Promise<void>((resolve, reject) => {

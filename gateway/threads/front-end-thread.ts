@@ -75,6 +75,12 @@ control.on('message', (message: ToFrontEnd) => {
   } else if (message.type === 'health') {
     const healthy = own === null ? Promise.resolve(true) : own.healthy().catch(() => false);
     void healthy.then((ok) => post({ type: 'health', id: message.id, ok }));
+  } else if (message.type === 'reload-tls') {
+    const reload = gateway === null ? Promise.resolve() : gateway.reloadTls();
+    reload.then(
+      () => post({ type: 'reloaded', id: message.id, error: null }),
+      (err: unknown) => post({ type: 'reloaded', id: message.id, error: err instanceof Error ? err.message : String(err) }),
+    );
   } else {
     void stop(message.graceMs);
   }
@@ -90,5 +96,5 @@ const fatal = (err: unknown): void => {
 process.on('uncaughtException', fatal);
 process.on('unhandledRejection', fatal);
 
-gateway = await startGateway({ config, service, logger, clock, metrics, port: data.port });
+gateway = await startGateway({ config, service, logger, clock, metrics, port: data.port, ...(data.httpPort === null ? {} : { httpPort: data.httpPort }) });
 post({ type: 'ready', native: nativeBinaryPath() });

@@ -19,6 +19,10 @@ import type { SharedState } from './shared-state.js';
  */
 export interface FrontEnds {
   readonly port: number;
+  /** The plain listener beside TLS (HTTP_PORT), or null. */
+  readonly httpPort: number | null;
+  /** Serves TLS_CERT_FILE / TLS_KEY_FILE as they are now on every thread (SIGHUP); open connections keep theirs. */
+  reloadTls(): Promise<void>;
   /** Front ends serving the port, the main thread's included. */
   readonly threads: number;
   /** Stops accepting on every thread, waits for in-flight requests (up to graceMs), ends the threads. */
@@ -50,6 +54,8 @@ interface FrontEndsOptions {
   scaleOut: boolean;
   /** Overrides config.service.port (0 = a free port, for tests). */
   port?: number;
+  /** Overrides config.service.httpPort (0 = a free port; with TLS only). */
+  httpPort?: number;
 }
 
 /** A fresh name for one gateway's invalidation channel. */
@@ -61,10 +67,13 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
   const { config, logger, service, metrics, description, clock } = options;
   const requested = options.port ?? config.service.port;
   const threads = config.service.threads;
+  const httpRequested = options.httpPort ?? config.service.httpPort;
   if (threads === 1) {
-    const gateway = await startGateway({ config, service, logger, clock, metrics, description, port: requested });
+    const gateway = await startGateway({ config, service, logger, clock, metrics, description, port: requested, ...(httpRequested === null ? {} : { httpPort: httpRequested }) });
     return {
       port: gateway.port,
+      httpPort: gateway.httpPort,
+      reloadTls: () => gateway.reloadTls(),
       threads: 1,
       close: (graceMs) => gateway.close(graceMs),
       metricsText: () => metrics.text(),
@@ -77,7 +86,13 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
     throw new Error('A custom clock cannot reach the other front-end threads: pass a SharedClock, or set GATEWAY_THREADS=1.');
   }
 
-  const { gateway, port } = await listenShared(requested, (port) => startGateway({ config, service, logger, clock, metrics, description, port }), config.service.host);
+  // Every thread listens on the same plain port too: a free one is chosen first for 0.
+  const httpPort = httpRequested === 0 && config.tls.certFile !== null ? await freePort(config.service.host) : httpRequested;
+  const { gateway, port } = await listenShared(
+    requested,
+    (port) => startGateway({ config, service, logger, clock, metrics, description, port, ...(httpPort === null ? {} : { httpPort }) }),
+    config.service.host,
+  );
   let pool: FrontEndPool;
   try {
     pool = await FrontEndPool.start({
@@ -86,6 +101,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       state: options.state,
       threads: threads - 1,
       port,
+      httpPort: gateway.httpPort,
       clock: options.sharedClock?.cell ?? null,
       invalidation: options.invalidation,
       ownClients: options.scaleOut && config.service.threadClients === 'own',
@@ -97,6 +113,10 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
   logger.debug({ threads, port }, 'front-end threads listening');
   return {
     port,
+    httpPort: gateway.httpPort,
+    reloadTls: async () => {
+      await Promise.all([gateway.reloadTls(), pool.reloadTls()]);
+    },
     threads,
     close: async (graceMs) => {
       await Promise.all([gateway.close(graceMs), pool.close(graceMs)]);

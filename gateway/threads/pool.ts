@@ -19,9 +19,10 @@ interface FrontEndPoolOptions {
   config: Config;
   logger: Logger;
   state: SharedState;
-  /** Threads to start, each listening on `port`. */
+  /** Threads to start, each listening on `port` (and `httpPort`). */
   threads: number;
   port: number;
+  httpPort: number | null;
   clock: BigInt64Array | null;
   invalidation: string;
   /** The threads open their own Redis and Kafka clients (protocol.ts). */
@@ -46,6 +47,7 @@ class FrontEndThread {
   private nextId = 1;
   private readonly metricsWaiters = new Map<number, (json: object[]) => void>();
   private readonly healthWaiters = new Map<number, (ok: boolean) => void>();
+  private readonly reloadWaiters = new Map<number, (error: string | null) => void>();
   readonly exited: Promise<number>;
   private ended = false;
 
@@ -65,6 +67,9 @@ class FrontEndThread {
       } else if (message.type === 'health') {
         this.healthWaiters.get(message.id)?.(message.ok);
         this.healthWaiters.delete(message.id);
+      } else if (message.type === 'reloaded') {
+        this.reloadWaiters.get(message.id)?.(message.error);
+        this.reloadWaiters.delete(message.id);
       } else if (message.type === 'ready') onReady(message.native);
       else onFatal(decodeError(message.error));
     });
@@ -75,6 +80,8 @@ class FrontEndThread {
       this.metricsWaiters.clear();
       for (const waiter of this.healthWaiters.values()) waiter(false);
       this.healthWaiters.clear();
+      for (const waiter of this.reloadWaiters.values()) waiter('the thread ended');
+      this.reloadWaiters.clear();
       if (code !== 0) onFatal(new Error(`front-end thread ${index} exited with code ${code}`));
     });
   }
@@ -100,6 +107,16 @@ class FrontEndThread {
     return new Promise((resolve) => {
       this.healthWaiters.set(id, resolve);
       this.send({ type: 'health', id });
+    });
+  }
+
+  /** Has the thread serve the certificate files as they are now; resolves with its error, or null. */
+  reloadTls(): Promise<string | null> {
+    if (this.ended) return Promise.resolve(null);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.reloadWaiters.set(id, resolve);
+      this.send({ type: 'reload-tls', id });
     });
   }
 
@@ -153,6 +170,7 @@ export class FrontEndPool {
         index,
         config: options.config,
         port: options.port,
+        httpPort: options.httpPort,
         rpc: channel.port2,
         clock: options.clock,
         invalidation: options.invalidation,
@@ -187,6 +205,12 @@ export class FrontEndPool {
   /** Every thread serves and its own backends answer (readiness). */
   async healthy(): Promise<boolean> {
     return (await Promise.all(this.threads.map((t) => t.healthy()))).every(Boolean);
+  }
+
+  /** Reloads the certificate on every thread; rejects with the first thread's error. */
+  async reloadTls(): Promise<void> {
+    const errors = (await Promise.all(this.threads.map((t) => t.reloadTls()))).filter((e) => e !== null);
+    if (errors.length > 0) throw new Error(errors[0]);
   }
 
   /** Stops every thread: no new connections, in-flight requests finish (up to graceMs), then they end. */

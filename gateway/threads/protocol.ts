@@ -13,6 +13,8 @@ export interface FrontEndData {
   config: Config;
   /** The port every front end listens on (SO_REUSEPORT). */
   port: number;
+  /** The plain listener beside TLS (HTTP_PORT), shared the same way; null: none. */
+  httpPort: number | null;
   /** Calls into the shared state (rpc.ts). */
   rpc: MessagePort;
   /** The test clock's cell (clock.ts); null: Date.now. */
@@ -24,7 +26,12 @@ export interface FrontEndData {
 }
 
 /** Main thread → front end. */
-export type ToFrontEnd = { type: 'metrics'; id: number } | { type: 'health'; id: number } | { type: 'close'; graceMs: number };
+export type ToFrontEnd =
+  | { type: 'metrics'; id: number }
+  | { type: 'health'; id: number }
+  /** Read TLS_CERT_FILE / TLS_KEY_FILE again (SIGHUP). */
+  | { type: 'reload-tls'; id: number }
+  | { type: 'close'; graceMs: number };
 
 /** Front end → main thread. */
 export type FromFrontEnd =
@@ -34,6 +41,8 @@ export type FromFrontEnd =
   | { type: 'metrics'; id: number; json: object[] }
   /** Whether the thread's own backends answer (GATEWAY_THREAD_CLIENTS=own; otherwise always true). */
   | { type: 'health'; id: number; ok: boolean }
+  /** The certificate was reloaded (error: null) or not (the old one is still served). */
+  | { type: 'reloaded'; id: number; error: string | null }
   /** Uncaught: the thread stopped serving (the process shuts down, see pool.ts). */
   | { type: 'fatal'; error: WireError };
 

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import uWS from 'uWebSockets.js';
 
 export { uWS };
-export type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 
 /**
  * The package silently falls back to a slow node:http emulation when its native binary fails

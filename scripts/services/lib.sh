@@ -12,12 +12,15 @@ REPO="$(cd "$SERVICES_SCRIPT_DIR/../.." && pwd)"
 # single (default): one Redis, one ClickHouse, one Kafka broker. ha: the forms production runs (ha.sh):
 # Redis primary + replica + three Sentinels and three Kafka brokers, next to the same ClickHouse.
 PROFILE="${SERVICES_PROFILE:-single}"
-case "$PROFILE" in single | ha) ;; *) printf 'SERVICES_PROFILE must be single or ha, got "%s"\n' "$PROFILE" >&2; exit 2 ;; esac
+# secure: every engine with TLS and authentication (secure.sh), on ports of its own.
+case "$PROFILE" in single | ha | secure) ;; *) printf 'SERVICES_PROFILE must be single, ha or secure, got "%s"\n' "$PROFILE" >&2; exit 2 ;; esac
 
 STATE="${SERVICES_DIR:-$REPO/.services}"
 case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
 if [[ "$PROFILE" == ha ]]; then
   ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services-ha.env}"
+elif [[ "$PROFILE" == secure ]]; then
+  ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services-secure.env}"
 else
   ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services.env}"
 fi
@@ -51,9 +54,13 @@ STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-15}"
 HA_PORT_BASE="${SERVICES_HA_PORT_BASE:-16400}"
 HA_SENTINEL_NAME="${SERVICES_HA_SENTINEL_NAME:-gateway-redis}"
 HA_KAFKA_HEAP_OPTS="${SERVICES_HA_KAFKA_HEAP_OPTS:--Xms128m -Xmx384m}"
+# The secure profile's ports: Redis base+0, Sentinel base+1, ClickHouse HTTPS base+10, Kafka base+20 (controller base+21).
+SECURE_PORT_BASE="${SERVICES_SECURE_PORT_BASE:-17400}"
 
 if [[ "$PROFILE" == ha ]]; then
   ALL_SERVICES=(clickhouse redis-1 redis-2 sentinel-1 sentinel-2 sentinel-3 kafka-1 kafka-2 kafka-3)
+elif [[ "$PROFILE" == secure ]]; then
+  ALL_SERVICES=(secure-redis secure-sentinel secure-clickhouse secure-kafka)
 else
   ALL_SERVICES=(redis clickhouse kafka)
 fi
@@ -162,6 +169,12 @@ pid_matches() {
       [[ "$cmd" == *redis-s* && "$cwd" == "$STATE/ha/$svc" ]]
       ;;
     kafka-[1-9]) [[ "$cmd" == *java* && "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/ha/$svc/server.properties"* ]] ;;
+    secure-redis | secure-sentinel)
+      cwd="$(readlink "/proc/$pid/cwd" 2>/dev/null)" || return 1
+      [[ "$cmd" == *redis-s* && "$cwd" == "$STATE/secure/${svc#secure-}" ]]
+      ;;
+    secure-clickhouse) [[ "$cmd" == *clickhouse* && "$cmd" == *"--config-file=$STATE/secure/clickhouse/config.xml"* ]] ;;
+    secure-kafka) [[ "$cmd" == *java* && "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/secure/kafka/server.properties"* ]] ;;
     *) return 1 ;;
   esac
 }
@@ -343,6 +356,11 @@ write_env_file() {
   local tmp="$ENV_FILE.tmp.$$"
   if [[ "$PROFILE" == ha ]]; then
     ha_env_lines >"$tmp"
+    mv -f "$tmp" "$ENV_FILE"
+    return
+  fi
+  if [[ "$PROFILE" == secure ]]; then
+    secure_env_lines >"$tmp"
     mv -f "$tmp" "$ENV_FILE"
     return
   fi

@@ -5,7 +5,9 @@
 #   chromium  chromium                       (the console in a real browser; browser layer)
 #   protoc    protobuf-compiler              (reads the shipped events.proto; scale-out layer)
 #   python    python3-venv, then a venv at <state>/python-venv with the exact packages of
-#             scripts/services/python-requirements.txt from PyPI (foreign consumers; scale-out layer)
+#             scripts/services/python-requirements.txt from PyPI (foreign consumers: scale-out
+#             layer; zeep, a generated SOAP client: secure layer)
+#   openssl   openssl                        (the private CA of the secure profile)
 #
 #   bash scripts/services/tools.sh nginx promtool chromium protoc python
 #
@@ -26,6 +28,7 @@ tool_packages() {
     chromium) [[ -x /usr/bin/chromium ]] || printf '%s\n' chromium ;;
     protoc) command -v protoc >/dev/null 2>&1 || printf '%s\n' protobuf-compiler ;;
     python) /usr/bin/python3 -m venv --help >/dev/null 2>&1 && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || printf '%s\n' python3-venv ;;
+    openssl) command -v openssl >/dev/null 2>&1 || printf '%s\n' openssl ;;
   esac
 }
 
@@ -49,7 +52,7 @@ python_venv() {
 
 pkgs=()
 for tool in "$@"; do
-  case "$tool" in nginx | promtool | chromium | protoc | python) ;; *) die "unknown tool '$tool' (known: nginx promtool chromium protoc python)" ;; esac
+  case "$tool" in nginx | promtool | chromium | protoc | python | openssl) ;; *) die "unknown tool '$tool' (known: nginx promtool chromium protoc python openssl)" ;; esac
   mapfile -t -O "${#pkgs[@]}" pkgs < <(tool_packages "$tool")
 done
 mkdir -p "$STATE"

@@ -23,6 +23,9 @@ source "$SERVICES_SCRIPT_DIR/kafka.sh"
 # The HA profile's nodes (SERVICES_PROFILE=ha): ha_redis_*, ha_sentinel_*, ha_kafka_* <node>.
 # shellcheck source=ha.sh
 source "$SERVICES_SCRIPT_DIR/ha.sh"
+# The secure profile's engines (SERVICES_PROFILE=secure): secure-redis, -sentinel, -clickhouse, -kafka.
+# shellcheck source=secure.sh
+source "$SERVICES_SCRIPT_DIR/secure.sh"
 
 help_if_asked 13 "$@"
 
@@ -63,9 +66,9 @@ svc_answers() {
 
 mkdir -p "$STATE"
 FETCH_PID=""
-if want kafka; then kafka_fetch_libs_early; fi
+if want kafka || want secure-kafka; then kafka_fetch_libs_early; fi
 ensure_packages
-if want kafka; then kafka_fetch_libs_finish; fi
+if want kafka || want secure-kafka; then kafka_fetch_libs_finish; fi
 
 declare -A PID=() T0=() STATUS=()
 
@@ -74,7 +77,7 @@ declare -A PID=() T0=() STATUS=()
 for svc in "${SELECTED[@]}"; do
   if [[ "${SERVICES_FRESH:-0}" == 1 ]]; then
     stop_service "$svc" >/dev/null
-    if [[ "$svc" == *-[1-9] ]]; then rm -rf "${STATE:?}/ha/$svc"; else rm -rf "${STATE:?}/$svc"; fi
+    if [[ "$svc" == *-[1-9] ]]; then rm -rf "${STATE:?}/ha/$svc"; elif [[ "$svc" == secure-* ]]; then rm -rf "${STATE:?}/secure/${svc#secure-}"; else rm -rf "${STATE:?}/$svc"; fi
     log "$svc: data wiped (SERVICES_FRESH=1)"
   fi
   if pid="$(service_pid "$svc")"; then

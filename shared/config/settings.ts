@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
@@ -102,11 +103,45 @@ function httpUrl(env: string): (raw: string) => string {
   };
 }
 
+/** A file the process must read at start (a certificate, a key, a CA): its absolute path, checked readable now. */
+function readableFile(env: string): (raw: string) => string {
+  return (raw) => {
+    const file = path.resolve(raw);
+    try {
+      fs.accessSync(file, fs.constants.R_OK);
+    } catch (err) {
+      throw new SettingError(`${env}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}).`);
+    }
+    return file;
+  };
+}
+
+/** An optional port (null: off). */
+function optionalPort(c: { env: string; doc: string; defaultText: string }): Setting<number | null> {
+  return custom<number | null>({
+    env: c.env,
+    defaultText: c.defaultText,
+    parse: (raw) => {
+      const n = Number(raw.trim());
+      if (!/^\d+$/.test(raw.trim()) || n < 1 || n > 65535) throw new SettingError(`${c.env} must be a port (1-65535), got "${raw}".`);
+      return n;
+    },
+    fallback: () => null,
+    show: (v) => (v === null ? '(off)' : String(v)),
+    doc: c.doc,
+  });
+}
+
 export const SETTINGS = {
   /** The public port: SOAP, HTTP GET/POST, WSDL and help page. */
   service: {
     port: whole({ env: 'PORT', default: 8080, max: 65535, doc: 'public port (SOAP, HTTP GET/POST, WSDL, help page)' }),
     host: text({ env: 'HOST', default: '0.0.0.0', doc: 'public bind address' }),
+    httpPort: optionalPort({
+      env: 'HTTP_PORT',
+      defaultText: '(off)',
+      doc: 'with TLS on: a plain-HTTP listener for legacy clients that cannot do TLS (off unless set)',
+    }),
     threads: whole({
       env: 'GATEWAY_THREADS',
       default: () => defaultGatewayThreads(),
@@ -149,6 +184,11 @@ export const SETTINGS = {
       },
       doc: 'IANA zone for dateTimes sent without offset and for dates sent',
     }),
+  },
+  /** TLS of every HTTP listener of the process: the public port, the admin API, the worker's probes. */
+  tls: {
+    certFile: optional({ env: 'TLS_CERT_FILE', defaultText: '(none: plain HTTP)', check: readableFile('TLS_CERT_FILE'), doc: 'PEM certificate chain; with TLS_KEY_FILE every HTTP listener serves HTTPS (TLS 1.2+)' }),
+    keyFile: optional({ env: 'TLS_KEY_FILE', defaultText: '(none)', check: readableFile('TLS_KEY_FILE'), doc: "PEM private key of TLS_CERT_FILE" }),
   },
   /** Sessions of Login / InSession clients (memory of the process that answered Login). */
   sessions: {
@@ -249,8 +289,13 @@ export const SETTINGS = {
       show: (v) => (v === null ? '(unset)' : v.map((s) => `${s.host}:${s.port}`).join(',')),
       doc: 'Sentinels to ask for the current primary',
     }),
+    username: optional({ env: 'REDIS_USERNAME', defaultText: '(none)', doc: 'Redis ACL user (instead of one inside REDIS_URL)' }),
+    password: optional({ env: 'REDIS_PASSWORD', secret: true, defaultText: '(none)', doc: "that user's password (instead of one inside REDIS_URL)" }),
+    tlsCaFile: optional({ env: 'REDIS_TLS_CA_FILE', defaultText: '(system CAs)', check: readableFile('REDIS_TLS_CA_FILE'), doc: 'PEM CA that signed the Redis (and Sentinel) certificates' }),
     sentinelName: text({ env: 'REDIS_SENTINEL_NAME', default: 'mymaster', doc: "the primary's name the Sentinels monitor" }),
+    sentinelUsername: optional({ env: 'REDIS_SENTINEL_USERNAME', defaultText: '(none)', doc: 'ACL user of the Sentinels themselves' }),
     sentinelPassword: optional({ env: 'REDIS_SENTINEL_PASSWORD', secret: true, defaultText: '(none)', doc: 'password of the Sentinels themselves' }),
+    sentinelTls: choice({ env: 'REDIS_SENTINEL_TLS', default: 'off', words: ['off', 'on'], doc: 'reach the Sentinels over TLS' }),
     commandReplicas: whole({
       env: 'REDIS_COMMAND_REPLICAS',
       default: (env) => (env.REDIS_SENTINELS?.trim() ? 1 : 0),
@@ -295,6 +340,18 @@ export const SETTINGS = {
       fallback: () => 3,
       doc: 'version of the Kafka messages this gateway writes: 3 Protocol Buffers, 2 binary, 1 JSON',
     }),
+    securityProtocol: choice({
+      env: 'KAFKA_SECURITY_PROTOCOL',
+      default: 'PLAINTEXT',
+      words: ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'],
+      doc: "Kafka's security.protocol: TLS (SSL), SASL, both, or neither",
+    }),
+    saslMechanism: choice({ env: 'KAFKA_SASL_MECHANISM', default: 'SCRAM-SHA-512', words: ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'], doc: 'SASL mechanism with SASL_*' }),
+    saslUsername: optional({ env: 'KAFKA_SASL_USERNAME', defaultText: '(none)', doc: 'SASL user (the principal the ACLs name)' }),
+    saslPassword: optional({ env: 'KAFKA_SASL_PASSWORD', secret: true, defaultText: '(none)', doc: "that user's password" }),
+    tlsCaFile: optional({ env: 'KAFKA_TLS_CA_FILE', defaultText: '(system CAs)', check: readableFile('KAFKA_TLS_CA_FILE'), doc: 'PEM CA that signed the brokers\' certificates' }),
+    tlsCertFile: optional({ env: 'KAFKA_TLS_CERT_FILE', defaultText: '(none)', check: readableFile('KAFKA_TLS_CERT_FILE'), doc: 'PEM client certificate for mutual TLS' }),
+    tlsKeyFile: optional({ env: 'KAFKA_TLS_KEY_FILE', defaultText: '(none)', check: readableFile('KAFKA_TLS_KEY_FILE'), doc: 'PEM key of KAFKA_TLS_CERT_FILE' }),
     producerLingerMs: whole({ env: 'PRODUCER_LINGER_MS', default: 2, tuning: true, doc: 'producer micro-batch: send this long after the first queued event' }),
     producerBatchEvents: whole({ env: 'PRODUCER_BATCH_EVENTS', default: 500, min: 1, tuning: true, doc: 'or when this many are queued' }),
     requestTimeoutMs: whole({
@@ -312,6 +369,7 @@ export const SETTINGS = {
     database: text({ env: 'CLICKHOUSE_DATABASE', default: 'gateway', doc: 'database the worker creates and migrates' }),
     user: text({ env: 'CLICKHOUSE_USER', default: 'default', doc: 'ClickHouse user' }),
     password: text({ env: 'CLICKHOUSE_PASSWORD', default: '', defaultText: 'empty', secret: true, doc: "that user's password" }),
+    tlsCaFile: optional({ env: 'CLICKHOUSE_TLS_CA_FILE', defaultText: '(system CAs)', check: readableFile('CLICKHOUSE_TLS_CA_FILE'), doc: 'PEM CA that signed the ClickHouse certificate (https:// URLs)' }),
     retentionDays: whole({ env: 'CLICKHOUSE_RETENTION_DAYS', default: 0, doc: 'days events are kept (ClickHouse 24.8+); 0 keeps all' }),
     insertTimeoutMs: whole({
       env: 'CLICKHOUSE_INSERT_TIMEOUT_MS',

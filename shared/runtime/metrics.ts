@@ -177,6 +177,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Set from TLS_CERT_FILE at start and on every reload; the earliest of all threads is shown. */
+  readonly tlsCertificateExpiry = new Gauge({
+    name: 'gateway_tls_certificate_expiry_timestamp_seconds',
+    help: 'When the certificate the public port serves (TLS_CERT_FILE) stops being valid, in seconds since 1970 (no series without TLS)',
+    // A label, so that without TLS there is no series at all rather than a 0 that reads as expired.
+    labelNames: ['certificate'] as const,
+    aggregator: 'min',
+    registers: [this.registry],
+  });
+
   readonly workerBatchRows = new Histogram({
     name: 'worker_batch_rows',
     help: 'Rows per ClickHouse insert',

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendJson, sendReply } from './http-reply.js';
 import type { Logger } from './logger.js';
+import { createHttpServer, reloadHttpServer, schemeOf, type ServerTls } from './tls.js';
 
 /**
  * /healthz, /readyz and /metrics, answered alike by every process: the gateway's admin server
@@ -60,11 +60,15 @@ interface ProbeServerOptions {
   readiness: Readiness;
   metrics: () => Promise<string>;
   logger: Logger;
+  /** HTTPS with the process's certificate (TLS_CERT_FILE), as every listener of the process; null: HTTP. */
+  tls: ServerTls | null;
 }
 
 export interface ProbeServer {
-  /** http://host:port */
+  /** http(s)://host:port */
   readonly url: string;
+  /** Serves the certificate files as they are now to new connections (no-op without TLS). */
+  reloadTls(): void;
   close(): Promise<void>;
 }
 
@@ -85,7 +89,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
     [PROBES[1], handlers.readyz],
     [PROBES[2], handlers.metrics],
   ]);
-  const server = createServer((req, res) => {
+  const server = createHttpServer(options.tls, (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const handler = byPath.get(path);
     if (handler === undefined) {
@@ -105,10 +109,13 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
   server.listen(options.port, options.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  const url = `${schemeOf(options.tls)}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   logger.info({ url }, 'probes and metrics listening');
   return {
     url,
+    reloadTls: () => {
+      if (options.tls !== null) reloadHttpServer(server, options.tls);
+    },
     // A probe in flight at shutdown is cut: nothing waits on its answer then.
     close: () =>
       new Promise<void>((resolve) => {

@@ -7,6 +7,8 @@ export interface Running {
   close(): Promise<void>;
   /** Resolves if a part of the process failed for good (a front-end thread): it stops as on SIGTERM, then exits 1. */
   failed?: Promise<unknown>;
+  /** SIGHUP: read the TLS certificate and key again, keeping open connections (rejects, serving the old one, on bad files). */
+  reloadTls?(): Promise<void>;
 }
 
 /** How long a process that stops after a failure may drain before it exits anyway. */
@@ -55,6 +57,13 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
           },
         );
       };
+      process.on('SIGHUP', () => {
+        if (running.reloadTls === undefined) return;
+        running.reloadTls().then(
+          () => logger.info('TLS certificate reloaded'),
+          (err: unknown) => logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'TLS certificate not reloaded; the previous one is still served'),
+        );
+      });
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
       void running.failed?.then(() => stop('failure', 1));

@@ -50,6 +50,7 @@ beforeAll(async () => {
     metrics: async () => METRICS_TEXT,
   });
   probes = await startProbeServer({
+    tls: null,
     host: '127.0.0.1',
     port: 0,
     logger,

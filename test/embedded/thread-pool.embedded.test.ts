@@ -52,7 +52,7 @@ describe('a front-end thread that fails', () => {
   });
 
   const start = async (port: number, entry?: URL) =>
-    FrontEndPool.start({ config, logger, state, threads: 1, port, clock: null, invalidation: `test-${port}`, ownClients: false, ...(entry === undefined ? {} : { entry }) });
+    FrontEndPool.start({ config, logger, state, threads: 1, port, httpPort: null, clock: null, invalidation: `test-${port}`, ownClients: false, ...(entry === undefined ? {} : { entry }) });
 
   it('an uncaught exception is reported as the gateway\'s failure, logged, and the thread ends cleanly', async () => {
     const port = await freePort();

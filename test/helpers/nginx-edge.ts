@@ -53,8 +53,16 @@ function accepts(port: number): Promise<boolean> {
  * deploy/nginx configuration in front of the given gateway ports. Only what cannot stay as
  * shipped is changed: the listen address, the upstream `server` lines, the log and temp paths.
  */
+/** HTTPS on the edge: the shipped tls.conf with these files and a free port. */
+export interface EdgeTls {
+  certFile: string;
+  keyFile: string;
+}
+
 export class NginxEdge {
   private stderr = '';
+  /** The HTTPS port (tls.conf), or null when started without TLS. */
+  tlsPort: number | null = null;
 
   private constructor(
     readonly port: number,
@@ -64,7 +72,7 @@ export class NginxEdge {
     proc.stderr?.on('data', (d: Buffer) => (this.stderr += d.toString()));
   }
 
-  static async start(gatewayPorts: readonly number[]): Promise<NginxEdge> {
+  static async start(gatewayPorts: readonly number[], tls?: EdgeTls): Promise<NginxEdge> {
     const bin = nginxBinary();
     const dir = mkdtempSync(path.join(tmpdir(), 'gw-edge-'));
     // nginx's workers run as www-data when the tests run as root: they must reach the temp dirs.
@@ -85,6 +93,15 @@ export class NginxEdge {
     let lastError: Error | null = null;
     for (let attempt = 0; attempt < 3; attempt++) {
       const port = await freePort();
+      const tlsPort = tls === undefined ? null : await freePort();
+      let tlsConf = readFileSync(path.join(EDGE_CONFIG_DIR, 'tls.conf'), 'utf8');
+      if (tls === undefined || tlsPort === null) tlsConf = '';
+      else {
+        tlsConf = replaceOrFail(tlsConf, /\blisten 443 ssl;/, `listen 127.0.0.1:${tlsPort} ssl;`, 'listen 443 ssl');
+        tlsConf = replaceOrFail(tlsConf, /\/etc\/nginx\/tls\/server\.pem/, tls.certFile, 'ssl_certificate');
+        tlsConf = replaceOrFail(tlsConf, /\/etc\/nginx\/tls\/server\.key/, tls.keyFile, 'ssl_certificate_key');
+      }
+      writeFileSync(path.join(dir, 'conf', 'tls.conf'), tlsConf);
       let main = readFileSync(path.join(EDGE_CONFIG_DIR, 'nginx.conf'), 'utf8');
       main = replaceOrFail(main, /\blisten 80;/, `listen 127.0.0.1:${port};`, 'listen 80');
       main = replaceOrFail(main, /\/var\/log\/nginx\//g, `${path.join(dir, 'logs')}/`, 'log paths');
@@ -101,7 +118,10 @@ export class NginxEdge {
       const deadline = Date.now() + 10_000;
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the exit handler clears it while the loop awaits
       while (running && Date.now() < deadline) {
-        if (await accepts(port)) return edge;
+        if (await accepts(port)) {
+          edge.tlsPort = tlsPort;
+          return edge;
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the exit handler may have cleared it during the loop's awaits

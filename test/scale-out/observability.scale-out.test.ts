@@ -27,7 +27,7 @@ const run = promisify(execFile);
 const SCRAPE_SERIES = new Set(['up']);
 const PROMQL_WORDS = new Set([
   'sum', 'min', 'max', 'avg', 'count', 'rate', 'irate', 'increase', 'delta', 'histogram_quantile', 'clamp_min', 'clamp_max',
-  'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'abs', 'topk',
+  'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'abs', 'topk', 'time',
 ]);
 
 /** The metric names a PromQL expression reads: identifiers left once strings, matchers, ranges and groupings are removed. */

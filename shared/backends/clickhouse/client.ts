@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '../../config/index.js';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 
 export type { ClickHouseClient };
@@ -7,6 +9,8 @@ export interface ClickHouseOptions {
   database: string;
   username: string;
   password: string;
+  /** PEM of the CA that signed an https:// server's certificate (else the system's). */
+  tlsCa?: Buffer;
   /** Per request; an insert of a whole batch must fit. Default 30 s. */
   requestTimeoutMs?: number;
   /**
@@ -28,6 +32,7 @@ export function createClickHouseClient(options: ClickHouseOptions): ClickHouseCl
     username: options.username,
     password: options.password,
     request_timeout: options.requestTimeoutMs ?? 30_000,
+    ...(options.tlsCa === undefined ? {} : { tls: { ca_cert: options.tlsCa } }),
     ...(options.connection === undefined ? {} : { connection: options.connection }),
     // The client's own logger prints every failed request with a stack; the worker logs failures itself.
     log: { level: ClickHouseLogLevel.OFF },
@@ -35,6 +40,27 @@ export function createClickHouseClient(options: ClickHouseOptions): ClickHouseCl
       output_format_json_quote_64bit_integers: 1,
     },
   });
+}
+
+/** The client options of a configuration (CLICKHOUSE_URL set): URL, database, user, password, CA. */
+export function clickHouseOptionsFromConfig(clickhouse: Config['clickhouse'] & { url: string }): ClickHouseOptions {
+  return {
+    url: clickhouse.url,
+    database: clickhouse.database,
+    username: clickhouse.user,
+    password: clickhouse.password,
+    ...(clickhouse.tlsCaFile === null ? {} : { tlsCa: readFileSync(clickhouse.tlsCaFile) }),
+  };
+}
+
+/**
+ * Failures no retry mends: a wrong password or unknown user (ClickHouse 18.16: codes 192-194, current
+ * releases: 516 AUTHENTICATION_FAILED), a certificate the client does not trust or that expired, a
+ * server that does not speak TLS. The worker stops on them at once instead of retrying for a minute.
+ */
+export function isPermanentClickHouseError(err: unknown): boolean {
+  const text = err instanceof Error ? `${err.message} ${(err as NodeJS.ErrnoException).code ?? ''}` : String(err);
+  return /Code: (192|193|194|516)\b|AUTHENTICATION_FAILED|Authentication failed|password is incorrect|Wrong password|Unknown user|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT|CERT_HAS_EXPIRED|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_SSL_|EPROTO|certificate/i.test(text);
 }
 
 /** Whether ClickHouse answers a ping from a client made for this question alone (the stuck watchdog's check). */

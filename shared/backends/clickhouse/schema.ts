@@ -164,6 +164,12 @@ export async function migrate(
   for (let i = 1; i < migrations.length; i++) {
     if (migrations[i]!.version <= migrations[i - 1]!.version) throw new Error('migrations must have increasing versions');
   }
+  // Everything applied already (by this process earlier, or by the migrations user): no DDL at all,
+  // so a worker whose user may only insert and read starts (docs/security.md §ClickHouse).
+  const before = await appliedVersions(client, database).catch(() => null);
+  if (before !== null && migrations.every((m) => before.includes(m.version))) {
+    return { applied: [], current: before.length === 0 ? 0 : Math.max(...before) };
+  }
   await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (

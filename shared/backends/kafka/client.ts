@@ -1,6 +1,7 @@
 import type { Admin, BaseOptions, Connection, ConnectionPool } from '@platformatic/kafka';
 import { TimeoutError, withTimeout } from '../../util/async.js';
 import type { Config } from '../../config/index.js';
+import { kafkaSecurityFromConfig, platformaticSecurity, type KafkaSecurity } from './security.js';
 import { isKafkaTimeout, isTopicExistsError } from './errors.js';
 
 /**
@@ -42,6 +43,8 @@ export interface KafkaClientOptions {
   connectTimeoutMs?: number;
   /** Idle time before the first TCP keep-alive probe on every connection. Default 5000 ms. */
   keepAliveMs?: number;
+  /** TLS and SASL of every connection (security.ts, from KAFKA_SECURITY_PROTOCOL...); default plaintext. */
+  security?: KafkaSecurity;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
@@ -56,6 +59,8 @@ export function kafkaClientOptions(kafka: Config['kafka'], clientId: string = ka
     requestTimeoutMs: kafka.requestTimeoutMs,
     connectTimeoutMs: kafka.connectTimeoutMs,
     keepAliveMs: kafka.keepAliveMs,
+    // TLS and SASL, read (CA, client certificate) and checked once here for every client.
+    security: kafkaSecurityFromConfig(kafka),
   };
 }
 
@@ -72,6 +77,7 @@ export function baseOptions(options: KafkaClientOptions, clientId = options.clie
     timeout: options.requestTimeoutMs,
     retries: 0,
     autocreateTopics: false,
+    ...(options.security === undefined ? {} : platformaticSecurity(options.security)),
   };
 }
 

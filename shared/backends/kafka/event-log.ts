@@ -5,6 +5,7 @@ import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.j
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
 import { ensureTopic, KafkaAdmin, waitForTopic, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';
+import type { KafkaSecurity } from './security.js';
 import { EventProducer, type RecordSender } from './producer.js';
 import { SendQueue, type Call } from './send-queue.js';
 
@@ -21,6 +22,8 @@ export interface KafkaEventLogMetrics {
 
 export interface KafkaEventLogOptions {
   brokers: string[];
+  /** TLS and SASL of every connection (security.ts, from KAFKA_SECURITY_PROTOCOL...); default plaintext. */
+  security?: KafkaSecurity;
   topic: string;
   clientId: string;
   ids: IdAllocator;
@@ -345,6 +348,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
   const connection = {
     brokers: options.brokers,
     clientId: options.clientId,
+    ...(options.security === undefined ? {} : { security: options.security }),
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
   };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config/index.js';
 import { describeEndpoint, type RedisLogger } from './connection.js';
@@ -18,7 +19,18 @@ export interface RedisConnectionOptions {
   sentinels?: readonly { host: string; port: number }[];
   /** The primary's name the Sentinels monitor (default 'mymaster'). */
   sentinelName?: string;
+  sentinelUsername?: string;
   sentinelPassword?: string;
+  /** Reach the Sentinels over TLS (verified against `tlsCa`). */
+  sentinelTls?: boolean;
+  /** ACL user and password; override those inside `url` (a password in both is refused). */
+  username?: string;
+  password?: string;
+  /**
+   * PEM of the CA that signed the servers' certificates (else the system's). TLS to the data nodes
+   * is on with a rediss:// URL, with or without Sentinels.
+   */
+  tlsCa?: string;
   /**
    * A command without a reply after this long fails (default 2000 ms), and a connection that
    * received nothing for this long while a command waits on it is closed and made anew.
@@ -67,8 +79,10 @@ export function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise
  * - the client keeps reconnecting forever, so service resumes by itself when Redis is back;
  * - failures surface as RedisUnavailableError (Redis error replies and corrupt data are not wrapped).
  */
-function redisClientOptions(options: RedisConnectionOptions): RedisOptions {
+export function redisClientOptions(options: RedisConnectionOptions): RedisOptions {
   return {
+    ...credentialsOf(options),
+    ...(usesTls(options) ? { tls: tlsOf(options) } : {}),
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
     connectTimeout: options.connectTimeoutMs ?? 1000,
@@ -101,15 +115,40 @@ export function redisSentinelOptions(options: RedisConnectionOptions): RedisOpti
   return {
     ...base,
     ...credentials,
+    ...credentialsOf(options),
     sentinels: sentinels.map((s) => ({ host: s.host, port: s.port })),
     name: options.sentinelName ?? 'mymaster',
+    ...(options.sentinelUsername === undefined ? {} : { sentinelUsername: options.sentinelUsername }),
     ...(options.sentinelPassword === undefined ? {} : { sentinelPassword: options.sentinelPassword }),
+    // The nodes the Sentinels name are reached as the URL says (rediss:// = TLS), the Sentinels as REDIS_SENTINEL_TLS says.
+    ...(usesTls(options) ? { enableTLSForSentinelMode: true } : {}),
+    ...(options.sentinelTls === true ? { sentinelTLS: tlsOf(options) } : {}),
     role: 'master',
     failoverDetector: true,
     sentinelCommandTimeout: options.connectTimeoutMs ?? 1000,
     sentinelRetryStrategy: (times) => Math.min(100 * times, 500),
     // Sentinels learn of each other; the configured list stays the one asked first.
     updateSentinels: true,
+  };
+}
+
+/** TLS to the data nodes: a rediss:// URL. */
+function usesTls(options: RedisConnectionOptions): boolean {
+  return options.url?.startsWith('rediss://') === true;
+}
+
+function tlsOf(options: RedisConnectionOptions): NonNullable<RedisOptions['tls']> {
+  return { minVersion: 'TLSv1.2', ...(options.tlsCa === undefined ? {} : { ca: options.tlsCa }) };
+}
+
+/** REDIS_USERNAME / REDIS_PASSWORD over the URL's; a password in both places is a mistake worth stopping on. */
+function credentialsOf(options: RedisConnectionOptions): Pick<RedisOptions, 'username' | 'password'> {
+  if (options.password !== undefined && options.url !== undefined && new URL(options.url).password !== '') {
+    throw new Error('Redis: a password in REDIS_URL and REDIS_PASSWORD too; keep it in REDIS_PASSWORD (or REDIS_PASSWORD_FILE) only.');
+  }
+  return {
+    ...(options.username === undefined ? {} : { username: options.username }),
+    ...(options.password === undefined ? {} : { password: options.password }),
   };
 }
 
@@ -181,12 +220,17 @@ export function redisStoresOptionsFromConfig(redis: Config['redis'], logger: Red
     connectTimeoutMs: redis.connectTimeoutMs,
     keepAliveMs: redis.keepAliveMs,
     ...(redis.url === null ? {} : { url: redis.url }),
+    ...(redis.username === null ? {} : { username: redis.username }),
+    ...(redis.password === null ? {} : { password: redis.password }),
+    ...(redis.tlsCaFile === null ? {} : { tlsCa: readFileSync(redis.tlsCaFile, 'utf8') }),
     ...(redis.sentinels === null
       ? {}
       : {
           sentinels: redis.sentinels,
           sentinelName: redis.sentinelName,
+          ...(redis.sentinelUsername === null ? {} : { sentinelUsername: redis.sentinelUsername }),
           ...(redis.sentinelPassword === null ? {} : { sentinelPassword: redis.sentinelPassword }),
+          sentinelTls: redis.sentinelTls === 'on',
         }),
     keyPrefix: redis.keyPrefix,
     logger,

@@ -113,7 +113,11 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   // Without a listener ioredis would print every failed reconnect; log a lost connection once and
   // its recovery once. The process never dies of it: calls reject, the client reconnects.
   let down = false;
+  // What the connection itself last failed on (a refused password, an untrusted certificate): a
+  // command failing meanwhile says only that it gave up, so a failed open names this instead.
+  const lastFailure: { message: string | null } = { message: null };
   redis.on('error', (err: unknown) => {
+    lastFailure.message = err instanceof Error ? err.message : String(err);
     if (down) return;
     down = true;
     logger.warn({ endpoint, err: err instanceof Error ? err.message : String(err) }, 'Redis connection lost; calls fail until it is back');
@@ -142,8 +146,9 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   } catch (err) {
     closed = true;
     redis.disconnect();
-    if (err instanceof RedisUnavailableError) throw err;
-    throw err instanceof Error ? err : new Error(String(err));
+    if (err instanceof RedisUnavailableError) throw lastFailure.message === null ? err : new RedisUnavailableError('open', endpoint, new Error(lastFailure.message));
+    // NOAUTH, WRONGPASS, NOPERM...: Redis answered, but says too little about who asked whom.
+    throw new Error(`Redis at ${endpoint} refused the gateway: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 
   const healthTimeoutMs = options.healthTimeoutMs ?? 1000;

@@ -1,10 +1,11 @@
 import { ConfigurationMissing, redisConfigured, type Config } from '../../config/index.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import { ClickHouseEventStore, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
+import { ClickHouseEventStore, clickHouseOptionsFromConfig, createClickHouseClient, type ClickHouseClient } from '../clickhouse/index.js';
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
 import { kafkaAnswers, kafkaClientOptions } from '../kafka/client.js';
+import { kafkaSecurityFromConfig } from '../kafka/security.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
@@ -32,26 +33,48 @@ export interface ScaleOutBackends extends Backends {
 const noClickHouse = (): Promise<never> => Promise.reject(new Error('CLICKHOUSE_URL is not set: stored events are read from ClickHouse.'));
 const noEventStore: EventStore = { recent: noClickHouse, activity: noClickHouse };
 
+/**
+ * A Kafka client's own errors rarely say "Kafka" ("SASL SCRAM SHA512 authentication failed",
+ * "Closed connection"): a start that fails on Kafka says which engine, where, and why, in one line.
+ */
+async function kafkaStep<T>(brokers: readonly string[], step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw new Error(`Kafka at ${brokers.join(',')} failed: ${describeKafkaError(err)}`, { cause: err });
+  }
+}
+
+/**
+ * The message with the cause under it: @platformatic/kafka reports a refused login or certificate
+ * as "Cannot connect to any broker." with the broker's own error inside (errors[], cause).
+ */
+export function describeKafkaError(err: unknown, depth = 0): string {
+  if (!(err instanceof Error)) return String(err);
+  const errors: unknown = (err as Error & { errors?: unknown }).errors;
+  const inner: unknown[] = [...(Array.isArray(errors) ? (errors as unknown[]) : []), ...(err.cause === undefined ? [] : [err.cause])];
+  const first = inner.find((e) => e instanceof Error);
+  if (first === undefined || depth > 5) return err.message;
+  const below = describeKafkaError(first, depth + 1);
+  return below === err.message ? err.message : `${err.message.replace(/\.$/, '')}: ${below}`;
+}
+
 export async function openScaleOutBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<ScaleOutBackends> {
   if (!redisConfigured(config.redis) || config.kafka.brokers === null) {
     throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafka.brokers;
+  // TLS and SASL of the event log's clients, as kafkaClientOptions gives every other client.
+  const security = kafkaSecurityFromConfig(config.kafka);
   const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
   const clickhouse =
     config.clickhouse.url === null
       ? null
-      : createClickHouseClient({
-          url: config.clickhouse.url,
-          database: config.clickhouse.database,
-          username: config.clickhouse.user,
-          password: config.clickhouse.password,
-          requestTimeoutMs: config.clickhouse.queryTimeoutMs,
-        });
+      : createClickHouseClient({ ...clickHouseOptionsFromConfig({ ...config.clickhouse, url: config.clickhouse.url }), requestTimeoutMs: config.clickhouse.queryTimeoutMs });
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await IdBlocksTopic.open({ ...kafkaClientOptions(config.kafka), topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger });
+    idBlocks = await kafkaStep(kafkaBrokers, () => IdBlocksTopic.open({ ...kafkaClientOptions(config.kafka), topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger }));
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -98,8 +121,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   let kafka: KafkaEventLog;
   try {
     await ids.start();
-    kafka = await openKafkaEventLog({
+    kafka = await kafkaStep(kafkaBrokers, () => openKafkaEventLog({
       brokers: kafkaBrokers,
+      security,
       topic: config.kafka.topic,
       clientId: config.kafka.clientId,
       ids,
@@ -123,7 +147,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
               inFlight: (n: number) => metrics.eventsInFlight.set(n),
             },
           }),
-    });
+    }));
   } catch (err) {
     ids.close();
     await idBlocks.close();

@@ -1,7 +1,7 @@
 import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
 import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/kafka/security.js';
-import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
+import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, plaintextOnTlsPort, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
@@ -235,7 +235,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   let writer: ClickHouseEventWriter;
   const refused = { permanent: false, lastText: '' };
   try {
-    const schema = await retry(() => ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }), {
+    const url = options.clickhouse.url;
+    const migrate = (): ReturnType<typeof ensureSchema> =>
+      ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }).catch(async (err: unknown) => {
+        throw (await plaintextOnTlsPort(url, err)) ?? err;
+      });
+    const schema = await retry(migrate, {
       backoff: options.backoff ?? DEFAULT_BACKOFF,
       // A refused password or certificate does not get better by waiting: stop at once.
       shouldStop: () => refused.permanent || Date.now() > startDeadline,

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import tls from 'node:tls';
 import type { Config } from '../../config/index.js';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
 
@@ -73,4 +75,30 @@ export async function clickhouseAnswers(options: ClickHouseOptions): Promise<boo
   } finally {
     await client.close().catch(() => undefined);
   }
+}
+
+/**
+ * A plaintext `http://` URL aimed at ClickHouse's HTTPS port: the server drops each request the way
+ * a restarting server does, so the error alone cannot tell the two apart. This asks the port for a
+ * TLS handshake (the certificate is not checked: only whether the port speaks TLS) and, when it
+ * answers, names the mistake so the caller can stop at once instead of retrying for its start window.
+ */
+export async function plaintextOnTlsPort(url: string, err: unknown, timeoutMs = 2000): Promise<Error | null> {
+  const target = new URL(url);
+  const code = (err as NodeJS.ErrnoException | null)?.code ?? '';
+  const dropped = code === 'ECONNRESET' || /socket hang up|ECONNRESET|other side closed/i.test(err instanceof Error ? err.message : '');
+  if (target.protocol !== 'http:' || !dropped) return null;
+  const speaksTls = await new Promise<boolean>((resolve) => {
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    const socket = tls.connect({ host, port: Number(target.port || 80), ...(isIP(host) === 0 ? { servername: host } : {}), rejectUnauthorized: false, timeout: timeoutMs });
+    const done = (answer: boolean): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.once('secureConnect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+  // EPROTO, as Node.js names a protocol mismatch: isPermanentClickHouseError stops on it.
+  return speaksTls ? Object.assign(new Error(`${target.host} speaks TLS and closed a plaintext request: use https:// in CLICKHOUSE_URL`), { code: 'EPROTO' }) : null;
 }

@@ -222,6 +222,9 @@ export class SendQueue {
         this.counters.leadershipRetries++;
         this.options.logger.warn({ err: error, attempt: attempt + 1, events: messages.length }, 'kafka partition leadership moved; sending again');
         await new Promise((resolve) => setTimeout(resolve, pause));
+        // A pause that ended late (a stalled event loop) leaves no time: sending now could append
+        // events whose callers are answered -5, and its sure timeout would drop sound connections.
+        if (performance.now() >= deadline) throw error;
       }
     }
   }

@@ -553,6 +553,22 @@ describe('SendQueue: deadlines', () => {
     expect(queue.counters).toMatchObject({ sends: 2, failedEvents: 1 });
   });
 
+  it('a leadership pause that ends past the deadline sends nothing more: the callers get unavailable, no connection is blamed', async () => {
+    const { sender, append } = harness({ sendTimeoutMs: 150 });
+    const refused = append([{ key: 'b', partition: 1 }]);
+    await tick();
+    sender.nth(0).reject(produceError('NOT_LEADER_OR_FOLLOWER'));
+    await tick();
+    // The event loop stalls 60 ms, so the 100 ms pause ends at 160 ms, past the 150 ms deadline.
+    const now = performance.now.bind(performance);
+    const stalled = vi.spyOn(performance, 'now').mockImplementation(() => now() + 60);
+    await tick(100);
+    stalled.mockRestore();
+    expect(await answer(refused)).toEqual([false]);
+    expect(sender.sends).toHaveLength(1);
+    expect(sender.timedOutSince).toEqual([]);
+  });
+
   it('sends that settle after their callers were answered leave no unhandled rejection', async () => {
     const { sender, append } = harness({ sendTimeoutMs: 150 });
     const timedOut = append([{ key: 'a', partition: 0 }]);

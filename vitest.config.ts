@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
@@ -8,8 +9,13 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * that layer runs, so `npm run test:unit` needs nothing but `npm install`.
  */
 const LAYERS = {
-  /** In-process: our modules, SQLite in a temporary directory, no server of ours, no setup. */
-  unit: { globalSetup: [] },
+  /**
+   * In-process: our modules, SQLite in a temporary directory, no server of ours, no setup. Threads
+   * sharing one module graph, one per core: the layer is the edit-test loop, and a process and a
+   * fresh module graph per file cost more than most of its files' tests (78 s against 30 s for
+   * 61 files on 2 cores, 2026-11-28). A unit test therefore restores what it changes (timers, spies).
+   */
+  unit: { globalSetup: [], pool: 'threads', isolate: false, maxWorkers: os.availableParallelism() },
   /** The real gateway (or admin server, or main.ts as a child) on ephemeral ports, embedded mode. */
   embedded: { globalSetup: ['test/setup/console-build.ts'] },
   /** Real Redis, Kafka and ClickHouse, the deploy/ pieces around them (nginx edge, promtool), and the topic's foreign readers (protoc, Python). */

@@ -27,7 +27,10 @@ describe('utcMs', () => {
       // daysInMonth is .NET's (years 1..9999); for the others the proleptic rule is the same.
       const day = 1 + next(daysInMonth(((year % 400) + 400) % 400 || 400, month));
       const args = [year, month, day, next(24), next(60), next(60), next(1000)] as const;
-      expect(utcMs(...args), args.join(',')).toBe(reference(...args));
+      // expect() only on a difference: called 200,000 times it was most of the layer's slowest file.
+      const ours = utcMs(...args);
+      const want = reference(...args);
+      if (ours !== want) expect(ours, args.join(',')).toBe(want);
     }
   });
 
@@ -42,7 +45,10 @@ describe('utcMs', () => {
       [0, 2, 29, 0, 0, 0, 0],
     ];
     for (const args of edges) {
-      expect(utcMs(...args), args.join(',')).toBe(reference(...args));
+      // expect() only on a difference: called 200,000 times it was most of the layer's slowest file.
+      const ours = utcMs(...args);
+      const want = reference(...args);
+      if (ours !== want) expect(ours, args.join(',')).toBe(want);
     }
     expect(utcMs(1970, 1, 1, 0, 0, 0, 0)).toBe(0);
   });

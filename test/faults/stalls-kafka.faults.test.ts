@@ -7,47 +7,16 @@
  * -5 and resent, is stored exactly once; memory and logs stay flat. Also 200 ms on every chunk for
  * 15 s: ingest slows, stays correct and recovers its rate. Runs alone (the "faults" project).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCase, runCase, startStallRun, tally, type CaseFigures, type StallRun } from './stall-run.js';
+import { describe, expect, it } from 'vitest';
+import { expectCase, gatewayEngineStallCases, runCase, tally } from './stall-run.js';
 import { sleep } from '../helpers/wait.js';
 
 describe('Kafka stalls: the producer, the id blocks and the worker behind a fault proxy', () => {
-  let run: StallRun;
-  const cases: CaseFigures[] = [];
-  beforeAll(async () => {
-    run = await startStallRun('kafka');
-  }, 120_000);
-  afterAll(async () => {
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
-    await run?.stop();
-  }, 60_000);
-
-  it('black hole: answers within the deadline, acknowledged again within 10 s of the heal', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'black hole', () => run.proxy.blackHole());
-    cases.push(f);
-    expectCase(f);
-    expect(f.minus5).toBeGreaterThan(0);
-  });
-
-  it('half-open connections: the same', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'half-open', () => run.proxy.halfOpen());
-    cases.push(f);
-    expectCase(f);
-  });
-
-  it('reset: the same', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'reset', () => run.proxy.reset());
-    cases.push(f);
-    expectCase(f);
-  });
-
-  it('slow (every chunk held 1 s): the same', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'slow 1000 ms', () => run.proxy.slow(1000));
-    cases.push(f);
-    expectCase(f);
-  });
+  const stalls = gatewayEngineStallCases('kafka');
+  const cases = stalls.cases;
 
   it('200 ms on every chunk for 15 s: ingest slows, stays correct, and recovers its rate', { timeout: 120_000 }, async () => {
+    const run = stalls.run();
     const rate = (from: number, to: number) => run.load.attempts.filter((a) => a.endedAt >= from && a.endedAt < to && (a.code ?? 0) > 0).length / ((to - from) / 1000);
     const before = Date.now();
     await sleep(5000);
@@ -66,6 +35,7 @@ describe('Kafka stalls: the producer, the id blocks and the worker behind a faul
   });
 
   it('every acknowledged event is stored exactly once, and every resent one too', { timeout: 180_000 }, async () => {
+    const run = stalls.run();
     await run.load.stop();
     const t = await tally(run);
     expect(t.acknowledged).toBeGreaterThan(500);

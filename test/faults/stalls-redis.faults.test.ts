@@ -9,50 +9,19 @@
  * whose Redis client cannot heal itself exits 1 once STUCK_EXIT_SECONDS passed while Redis answers
  * a fresh connection. Runs alone (the "faults" project).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { startProc } from '../helpers/processes.js';
 import { services, uniqueName } from '../helpers/services.js';
 import { sleep } from '../helpers/wait.js';
-import { expectCase, runCase, startStallRun, tally, type CaseFigures, type StallRun } from './stall-run.js';
+import { gatewayEngineStallCases, tally } from './stall-run.js';
 
 describe('Redis stalls: the gateway and the worker behind a fault proxy', () => {
-  let run: StallRun;
-  const cases: CaseFigures[] = [];
-  beforeAll(async () => {
-    run = await startStallRun('redis');
-  }, 120_000);
-  afterAll(async () => {
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
-    await run?.stop();
-  }, 60_000);
-
-  it('black hole: answers within the deadline, acknowledged again within 10 s of the heal', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'black hole', () => run.proxy.blackHole());
-    cases.push(f);
-    expectCase(f);
-    expect(f.minus5).toBeGreaterThan(0);
-  });
-
-  it('half-open connections: the same', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'half-open', () => run.proxy.halfOpen());
-    cases.push(f);
-    expectCase(f);
-  });
-
-  it('reset: the same', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'reset', () => run.proxy.reset());
-    cases.push(f);
-    expectCase(f);
-  });
-
-  it('slow (every chunk held 1 s): the same', { timeout: 120_000 }, async () => {
-    const f = await runCase(run, 'slow 1000 ms', () => run.proxy.slow(1000));
-    cases.push(f);
-    expectCase(f);
-  });
+  const stalls = gatewayEngineStallCases('redis');
+  const cases = stalls.cases;
 
   it('every acknowledged event is stored exactly once, and every resent one too', { timeout: 180_000 }, async () => {
+    const run = stalls.run();
     await run.load.stop();
     const t = await tally(run);
     expect(t.acknowledged).toBeGreaterThan(300);

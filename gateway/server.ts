@@ -61,9 +61,11 @@ function sslApp(tls: ServerTls): App {
  */
 export async function startGateway({ config, service, logger, clock = Date.now, port, httpPort, metrics, description }: GatewayOptions): Promise<GatewayServer> {
   const tls = serverTlsFromConfig(config);
+  // ASP.NET's cookie, byte for byte; over TLS also `Secure`, so a browser or client never sends the
+  // session id back over a plain connection (the id alone authenticates Login-less calls).
   const cookieHeader = (id: string): string => `${config.sessions.cookieName}=${id}; path=/; HttpOnly`;
+  const secureCookieHeader = (id: string): string => `${cookieHeader(id)}; Secure`;
   const rejected = (reason: RejectReason): void => metrics?.rejectedRequests.labels({ reason }).inc();
-  const deps = { service, config, logger, clock, cookieHeader, rejected };
   const described = description ?? serviceDescription(config.service);
   // A count, not a Set of exchanges: a Set's rebuilt tables keep whole answered requests alive
   // through scavenges (shared/util/int-map.ts says how). Exchange.finish calls `finished` once.
@@ -77,6 +79,7 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
     if (open === 0 && drained !== null) drained();
   };
   const handlerFor = (scheme: 'http' | 'https') => {
+    const deps = { service, config, logger, clock, cookieHeader: scheme === 'https' ? secureCookieHeader : cookieHeader, rejected };
     const router = new Router({ deps, logger, description: described, scheme });
     return (res: HttpResponse, req: HttpRequest): void => {
       const ex = new Exchange(res, req, finished);

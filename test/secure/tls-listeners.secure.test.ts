@@ -77,6 +77,23 @@ describe('the public port and the admin API over HTTPS', () => {
     expect(ready.status).toBe(200);
   });
 
+  it("the session cookie a Login sets is Secure over HTTPS, and ASP.NET's own bytes on HTTP_PORT", async () => {
+    const created = await fetch(`${app.admin.url}/admin/providers`, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { Authorization: 'Bearer tls-token', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ systemUser: 'cookie-acme', password: 'cookie-secret' }),
+    });
+    expect(created.status).toBe(201);
+    const login = '/service.asmx/Login?SystemUser=cookie-acme&Password=cookie-secret';
+    const overTls = await fetch(`https://localhost:${app.gateway.port}${login}`, { dispatcher: agent });
+    expect(overTls.status).toBe(200);
+    expect(overTls.headers.get('set-cookie')).toMatch(/^ASP\.NET_SessionId=[a-z0-9]+; path=\/; HttpOnly; Secure$/);
+    const plain = await fetch(`http://localhost:${app.gateway.httpPort}${login}`);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('set-cookie')).toMatch(/^ASP\.NET_SessionId=[a-z0-9]+; path=\/; HttpOnly$/);
+  });
+
   it('a plaintext HTTP client on the TLS ports gets no HTTP answer', async () => {
     for (const port of [app.gateway.port, app.admin.port]) {
       await expect(fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(10_000) })).rejects.toThrow();

@@ -15,13 +15,15 @@ const LAYERS = {
    * fresh module graph per file cost more than most of its files' tests (78 s against 30 s for
    * 61 files on 2 cores, 2026-11-28). A unit test therefore restores what it changes (timers, spies).
    */
-  unit: { globalSetup: [], pool: 'threads', isolate: false, maxWorkers: os.availableParallelism() },
+  // Its own group, first (group 0; a negative order silently finds no files): vitest runs a
+  // group's projects together, and they must agree on maxWorkers.
+  unit: { globalSetup: [], pool: 'threads', isolate: false, maxWorkers: os.availableParallelism(), sequence: { groupOrder: 0 } },
   /** The real gateway (or admin server, or main.ts as a child) on ephemeral ports, embedded mode. */
   embedded: { globalSetup: ['test/setup/console-build.ts'] },
   /** Real Redis, Kafka and ClickHouse, the deploy/ pieces around them (nginx edge, promtool), and the topic's foreign readers (protoc, Python). */
   'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts', 'test/setup/foreign-consumers.ts'] },
   /** Stop and restart the shared services: one file at a time, after every other layer. */
-  faults: { globalSetup: ['test/setup/services.ts'], fileParallelism: false, sequence: { groupOrder: 1 } },
+  faults: { globalSetup: ['test/setup/services.ts'], fileParallelism: false, sequence: { groupOrder: 2 } },
   /** The operators' console in Debian's Chromium. */
   browser: { globalSetup: ['test/setup/console-build.ts', 'test/setup/chromium.ts'] },
   /**
@@ -37,7 +39,7 @@ const LAYERS = {
     maxConcurrency: 3,
     testTimeout: 120_000,
     hookTimeout: 180_000,
-    sequence: { groupOrder: 1 },
+    sequence: { groupOrder: 2 },
   },
   /**
    * The engines in their HA forms (SERVICES_PROFILE=ha: Redis primary + replica + Sentinels, three
@@ -49,7 +51,7 @@ const LAYERS = {
     fileParallelism: false,
     testTimeout: 300_000,
     hookTimeout: 180_000,
-    sequence: { groupOrder: 2 },
+    sequence: { groupOrder: 3 },
   },
 } satisfies Record<string, Omit<TestProjectInlineConfiguration['test'] & object, 'name' | 'include'>>;
 
@@ -77,7 +79,7 @@ export default defineConfig({
     pool: 'forks',
     projects: (Object.keys(LAYERS) as Layer[]).map((name) => ({
       extends: true,
-      test: { name, include: [`test/**/*.${name}.test.ts`], sequence: { groupOrder: 0 }, ...LAYERS[name] },
+      test: { name, include: [`test/**/*.${name}.test.ts`], sequence: { groupOrder: 1 }, ...LAYERS[name] },
     })),
   },
 });

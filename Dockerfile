@@ -8,6 +8,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# The lockfile's fixes to dependencies, applied by npm install's postinstall (patches/README.md).
+COPY patches ./patches
 # npm install with the lockfile, not npm ci: chdb (a devDependency) names platform packages the
 # registry does not serve, which npm ci refuses (.ci/run says more).
 RUN npm install --no-audit --no-fund

@@ -3,9 +3,11 @@
  * election) under ingest through two gateways and a worker, all processes: (c) the leader of the
  * busiest partition SIGKILLed mid-ingest and restarted later, and (d) a gateway and the worker
  * kill -9'd while it is down; (e) the leader of the busiest partition stalled (SIGSTOP: its
- * connections open, nothing answered) for 20 s, then resumed. Ingest goes on with two brokers;
- * nothing acknowledged is lost or twice.
+ * connections open, nothing answered) for 20 s, then resumed, and (f) the same for the broker
+ * coordinating the worker's consumer group. Ingest goes on with two brokers; nothing acknowledged is
+ * lost or twice, and no process dies of it.
  */
+import { Connection, findCoordinatorV4, FindCoordinatorKeyTypes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ha, killNode, redisSettled, report, resumeNode, sleep, stallNode, startLoad, startProc, startRun, stopRun, tally, upNode, waitFor, type Run } from './ha-cluster.js';
@@ -14,6 +16,9 @@ import { ha, killNode, redisSettled, report, resumeNode, sleep, stallNode, start
 const RESUME_BOUND_MS = 20_000;
 
 const kafkaNodes = ['kafka-1', 'kafka-2', 'kafka-3'];
+
+/** The run in progress, stopped by afterAll when a case fails midway. */
+let current: Run | undefined;
 
 /** The broker leading the partition of `topic` that holds the most records, as `kafka-N`. */
 async function busiestLeader(topic: string): Promise<{ node: string; partition: number }> {
@@ -30,20 +35,79 @@ async function busiestLeader(topic: string): Promise<{ node: string; partition: 
   }
 }
 
+/**
+ * Ingest through two gateways and a worker, the broker `pick` names frozen (SIGSTOP: its connections
+ * open, nothing answered) for 20 s and then resumed; every acknowledged event must reach ClickHouse
+ * and every process must have healed by itself.
+ */
+async function stallRun(label: string, pick: (r: Run) => Promise<{ node: string; partition: number }>): Promise<void> {
+  for (const n of kafkaNodes) upNode(n);
+  const r = await startRun();
+  current = r;
+  const load = startLoad(label.slice(1, 2), () => r.gateways.map((g) => g.serviceUrl), 6);
+  await waitFor('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
+
+  const target = await pick(r);
+  const stalledAt = Date.now();
+  stallNode(target.node);
+  let resumed: number;
+  let ackedWhileStalled: number;
+  try {
+    // Requests to the stalled broker time out, its silent connections are replaced, and the
+    // clients move to the new leaders and coordinator once the controller fenced the old one.
+    resumed = await waitFor('an insert acknowledged after the stall', async () => load.answers.find((a) => a.startedAt > stalledAt + 200 && (a.code ?? 0) > 0)?.endedAt, RESUME_BOUND_MS + 10_000);
+    await waitFor('ingest with the broker stalled', async () => load.acknowledgedSince(stalledAt + 2000) > 200, 60_000);
+    await sleep(Math.max(0, stalledAt + 20_000 - Date.now()));
+    ackedWhileStalled = load.acknowledgedSince(stalledAt);
+  } finally {
+    resumeNode(target.node);
+  }
+  const resumedNodeAt = Date.now();
+  await waitFor('ingest after the broker resumed', async () => load.acknowledgedSince(resumedNodeAt + 1000) > 200, 60_000);
+  await load.stop();
+
+  const t = await tally(load.answers, r.env);
+  const figures = { ...t, stalled: target.node, partition: target.partition, ackedWhileStalled, stalledSeconds: (resumedNodeAt - stalledAt) / 1000, resumedAfterSeconds: (resumed - stalledAt) / 1000 };
+  report(label, figures);
+  expect(ackedWhileStalled).toBeGreaterThan(300);
+  expect(t.idsIssuedTwice).toBe(0);
+  // Every process is still the one started: none died of the stall (nothing here restarts them).
+  expect(r.worker.alive(), `the worker exited:\n${r.worker.logTail()}`).toBe(true);
+  expect(r.gateways.every((g) => g.alive())).toBe(true);
+  expect(t.lost, r.worker.logTail()).toBe(0);
+  expect(resumed - stalledAt).toBeLessThan(RESUME_BOUND_MS);
+  await stopRun(r);
+  current = undefined;
+}
+
+/** The broker coordinating `groupId`, as `kafka-N`, asked of the cluster (FindCoordinator). */
+async function groupCoordinator(groupId: string): Promise<string> {
+  const [host, port] = ha.kafkaBrokers[0]!.split(':');
+  const connection = new Connection('ha-test');
+  await connection.connect(host!, Number(port));
+  try {
+    const answer = await findCoordinatorV4.api.async(connection, FindCoordinatorKeyTypes.GROUP, [groupId]);
+    const coordinator = answer.coordinators[0]!;
+    expect(coordinator.errorCode).toBe(0);
+    return `kafka-${coordinator.nodeId}`;
+  } finally {
+    await connection.close();
+  }
+}
+
 describe('Kafka broker failure (3 brokers, RF 3, min ISR 2)', () => {
-  let run: Run | undefined;
   beforeAll(async () => {
     for (const n of kafkaNodes) upNode(n);
     await redisSettled();
   }, 180_000);
   afterAll(async () => {
-    await stopRun(run);
+    await stopRun(current);
     for (const n of kafkaNodes) upNode(n);
   }, 180_000);
 
   it('(c)+(d) leader of the busiest partition SIGKILLed, a gateway and the worker kill -9 meanwhile: ingest goes on, nothing lost, none twice', async () => {
-    run = await startRun();
-    const r = run;
+    current = await startRun();
+    const r = current;
     const load = startLoad('c', () => r.gateways.filter((g) => g.alive()).map((g) => g.serviceUrl), 6);
     await waitFor('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
 
@@ -72,47 +136,15 @@ describe('Kafka broker failure (3 brokers, RF 3, min ISR 2)', () => {
     expect(t.idsIssuedTwice).toBe(0);
     expect(t.lost).toBe(0);
     expect(resumed - killedAt).toBeLessThan(RESUME_BOUND_MS);
-    await stopRun(run);
-    run = undefined;
+    await stopRun(current);
+    current = undefined;
   });
 
   it('(e) leader of the busiest partition stalled (SIGSTOP) 20 s, then resumed: ingest goes on through the other brokers, nothing lost, none twice', async () => {
-    for (const n of kafkaNodes) upNode(n);
-    run = await startRun();
-    const r = run;
-    const load = startLoad('e', () => r.gateways.map((g) => g.serviceUrl), 6);
-    await waitFor('ingest running', async () => load.acknowledgedSince(0) > 200, 60_000);
+    await stallRun('(e) Kafka leader stalled (SIGSTOP)', (r) => busiestLeader(r.env.KAFKA_TOPIC!));
+  });
 
-    const leader = await busiestLeader(r.env.KAFKA_TOPIC!);
-    const stalledAt = Date.now();
-    stallNode(leader.node);
-    let resumed: number;
-    let ackedWhileStalled: number;
-    try {
-      // The producer's requests to the stalled leader time out, its silent connections are
-      // replaced, and the sends go to the new leaders once the controller fenced the old one.
-      resumed = await waitFor('an insert acknowledged after the stall', async () => load.answers.find((a) => a.startedAt > stalledAt + 200 && (a.code ?? 0) > 0)?.endedAt, RESUME_BOUND_MS + 10_000);
-      await waitFor('ingest with the leader stalled', async () => load.acknowledgedSince(stalledAt + 2000) > 200, 60_000);
-      await sleep(Math.max(0, stalledAt + 20_000 - Date.now()));
-      ackedWhileStalled = load.acknowledgedSince(stalledAt);
-    } finally {
-      resumeNode(leader.node);
-    }
-    const resumedNodeAt = Date.now();
-    await waitFor('ingest after the broker resumed', async () => load.acknowledgedSince(resumedNodeAt + 1000) > 200, 60_000);
-    await load.stop();
-
-    const t = await tally(load.answers, r.env);
-    const figures = { ...t, stalled: leader.node, partition: leader.partition, ackedWhileStalled, stalledSeconds: (resumedNodeAt - stalledAt) / 1000, resumedAfterSeconds: (resumed - stalledAt) / 1000 };
-    report('(e) Kafka leader stalled (SIGSTOP)', figures);
-    expect(ackedWhileStalled).toBeGreaterThan(300);
-    expect(t.idsIssuedTwice).toBe(0);
-    // What the worker was doing when acknowledged events were missing from ClickHouse.
-    expect(t.lost, `worker alive: ${r.worker.alive()}\n${r.worker.logTail()}`).toBe(0);
-    expect(resumed - stalledAt).toBeLessThan(RESUME_BOUND_MS);
-    // Both gateways are still the ones started: they healed by themselves.
-    expect(r.gateways.every((g) => g.alive())).toBe(true);
-    await stopRun(run);
-    run = undefined;
+  it("(f) the worker's group coordinator stalled (SIGSTOP) 20 s, then resumed: the worker leaves it for the new coordinator without dying, nothing lost, none twice", async () => {
+    await stallRun('(f) Kafka group coordinator stalled (SIGSTOP)', async (r) => ({ node: await groupCoordinator(r.env.KAFKA_GROUP_ID!), partition: -1 }));
   });
 });

@@ -6,6 +6,7 @@ import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer
 import { retry, RetryAborted, sleep } from './backoff.js';
 import { batchToken, gridEnd, latestReports, poisonMessage, type BufferedMessage } from './batch.js';
 import { errorText } from './log.js';
+import { OffsetCommits, type PartitionOffsets } from './offset-commits.js';
 
 export type { LoaderStats, PoisonSink } from './loader-types.js';
 import type { LoaderOptions, LoaderStats } from './loader-types.js';
@@ -17,15 +18,11 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise: new Promise<void>((r) => (resolve = r)), resolve };
 }
 
-/** One partition's messages waiting for insert, and its insert in flight. */
-interface PartitionQueue {
-  partition: number;
+/** One partition's messages waiting for insert, its insert in flight, and its offsets to commit. */
+interface PartitionQueue extends PartitionOffsets {
   buffer: BufferedMessage[];
   flushing: Promise<void> | null;
   timer: NodeJS.Timeout | null;
-  /** The stored offset not yet committed (a failed commit is retried with the next batch, or by commitTimer). */
-  pendingCommit: bigint | null;
-  commitTimer: NodeJS.Timeout | null;
 }
 
 /**
@@ -64,7 +61,7 @@ export class Loader {
   /** Failures of each step, logged once when they start, then a count every few seconds, then once on success. */
   private readonly insertFailures: FailureLog;
   private readonly reportFailures: FailureLog;
-  private readonly commitFailures: FailureLog;
+  private readonly offsets: OffsetCommits;
 
   constructor(
     private readonly options: LoaderOptions,
@@ -73,7 +70,16 @@ export class Loader {
     this.wake = { promise: new Promise<void>((resolve) => (this.wakeUp = resolve)) };
     this.insertFailures = new FailureLog(options.logger, 'ClickHouse insert failed; retrying (offsets not committed)');
     this.reportFailures = new FailureLog(options.logger, 'last-report update failed; retrying');
-    this.commitFailures = new FailureLog(options.logger, 'offset commit failed; retried with the next batch');
+    this.offsets = new OffsetCommits({
+      topic: options.topic,
+      commit: (offsets) => options.commit(offsets),
+      logger: options.logger,
+      stats: this.stats,
+      retryAfterMs: options.backoff.maxMs,
+      isAssigned: (partition) => this.assigned.has(partition),
+      isRunning: () => this.state === 'running',
+      runAsFlush: (partition, work) => this.runAsFlush(this.queue(partition), work),
+    });
   }
 
   get running(): boolean {
@@ -226,12 +232,7 @@ export class Loader {
     if (q.flushing !== null) return;
     if (this.due(q)) {
       this.clearTimer(q);
-      this.stats.inFlight++;
-      q.flushing = this.flushLoop(q).finally(() => {
-        this.stats.inFlight--;
-        q.flushing = null;
-        this.schedule(q);
-      });
+      this.runAsFlush(q, () => this.flushLoop(q));
       return;
     }
     const head = q.buffer[0];
@@ -328,54 +329,19 @@ export class Loader {
     }
 
     if (this.state === 'aborted') throw new RetryAborted(null);
-    const next = messages[messages.length - 1]!.offset + 1n;
-    if (q.pendingCommit === null || next > q.pendingCommit) q.pendingCommit = next;
-    await this.commitPending(q);
+    await this.offsets.stored(q, messages[messages.length - 1]!.offset + 1n);
   }
 
-  /**
-   * Commits a partition's stored offset while it is still assigned; a failure is retried with its
-   * next batch. Only this partition's flush commits it, one at a time, so its committed offset
-   * never goes back.
-   */
-  private async commitPending(q: PartitionQueue): Promise<void> {
-    const offset = q.pendingCommit;
-    if (offset === null) return;
-    if (!this.assigned.has(q.partition)) {
-      q.pendingCommit = null;
-      return;
-    }
-    try {
-      await this.options.commit([{ topic: this.options.topic, partition: q.partition, offset: offset.toString() }]);
-    } catch (err) {
-      this.stats.commitFailures++;
-      this.commitFailures.failed(errorText(err), { partitions: [q.partition] });
-      this.retryCommitLater(q);
-      return;
-    }
-    this.commitFailures.ok();
-    this.stats.commits++;
-    this.stats.committed[q.partition] = offset.toString();
-    if (q.pendingCommit === offset) q.pendingCommit = null;
-  }
-
-  /**
-   * A partition whose commit failed and that gets no next batch (ingest stopped) would keep its
-   * lag: try again after a while, as a flush of its own, so commits stay one at a time per partition.
-   */
-  private retryCommitLater(q: PartitionQueue): void {
-    if (q.commitTimer !== null || this.state !== 'running') return;
-    q.commitTimer = setTimeout(() => {
-      q.commitTimer = null;
-      if (q.flushing !== null || q.pendingCommit === null || this.state !== 'running') return;
-      this.stats.inFlight++;
-      q.flushing = this.commitPending(q).finally(() => {
-        this.stats.inFlight--;
-        q.flushing = null;
-        this.schedule(q);
-      });
-    }, this.options.backoff.maxMs);
-    q.commitTimer.unref();
+  /** Runs `work` as the partition's one flush in flight (unless one is in flight), then schedules the next. */
+  private runAsFlush(q: PartitionQueue, work: () => Promise<void>): boolean {
+    if (q.flushing !== null) return false;
+    this.stats.inFlight++;
+    q.flushing = work().finally(() => {
+      this.stats.inFlight--;
+      q.flushing = null;
+      this.schedule(q);
+    });
+    return true;
   }
 
   // ---- shutdown -----------------------------------------------------------------------------
@@ -408,8 +374,7 @@ export class Loader {
     this.notifyRoom();
     for (const q of this.queues.values()) {
       this.clearTimer(q);
-      if (q.commitTimer !== null) clearTimeout(q.commitTimer);
-      q.commitTimer = null;
+      this.offsets.cancelRetry(q);
       q.buffer = [];
     }
     this.stats.buffered = 0;

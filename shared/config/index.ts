@@ -4,6 +4,6 @@
  * what a process would run with.
  */
 export { ConfigError, describeConfig, loadConfig, settingEntries, type Config } from './load.js';
-export { defaultGatewayThreads, isValidTimeZone } from './settings.js';
+export { defaultGatewayThreads, isValidTimeZone } from './values.js';
 
 export { ConfigurationMissing, deploymentMode, redisConfigured } from './mode.js';

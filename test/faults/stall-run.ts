@@ -9,7 +9,7 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FaultProxy } from '../helpers/fault-proxy.js';
-import { credentials, event, NS, soap11Envelope, xmlParams } from '../helpers/harness.js';
+import { postSoapInsert } from '../helpers/harness.js';
 import { startProc, type Proc } from '../helpers/processes.js';
 import { services, uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -47,22 +47,9 @@ export function startLoad(url: string, runId: string) {
       const n = state.seq++;
       const marker = `${runId}-${c}-${n}`;
       // Distinct events (NroSerie, and so the dedupe key); each resent as is until acknowledged.
-      const body = soap11Envelope('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ NroSerie: marker, Codigo: String(n % 90) }) }));
       for (;;) {
         const startedAt = Date.now();
-        let code: number | null;
-        try {
-          const res = await fetch(url, {
-            method: 'POST',
-            body,
-            headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}LoginYInsertarEvento"` },
-            signal: AbortSignal.timeout(10_000),
-          });
-          const parsed = Number(/Result>(-?\d+)</.exec(await res.text())?.[1] ?? NaN);
-          code = Number.isNaN(parsed) ? null : parsed;
-        } catch {
-          code = null;
-        }
+        const code = await postSoapInsert(url, marker, n);
         attempts.push({ marker, code, startedAt, endedAt: Date.now() });
         if ((code ?? 0) > 0) break;
         // A client paces its resends; one stopped mid-event leaves it unacknowledged (not checked).

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openRedisStores, type RedisStores } from '../../shared/backends/redis/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
-import { credentials, event, soap11Envelope, xmlParams, NS } from '../helpers/harness.js';
+import { postSoapInsert } from '../helpers/harness.js';
 import { startProc, type Proc } from '../helpers/processes.js';
 import { uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -219,22 +219,8 @@ export function startLoad(runId: string, gateways: () => string[], loops: number
   let seq = 0;
   const one = async (url: string): Promise<void> => {
     const marker = `${runId}-${seq++}`;
-    const body = soap11Envelope('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ NroSerie: marker, Codigo: String(seq % 90) }) }));
     const startedAt = Date.now();
-    let code: number | null;
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        body,
-        headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}LoginYInsertarEvento"` },
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await res.text();
-      code = Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
-      if (Number.isNaN(code)) code = null;
-    } catch {
-      code = null;
-    }
+    const code = await postSoapInsert(url, marker, seq);
     answers.push({ marker, code, startedAt, endedAt: Date.now() });
   };
   const loop = async (i: number): Promise<void> => {

@@ -193,3 +193,24 @@ export function event(overrides: Record<string, string> = {}): Record<string, st
 export function credentials(user = 'acme', password = 'secret-1'): Record<string, string> {
   return { SystemUser: user, Password: password };
 }
+
+/**
+ * One LoginYInsertarEvento over SOAP 1.1 to a gateway at `url` (acme's credentials, an event whose
+ * NroSerie is `marker`): the Result code, or null when no answer came within 10 s or none could be
+ * read from it. What the load of the fault and HA tests sends.
+ */
+export async function postSoapInsert(url: string, marker: string, codigo: number): Promise<number | null> {
+  const body = soap11Envelope('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ NroSerie: marker, Codigo: String(codigo % 90) }) }));
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NS}LoginYInsertarEvento"` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const code = Number(/Result>(-?\d+)</.exec(await res.text())?.[1] ?? NaN);
+    return Number.isNaN(code) ? null : code;
+  } catch {
+    return null;
+  }
+}

@@ -14,15 +14,8 @@ import { FrontEndPool } from '../../gateway/threads/pool.js';
 import type { SharedState } from '../../gateway/threads/shared-state.js';
 import { FIXTURES } from '../helpers/paths.js';
 import { pathToFileURL } from 'node:url';
+import { freePort } from '../helpers/spawned.js';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe('a front-end thread that fails', () => {
   let dir: string;

@@ -3,6 +3,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './spawned.js';
 
 /** The shipped edge configuration (deploy/nginx/). */
 export const EDGE_CONFIG_DIR = path.resolve(import.meta.dirname, '../../deploy/nginx');
@@ -26,16 +27,6 @@ function replaceOrFail(text: string, pattern: RegExp, replacement: string, what:
   return text.replace(pattern, replacement);
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

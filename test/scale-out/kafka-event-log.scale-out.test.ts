@@ -9,7 +9,6 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -24,6 +23,7 @@ import { decodeEvent, messageKey } from '../../shared/events/wire.js';
 import { services, uniqueName } from '../helpers/services.js';
 import { REPO } from '../helpers/paths.js';
 import { waitFor } from '../helpers/wait.js';
+import { freePort } from '../helpers/spawned.js';
 
 const ROOT = REPO;
 const run = promisify(execFile);
@@ -668,14 +668,6 @@ describe('KafkaEventLog (real Kafka)', () => {
   }, 180_000);
 });
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describe('KeyPartitioner', () => {
   it('maps every key as the kafkajs default partitioner does, remembered or not, and anew when partitions grow', async () => {

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +15,7 @@ import {
 import { services, uniqueName } from '../helpers/services.js';
 import { provider, storeContract } from '../helpers/store-contract.js';
 import { REPO } from '../helpers/paths.js';
+import { freePort } from '../helpers/spawned.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
@@ -409,17 +409,6 @@ async function servicesScript(script: 'up.sh' | 'down.sh', env: Record<string, s
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -5,19 +5,9 @@
 import * as soap from 'soap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operationList } from '../../shared/catalogue/index.js';
-import { TestApp } from '../helpers/harness.js';
+import { clientEvent, TestApp } from '../helpers/harness.js';
 
-const ev = (codigo: string) => ({
-  Dominio: 'AB123CD',
-  NroSerie: 'SN-1',
-  Codigo: codigo,
-  Latitud: -34.6037221,
-  Longitud: -58.3815704,
-  Altitud: 25,
-  Velocidad: 42.5,
-  FechaHoraEvento: '2026-11-22T08:59:30-03:00',
-  FechaHoraRecepcion: '2026-11-22T09:00:00-03:00',
-});
+const ev = clientEvent;
 
 describe.each([
   ['SOAP 1.1', 'ServiceSoap', false],

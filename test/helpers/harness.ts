@@ -190,6 +190,12 @@ export function event(overrides: Record<string, string> = {}): Record<string, st
   };
 }
 
+/** event() as a generated client (node-soap, zeep) passes it: the numbers as numbers. */
+export function clientEvent(codigo: string): Record<string, string | number> {
+  const e = event({ Codigo: codigo });
+  return { ...e, Latitud: Number(e.Latitud), Longitud: Number(e.Longitud), Altitud: Number(e.Altitud), Velocidad: Number(e.Velocidad) };
+}
+
 export function credentials(user = 'acme', password = 'secret-1'): Record<string, string> {
   return { SystemUser: user, Password: password };
 }

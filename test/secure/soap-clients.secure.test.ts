@@ -9,7 +9,7 @@ import https from 'node:https';
 import path from 'node:path';
 import * as soap from 'soap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestApp } from '../helpers/harness.js';
+import { clientEvent, TestApp } from '../helpers/harness.js';
 import { secure } from '../helpers/secure.js';
 
 const s = secure();
@@ -17,17 +17,7 @@ const s = secure();
 const ZEEP_PYTHON = path.join(s.env.SERVICES_DIR!, 'python-venv', 'bin', 'python');
 const ZEEP_CALL = path.resolve(import.meta.dirname, '..', 'helpers', 'zeep-call.py');
 const creds = { SystemUser: 'acme', Password: 'secret-1' };
-const event = (codigo: string) => ({
-  Dominio: 'AB123CD',
-  NroSerie: 'SN-1',
-  Codigo: codigo,
-  Latitud: -34.6037221,
-  Longitud: -58.3815704,
-  Altitud: 25,
-  Velocidad: 42.5,
-  FechaHoraEvento: '2026-11-22T08:59:30-03:00',
-  FechaHoraRecepcion: '2026-11-22T09:00:00-03:00',
-});
+const event = clientEvent;
 
 let t: TestApp;
 let wsdl: string;

@@ -49,7 +49,9 @@ export async function startWorkerProcess(
     : null;
   const probesUrl = probes?.url ?? null;
   try {
-    const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
+    // The same options for the stores and the watchdog's probes (TLS files read once).
+    const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+    const redis = await openRedisStores(redisOptions);
     redisHealthy = () => redis.healthy();
     let workerOptions: WorkerOptions;
     try {
@@ -78,7 +80,7 @@ export async function startWorkerProcess(
     const running = worker;
     // The last resort of self-healing (shared/runtime/stuck-watchdog.ts): each client against a fresh
     // connection to its engine; stuck past STUCK_EXIT_SECONDS, the process stops and exits 1.
-    const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+    const kafkaOptions = kafkaClientOptions(config.kafka);
     const clickhouse = workerOptions.clickhouse;
     let stuck: (reason: string) => void = () => undefined;
     const failed = new Promise<Error>((resolve) => (stuck = (reason) => resolve(new Error(reason))));
@@ -88,7 +90,7 @@ export async function startWorkerProcess(
     };
     const watchdog = new StuckWatchdog(
       [
-        { name: 'Kafka consumer', engine: 'Kafka', healthy: consuming, engineAnswers: () => kafkaAnswers(kafkaClientOptions(config.kafka), config.kafka.topic) },
+        { name: 'Kafka consumer', engine: 'Kafka', healthy: consuming, engineAnswers: () => kafkaAnswers(kafkaOptions, config.kafka.topic) },
         { name: 'ClickHouse inserts', engine: 'ClickHouse', healthy: () => !running.failing().inserts, engineAnswers: () => clickhouseAnswers(clickhouse) },
         { name: 'last-report updates', engine: 'Redis', healthy: () => !running.failing().lastReports, engineAnswers: () => redisAnswers(redisOptions) },
         { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },

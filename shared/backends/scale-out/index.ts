@@ -5,7 +5,6 @@ import { ClickHouseEventStore, clickHouseOptionsFromConfig, createClickHouseClie
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
 import { kafkaAnswers, kafkaClientOptions } from '../kafka/client.js';
-import { kafkaSecurityFromConfig } from '../kafka/security.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
@@ -64,9 +63,10 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafka.brokers;
-  // TLS and SASL of the event log's clients, as kafkaClientOptions gives every other client.
-  const security = kafkaSecurityFromConfig(config.kafka);
-  const redis = await openRedisStores(redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' })));
+  // Every Kafka and Redis client of this process with the same options (TLS files read once).
+  const kafkaOptions = kafkaClientOptions(config.kafka);
+  const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
+  const redis = await openRedisStores(redisOptions);
   const clickhouse =
     config.clickhouse.url === null
       ? null
@@ -74,7 +74,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   const idLogger = logger.child({ component: 'ids' });
   let idBlocks: IdBlocksTopic;
   try {
-    idBlocks = await kafkaStep(kafkaBrokers, () => IdBlocksTopic.open({ ...kafkaClientOptions(config.kafka), topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger }));
+    idBlocks = await kafkaStep(kafkaBrokers, () => IdBlocksTopic.open({ ...kafkaOptions, topic: config.ids.topic, timeoutMs: config.events.appendTimeoutMs, logger: idLogger }));
   } catch (err) {
     await clickhouse?.close();
     await redis.close();
@@ -88,7 +88,7 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
     },
     highestStored: () =>
       highestStoredId({
-        kafka: kafkaClientOptions(config.kafka),
+        kafka: kafkaOptions,
         topic: config.kafka.topic,
         groupId: config.kafka.groupId,
         clickhouse,
@@ -122,10 +122,8 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   try {
     await ids.start();
     kafka = await kafkaStep(kafkaBrokers, () => openKafkaEventLog({
-      brokers: kafkaBrokers,
-      security,
+      ...kafkaOptions,
       topic: config.kafka.topic,
-      clientId: config.kafka.clientId,
       ids,
       dedupe: redis.dedupe,
       dedupeWindowMs: config.events.dedupeWindowMs,
@@ -134,9 +132,6 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
       wireVersion: config.kafka.wireVersion,
       maxInFlightEvents: config.events.maxInFlight,
       sendTimeoutMs: config.events.appendTimeoutMs,
-      requestTimeoutMs: config.kafka.requestTimeoutMs,
-      connectTimeoutMs: config.kafka.connectTimeoutMs,
-      keepAliveMs: config.kafka.keepAliveMs,
       logger: logger.child({ component: 'kafka' }),
       ...(metrics === undefined
         ? {}
@@ -158,11 +153,9 @@ export async function openScaleOutBackends(config: Config, logger: Logger, metri
   const operations = openAdminSupport(config, logger, redis, () => kafka.failingNow(), clickhouse);
 
   // What the stuck watchdog watches: each client against a fresh connection to its engine.
-  const redisOptions = redisStoresOptionsFromConfig(config.redis, logger.child({ component: 'redis' }));
-  const probeKafka = kafkaClientOptions(config.kafka);
   const watched: WatchedComponent[] = [
-    { name: 'Kafka sends', engine: 'Kafka', healthy: async () => !(await kafka.failingNow()), engineAnswers: () => kafkaAnswers(probeKafka, config.kafka.topic) },
-    { name: 'event-id blocks', engine: 'Kafka', healthy: () => !ids.failing, engineAnswers: () => kafkaAnswers(probeKafka, config.ids.topic) },
+    { name: 'Kafka sends', engine: 'Kafka', healthy: async () => !(await kafka.failingNow()), engineAnswers: () => kafkaAnswers(kafkaOptions, config.kafka.topic) },
+    { name: 'event-id blocks', engine: 'Kafka', healthy: () => !ids.failing, engineAnswers: () => kafkaAnswers(kafkaOptions, config.ids.topic) },
     { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
   ];
 

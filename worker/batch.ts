@@ -10,10 +10,11 @@ export interface BufferedMessage {
   /** When the worker read it (epoch ms): the batch-time limit counts from the oldest. */
   arrivedAt: number;
   /**
-   * The message's Kafka timestamp (epoch ms, as text): part of the insert token, so a topic deleted
-   * and created again, whose offsets start over, never repeats an earlier batch's token.
+   * The message's Kafka timestamp (epoch ms; text where a test builds it): part of the insert token,
+   * so a topic deleted and created again, whose offsets start over, never repeats an earlier batch's
+   * token. Kept as read and formatted only for the token, once per batch, not once per message.
    */
-  timestamp?: string;
+  timestamp?: bigint | string;
   /** null for a poison message: nothing is stored for it, but its offset is committed. */
   decoded: { id: bigint; event: EventRecord } | null;
   /** A poison message as it is set aside (before its offset is committed). */

@@ -124,7 +124,7 @@ export class Loader {
         arrivedAt = Date.now();
       } else if (taken === 0 && !(current() && this.state === 'running')) break;
       const offset = message.offset;
-      q.buffer.push({ partition, offset, arrivedAt, timestamp: String(message.timestamp), ...this.decode(message, partition) });
+      q.buffer.push({ partition, offset, arrivedAt, timestamp: message.timestamp, ...this.decode(message, partition) });
       this.stats.buffered++;
       taken++;
       if (q.buffer.length === 1 || this.completeAt(q, offset)) this.schedule(q);

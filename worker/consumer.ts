@@ -230,7 +230,8 @@ export class ConsumerSupervisor {
     });
     member.on('consumer:heartbeat:error', ({ error }) => {
       if (this.member !== member) return;
-      if (isKafkaTimeout(error)) watch.dropSilent(Date.now() - this.memberRequestTimeout());
+      // dropSilent counts on performance.now(), like the watch's own clock (Date.now() here dropped every connection).
+      if (isKafkaTimeout(error)) watch.dropSilent(performance.now() - this.memberRequestTimeout());
     });
     member.on('error', (error: Error) => {
       if (this.member === member) this.lost = error;

@@ -6,7 +6,7 @@ import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/runtime/logger.js';
 import { Metrics } from '../shared/runtime/metrics.js';
 import { readinessGauge } from '../shared/runtime/readiness-metric.js';
-import { serverTlsFromConfig } from '../shared/runtime/tls.js';
+import { schemeOf, serverTlsFromConfig } from '../shared/runtime/tls.js';
 import { StuckWatchdog } from '../shared/runtime/stuck-watchdog.js';
 import { resolveAdminToken, startAdminServer, type AdminServer } from './admin/server.js';
 import { serviceDescription } from './metadata/description.js';
@@ -66,7 +66,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   // Checked first: a WSDL_FILE that does not match the catalogue stops the start before any store opens.
   const description = serviceDescription(config.service);
   // So is a half TLS configuration (a certificate without its key, HTTP_PORT without TLS).
-  serverTlsFromConfig(config);
+  const serverTls = serverTlsFromConfig(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API on this thread goes through one provider
@@ -133,7 +133,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
   const host = config.service.host === '0.0.0.0' || config.service.host === '::' ? 'localhost' : config.service.host;
-  const scheme = config.tls.certFile === null ? 'http' : 'https';
+  const scheme = schemeOf(serverTls);
   const serviceUrl = `${config.service.publicUrl ?? `${scheme}://${host}:${gateway.port}`}${config.service.path}`;
   if (generated) logger.info({ path }, 'generated an admin token; it is stored in this file');
   else if (path !== null) logger.info({ path }, 'admin token read from file');

@@ -48,6 +48,15 @@ export interface KafkaClientOptions {
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 1000;
+
+/**
+ * The deadline of one call of ours (plus `extraMs` a call waits on purpose): the library's own
+ * request timeout fires first; this one also bounds connecting and the metadata lookups a call
+ * makes before its request.
+ */
+export function callDeadlineMs(options: Pick<KafkaClientOptions, 'requestTimeoutMs' | 'connectTimeoutMs'>, extraMs = 0): number {
+  return extraMs + 2 * options.requestTimeoutMs + (options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+}
 export const DEFAULT_KEEPALIVE_MS = 5000;
 
 /** The client options of a configuration (KAFKA_BROKERS must be set). */
@@ -256,9 +265,7 @@ export class KafkaAdmin {
   }
 
   private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    // The library's own request timeout fires first; this one also bounds connecting and the
-    // metadata lookups a call makes before its request.
-    return this.watch.within(fn, 2 * this.options.requestTimeoutMs + (this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS), `Kafka ${what}`);
+    return this.watch.within(fn, callDeadlineMs(this.options), `Kafka ${what}`);
   }
 
   listTopics(): Promise<string[]> {

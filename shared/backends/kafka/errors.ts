@@ -136,6 +136,21 @@ export function describeKafkaError(error: unknown): string {
   return `${errorName(error)}: ${error.message}${tail}`;
 }
 
+/**
+ * Every message down the chain, for a start refused in one line: @platformatic/kafka reports a
+ * refused login or certificate as "Cannot connect to any broker." with the broker's own error
+ * inside (errors[], cause). describeKafkaError, for repeated log lines, names only the top and the root.
+ */
+export function kafkaErrorChain(err: unknown, depth = 0): string {
+  if (!(err instanceof Error)) return String(err);
+  const errors: unknown = (err as Error & { errors?: unknown }).errors;
+  const inner: unknown[] = [...(Array.isArray(errors) ? (errors as unknown[]) : []), ...(err.cause === undefined ? [] : [err.cause])];
+  const first = inner.find((e) => e instanceof Error);
+  if (first === undefined || depth > 5) return err.message;
+  const below = kafkaErrorChain(first, depth + 1);
+  return below === err.message ? err.message : `${err.message.replace(/\.$/, '')}: ${below}`;
+}
+
 function errorName(error: Error): string {
   const id = stringField(error, 'apiId');
   if (id !== null) return id;

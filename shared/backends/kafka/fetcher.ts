@@ -1,5 +1,5 @@
 import type { Consumer } from '@platformatic/kafka';
-import { baseOptions, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS, kafkaModule, type KafkaClientOptions } from './client.js';
+import { baseOptions, callDeadlineMs, ConnectionWatch, kafkaModule, type KafkaClientOptions } from './client.js';
 import { isLeadershipError } from './errors.js';
 
 /** One record as the readers of a topic see it. */
@@ -68,7 +68,7 @@ export class PartitionFetcher {
   }
 
   private deadline(extraMs = 0): number {
-    return extraMs + 2 * this.options.requestTimeoutMs + (this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+    return callDeadlineMs(this.options, extraMs);
   }
 
   /** Each partition's first retained offset ('earliest') or the offset its next record gets ('latest'). */

@@ -41,13 +41,13 @@ export class KafkaOperator {
   /** Sends one message with acks=all. */
   async send(topic: string, key: string | null, value: Buffer, headers: Record<string, string>): Promise<void> {
     this.producer ??= (async () => {
-      const { Producer, ProduceAcks } = await kafkaModule();
+      const { Producer, ProduceAcks, stringSerializer } = await kafkaModule();
       const producer = new Producer<string | null, Buffer, string, string>({
         ...baseOptions(this.options, `${this.options.clientId}-redrive`),
         serializers: {
-          key: (k: string | null | undefined) => (k === null || k === undefined ? undefined : Buffer.from(k, 'utf8')),
-          headerKey: (k: string | undefined) => (k === undefined ? undefined : Buffer.from(k, 'utf8')),
-          headerValue: (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v, 'utf8')),
+          key: (k: string | null | undefined) => stringSerializer(k ?? undefined),
+          headerKey: stringSerializer,
+          headerValue: stringSerializer,
         },
       });
       const watch = new ConnectionWatch(this.options.keepAliveMs);

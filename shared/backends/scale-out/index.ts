@@ -5,6 +5,7 @@ import { ClickHouseEventStore, clickHouseOptionsFromConfig, createClickHouseClie
 import { highestStoredId } from '../ids/highest-stored.js';
 import { topicCheck } from '../ids/floor.js';
 import { kafkaAnswers, kafkaClientOptions } from '../kafka/client.js';
+import { kafkaErrorChain } from '../kafka/errors.js';
 import { openAdminSupport } from './admin-support.js';
 import { openKafkaEventLog, type KafkaEventLog } from '../kafka/event-log.js';
 import { KafkaIdAllocator } from '../ids/allocator.js';
@@ -40,22 +41,8 @@ async function kafkaStep<T>(brokers: readonly string[], step: () => Promise<T>):
   try {
     return await step();
   } catch (err) {
-    throw new Error(`Kafka at ${brokers.join(',')} failed: ${describeKafkaError(err)}`, { cause: err });
+    throw new Error(`Kafka at ${brokers.join(',')} failed: ${kafkaErrorChain(err)}`, { cause: err });
   }
-}
-
-/**
- * The message with the cause under it: @platformatic/kafka reports a refused login or certificate
- * as "Cannot connect to any broker." with the broker's own error inside (errors[], cause).
- */
-export function describeKafkaError(err: unknown, depth = 0): string {
-  if (!(err instanceof Error)) return String(err);
-  const errors: unknown = (err as Error & { errors?: unknown }).errors;
-  const inner: unknown[] = [...(Array.isArray(errors) ? (errors as unknown[]) : []), ...(err.cause === undefined ? [] : [err.cause])];
-  const first = inner.find((e) => e instanceof Error);
-  if (first === undefined || depth > 5) return err.message;
-  const below = describeKafkaError(first, depth + 1);
-  return below === err.message ? err.message : `${err.message.replace(/\.$/, '')}: ${below}`;
 }
 
 export async function openScaleOutBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<ScaleOutBackends> {

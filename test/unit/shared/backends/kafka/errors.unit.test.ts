@@ -15,6 +15,7 @@ import {
   isRetriableKafkaError,
   isTopicExistsError,
   isUnknownTopicError,
+  kafkaErrorChain,
 } from '../../../../../shared/backends/kafka/errors.js';
 
 const METADATA_API = 3;
@@ -81,5 +82,16 @@ describe('Kafka error classification', () => {
     expect(describeKafkaError(refused)).toBe('NetworkError: Connection to 127.0.0.1:1 failed. (Error: connect ECONNREFUSED 127.0.0.1:1)');
     expect(describeKafkaError(responseError(6))).toContain('(NOT_LEADER_OR_FOLLOWER: ');
     expect(describeKafkaError('plain text')).toBe('plain text');
+  });
+
+  it('spells out the whole chain for a start refused in one line: the broker\'s own words under the client\'s', () => {
+    const refusedLogin = new MultipleErrors('Cannot connect to any broker.', [
+      new AuthenticationError('SASL authentication failed.', { cause: new Error('Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512') }),
+    ]);
+    expect(kafkaErrorChain(refusedLogin)).toBe(
+      'Cannot connect to any broker: SASL authentication failed: Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512',
+    );
+    expect(kafkaErrorChain(new Error('Closed connection'))).toBe('Closed connection');
+    expect(kafkaErrorChain(42)).toBe('42');
   });
 });

@@ -343,9 +343,7 @@ export class ConsumerSupervisor {
     this.positionsOf = -1;
     this.fetchFailingSince = null;
     await Promise.allSettled([
-      member === null
-        ? Promise.resolve()
-        : Promise.race([member.close(), sleep(2000)]).finally(() => watch?.dropSilent(Number.POSITIVE_INFINITY)),
+      member === null ? undefined : (watch?.closeWithin(member.close()) ?? member.close()),
       fetcher?.close(),
     ]);
   }

@@ -204,7 +204,6 @@ export class IdBlocksTopic {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.producer.close(), this.consumer.close()]);
-    this.watch.dropSilent(Number.POSITIVE_INFINITY);
+    await this.watch.closeWithin(Promise.allSettled([this.producer.close(), this.consumer.close()]));
   }
 }

@@ -126,6 +126,8 @@ function parseBroker(address: string): Broker {
  */
 /** A connection that never received a byte is spared this long: another request may just have opened it. */
 const YOUNG_MS = 200;
+/** How long a client's own close may take (LeaveGroup, in-flight requests) before its sockets are destroyed. */
+export const CLOSE_GRACE_MS = 2000;
 
 export class ConnectionWatch {
   private readonly lastRead = new WeakMap<Connection, number>();
@@ -208,6 +210,16 @@ export class ConnectionWatch {
     }
     this.dropped += n;
     return n;
+  }
+
+  /**
+   * Waits up to `graceMs` for a client's own close (a consumer leaves its group, requests in
+   * flight are answered), then destroys whatever connection is still open: a stalled broker must
+   * not hold a shutdown or a session restart. Never rejects; the timer never outlives the close.
+   */
+  async closeWithin(closing: Promise<unknown>, graceMs: number = CLOSE_GRACE_MS): Promise<void> {
+    await withTimeout(closing, graceMs, 'Kafka client close').catch(() => undefined);
+    this.dropSilent(Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -332,7 +344,7 @@ export class KafkaAdmin {
   }
 
   async close(): Promise<void> {
-    await withTimeout(this.admin.close(), 2000, 'Kafka admin close').catch(() => this.watch.dropSilent(Number.POSITIVE_INFINITY));
+    await this.watch.closeWithin(this.admin.close());
   }
 }
 

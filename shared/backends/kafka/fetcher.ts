@@ -189,7 +189,6 @@ export class PartitionFetcher {
   }
 
   async close(): Promise<void> {
-    await Promise.race([this.client.close(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]).catch(() => undefined);
-    this.watch.dropSilent(Number.POSITIVE_INFINITY);
+    await this.watch.closeWithin(this.client.close());
   }
 }

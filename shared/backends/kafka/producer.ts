@@ -125,6 +125,6 @@ export class EventProducer implements RecordSender {
 
   disconnect(): Promise<void> {
     clearInterval(this.partitionTimer);
-    return this.producer.close();
+    return this.watch.closeWithin(this.producer.close());
   }
 }

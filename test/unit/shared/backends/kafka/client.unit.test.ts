@@ -80,4 +80,31 @@ describe('ConnectionWatch', () => {
     await expect(admin.listTopics()).rejects.toThrow();
     expect([first.accepted, second.accepted]).toEqual([2, 1]);
   });
+
+  it('closeWithin waits for a close that never ends only its grace, then destroys the connections still open', async () => {
+    const broker = await stalledBroker();
+    opened.push(broker);
+    const admin = await KafkaAdmin.open({ brokers: [broker.address], clientId: 'watch-test', requestTimeoutMs: 5000 });
+    opened.push(admin);
+    const pending = admin.listTopics().catch((e: unknown) => e);
+    await until(() => broker.accepted === 1);
+    const started = performance.now();
+    await admin.watch.closeWithin(new Promise(() => undefined), 150);
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(140);
+    expect(waited).toBeLessThan(1000);
+    await until(() => broker.closed === 1);
+    expect(broker.closed).toBe(1);
+    await pending;
+  });
+
+  it('closeWithin returns as soon as the close does, and a close that fails does not reject', async () => {
+    const admin = await KafkaAdmin.open({ brokers: ['127.0.0.1:1'], clientId: 'watch-test' });
+    opened.push(admin);
+    const watchOnly = admin.watch;
+    const started = performance.now();
+    await watchOnly.closeWithin(Promise.resolve(), 5000);
+    await watchOnly.closeWithin(Promise.reject(new Error('close failed')), 5000);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });

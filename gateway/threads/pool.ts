@@ -43,11 +43,13 @@ const LEVELS: Readonly<Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'err
 /** How long a closing thread may take beyond the requests' grace before it is terminated. */
 const EXIT_SLACK_MS = 5_000;
 
+/** A front end's answer to a question of the pool's (it carries the question's id). */
+type Reply = Extract<FromFrontEnd, { id: number }>;
+
 class FrontEndThread {
   private nextId = 1;
-  private readonly metricsWaiters = new Map<number, (json: object[]) => void>();
-  private readonly healthWaiters = new Map<number, (ok: boolean) => void>();
-  private readonly reloadWaiters = new Map<number, (error: string | null) => void>();
+  /** Questions sent and not answered yet, by id; called with null when the thread ends first. */
+  private readonly waiting = new Map<number, (reply: Reply | null) => void>();
   readonly exited: Promise<number>;
   private ended = false;
 
@@ -61,27 +63,18 @@ class FrontEndThread {
     this.exited = new Promise((resolve) => worker.once('exit', resolve));
     worker.on('message', (message: FromFrontEnd) => {
       if (message.type === 'log') this.relay(message.line);
-      else if (message.type === 'metrics') {
-        this.metricsWaiters.get(message.id)?.(message.json);
-        this.metricsWaiters.delete(message.id);
-      } else if (message.type === 'health') {
-        this.healthWaiters.get(message.id)?.(message.ok);
-        this.healthWaiters.delete(message.id);
-      } else if (message.type === 'reloaded') {
-        this.reloadWaiters.get(message.id)?.(message.error);
-        this.reloadWaiters.delete(message.id);
+      else if ('id' in message) {
+        const answer = this.waiting.get(message.id);
+        this.waiting.delete(message.id);
+        answer?.(message);
       } else if (message.type === 'ready') onReady(message.native);
       else onFatal(decodeError(message.error));
     });
     worker.on('error', onFatal);
     void this.exited.then((code) => {
       this.ended = true;
-      for (const waiter of this.metricsWaiters.values()) waiter([]);
-      this.metricsWaiters.clear();
-      for (const waiter of this.healthWaiters.values()) waiter(false);
-      this.healthWaiters.clear();
-      for (const waiter of this.reloadWaiters.values()) waiter('the thread ended');
-      this.reloadWaiters.clear();
+      for (const answer of this.waiting.values()) answer(null);
+      this.waiting.clear();
       if (code !== 0) onFatal(new Error(`front-end thread ${index} exited with code ${code}`));
     });
   }
@@ -92,31 +85,26 @@ class FrontEndThread {
 
   /** This thread's metrics as prom-client JSON; nothing once it has ended. */
   metrics(): Promise<object[]> {
-    if (this.ended) return Promise.resolve([]);
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.metricsWaiters.set(id, resolve);
-      this.send({ type: 'metrics', id });
-    });
+    return this.ask((id) => ({ type: 'metrics', id }), (reply) => (reply?.type === 'metrics' ? reply.json : []), []);
   }
 
   /** Whether the thread serves and its own backends (if any) answer; false once it has ended. */
   healthy(): Promise<boolean> {
-    if (this.ended) return Promise.resolve(false);
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.healthWaiters.set(id, resolve);
-      this.send({ type: 'health', id });
-    });
+    return this.ask((id) => ({ type: 'health', id }), (reply) => reply?.type === 'health' && reply.ok, false);
   }
 
-  /** Has the thread serve the certificate files as they are now; resolves with its error, or null. */
+  /** Has the thread serve the certificate files as they are now; resolves with its error, or null (also when it had ended: nothing to reload). */
   reloadTls(): Promise<string | null> {
-    if (this.ended) return Promise.resolve(null);
+    return this.ask((id) => ({ type: 'reload-tls', id }), (reply) => (reply?.type === 'reloaded' ? reply.error : 'the thread ended'), null);
+  }
+
+  /** Sends the question `request(id)`; `read` turns its reply (null: the thread ended first) into the answer; `ifEnded` when it had ended already. */
+  private ask<T>(request: (id: number) => ToFrontEnd, read: (reply: Reply | null) => T, ifEnded: T): Promise<T> {
+    if (this.ended) return Promise.resolve(ifEnded);
     const id = this.nextId++;
     return new Promise((resolve) => {
-      this.reloadWaiters.set(id, resolve);
-      this.send({ type: 'reload-tls', id });
+      this.waiting.set(id, (reply) => resolve(read(reply)));
+      this.send(request(id));
     });
   }
 

@@ -99,7 +99,7 @@ describe('ConnectionWatch', () => {
   });
 
   it('closeWithin returns as soon as the close does, and a close that fails does not reject', async () => {
-    const admin = await KafkaAdmin.open({ brokers: ['127.0.0.1:1'], clientId: 'watch-test' });
+    const admin = await KafkaAdmin.open({ brokers: ['127.0.0.1:1'], clientId: 'watch-test', requestTimeoutMs: 1000 });
     opened.push(admin);
     const watchOnly = admin.watch;
     const started = performance.now();

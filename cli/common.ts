@@ -3,6 +3,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ADMIN_TOKEN_FILE } from '../gateway/admin/auth.js';
 import { AdminApiError, AdminClient, AdminUnreachableError } from '../gateway/admin/client.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 /** What every CLI command shares: finding the API, printing, exit codes. */
 
@@ -87,7 +88,7 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<unknown>
       } else if (err instanceof AdminUnreachableError) {
         process.stderr.write(`Error: ${err.message}\n`);
       } else {
-        process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.stderr.write(`Error: ${errorMessage(err)}\n`);
       }
       process.exitCode = 1;
     }

@@ -1,6 +1,7 @@
 import { Readable, pipeline } from 'node:stream';
 import { parse, type CsvError, type Info, type Parser } from 'csv-parse';
 import type { TextLine } from './import-text.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 /**
  * Reading a migration file (docs/migration.md): CSV with a header row, or JSON lines. Each record
@@ -67,8 +68,6 @@ function toLine(kind: ImportKind, line: number, record: Record<string, unknown>)
   return out;
 }
 
-const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
 /** CSV or JSON lines: by the name's extension, else by the first character that is not blank. */
 export function detectFormat(fileName: string, firstLine: string): 'csv' | 'jsonl' {
   if (/\.(jsonl|ndjson|json)$/i.test(fileName)) return 'jsonl';
@@ -96,7 +95,7 @@ export async function* importRecords(kind: ImportKind, lines: AsyncIterable<Text
         if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('a line must be one JSON object.');
         yield { line: toLine(kind, l.line, value as Record<string, unknown>) };
       } catch (err) {
-        yield { failure: { line: l.line, reason: err instanceof SyntaxError ? `not JSON: ${err.message}` : reasonOf(err) } };
+        yield { failure: { line: l.line, reason: err instanceof SyntaxError ? `not JSON: ${err.message}` : errorMessage(err) } };
       }
     }
     return;
@@ -131,7 +130,7 @@ function recordOf(kind: ImportKind, columns: string[], record: CsvRecord): Impor
     if (record.fields.length !== columns.length) throw new Error(`expected ${columns.length} fields (${columns.join(', ')}), got ${record.fields.length}.`);
     return { line: toLine(kind, line, Object.fromEntries(columns.map((c, i) => [c, record.fields[i] ?? '']))) };
   } catch (err) {
-    return { failure: { line, reason: reasonOf(err) } };
+    return { failure: { line, reason: errorMessage(err) } };
   }
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { AdminClient, ImportResult } from '../gateway/admin/client.js';
 import { detectFormat, ImportFileError, importRecords, type ImportKind, type ImportLine } from './import-file.js';
 import { openTextLines, type ImportEncoding, type TextLine } from './import-text.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 /** Lines per API call: each provider costs a password hash (tens of ms), trips cost nothing. */
 export const CHUNK: Record<ImportKind, number> = { providers: 100, trips: 1000 };
@@ -77,7 +78,7 @@ export async function importFile(client: AdminClient, kind: ImportKind, file: st
       results = await client.importChunk(kind, chunk);
     } catch (err) {
       throw new Error(
-        `${err instanceof Error ? err.message : String(err)} — stopped after ${sent} lines sent; what was imported stays, run the same command again to continue.`,
+        `${errorMessage(err)} — stopped after ${sent} lines sent; what was imported stays, run the same command again to continue.`,
         { cause: err },
       );
     }

@@ -12,6 +12,7 @@ import { CURRENT_MIGRATIONS } from '../shared/backends/clickhouse/schema-current
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../shared/backends/embedded/database.js';
 import { addColumnSql as sqliteStatements } from '../shared/backends/embedded/event-row.js';
 import { EVENT_FIELD_LIST } from '../shared/events/schema.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 const name = process.argv[2];
 const field = EVENT_FIELD_LIST.find((f) => f.name === name);
@@ -34,6 +35,6 @@ try {
   console.log(`  {\n    version: ${nextCurrent},\n    name: 'events.${field.name}',`);
   console.log(`    statements: [${current.map((s) => `\`${s}\``).join(', ')}],\n  },`);
 } catch (err) {
-  console.error(err instanceof Error ? err.message : String(err));
+  console.error(errorMessage(err));
   process.exit(1);
 }

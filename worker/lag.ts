@@ -1,6 +1,7 @@
 import type { KafkaAdmin } from '../shared/backends/kafka/client.js';
 import { groupLag } from '../shared/backends/kafka/operator.js';
-import { errorText, type WorkerLogger } from './log.js';
+import { type WorkerLogger } from './log.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 interface LagMonitorOptions {
   topic: string;
@@ -54,7 +55,7 @@ export class LagMonitor {
       if (this.failing) this.options.logger.info({ lag }, 'consumer lag measured again');
       this.failing = false;
     } catch (err) {
-      if (!this.failing) this.options.logger.warn({ err: errorText(err) }, 'could not measure consumer lag (logged once until it works again)');
+      if (!this.failing) this.options.logger.warn({ err: errorMessage(err) }, 'could not measure consumer lag (logged once until it works again)');
       this.failing = true;
     } finally {
       this.measuring = false;

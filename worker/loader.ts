@@ -5,11 +5,11 @@ import { decodeEvent } from '../shared/events/wire.js';
 import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep } from './backoff.js';
 import { batchToken, gridEnd, latestReports, poisonMessage, type BufferedMessage } from './batch.js';
-import { errorText } from './log.js';
 import { OffsetCommits, type PartitionOffsets } from './offset-commits.js';
 
 export type { LoaderStats, PoisonSink } from './loader-types.js';
 import type { LoaderOptions, LoaderStats } from './loader-types.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 type State = 'running' | 'draining' | 'stopped' | 'aborted';
 
@@ -168,7 +168,7 @@ export class Loader {
       if (message.value === null) throw new Error('message has no value');
       return { decoded: decodeEvent(message.value) };
     } catch (err) {
-      reason = errorText(err);
+      reason = errorMessage(err);
     }
     this.stats.poison++;
     this.options.metrics?.poison();
@@ -261,7 +261,7 @@ export class Loader {
       try {
         await this.store(q, messages);
       } catch (err) {
-        if (!(err instanceof RetryAborted)) this.options.logger.error({ err: errorText(err) }, 'batch failed');
+        if (!(err instanceof RetryAborted)) this.options.logger.error({ err: errorMessage(err) }, 'batch failed');
         return;
       }
     }
@@ -289,7 +289,7 @@ export class Loader {
           wake: this.wake,
           onFailure: (err, attempt, delayMs) => {
             this.stats.insertRetries++;
-            this.insertFailures.failed(errorText(err), { attempt, delayMs, rows: batch.rows });
+            this.insertFailures.failed(errorMessage(err), { attempt, delayMs, rows: batch.rows });
           },
         },
       );
@@ -311,7 +311,7 @@ export class Loader {
         wake: this.wake,
         onFailure: (err, attempt, delayMs) => {
           this.stats.lastReportRetries++;
-          this.reportFailures.failed(errorText(err), { attempt, delayMs, vehicles: updates.length });
+          this.reportFailures.failed(errorMessage(err), { attempt, delayMs, vehicles: updates.length });
         },
       });
       this.reportFailures.ok();
@@ -324,7 +324,7 @@ export class Loader {
         backoff,
         shouldStop: this.giveUp,
         wake: this.wake,
-        onFailure: (err, attempt, delayMs) => logger.warn({ err: errorText(err), attempt, delayMs, messages: poison.length }, 'setting poison messages aside failed; retrying'),
+        onFailure: (err, attempt, delayMs) => logger.warn({ err: errorMessage(err), attempt, delayMs, messages: poison.length }, 'setting poison messages aside failed; retrying'),
       });
     }
 

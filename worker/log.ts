@@ -4,5 +4,3 @@ export interface WorkerLogger {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
 }
-
-export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -1,6 +1,6 @@
 import { FailureLog } from '../shared/runtime/failure-log.js';
 import type { LoaderOptions, LoaderStats } from './loader-types.js';
-import { errorText } from './log.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 /** A partition's offsets stored in ClickHouse and not yet committed to Kafka. */
 export interface PartitionOffsets {
@@ -55,7 +55,7 @@ export class OffsetCommits {
       await context.commit([{ topic: context.topic, partition: q.partition, offset: offset.toString() }]);
     } catch (err) {
       context.stats.commitFailures++;
-      this.failures.failed(errorText(err), { partitions: [q.partition] });
+      this.failures.failed(errorMessage(err), { partitions: [q.partition] });
       this.retryLater(q);
       return;
     }

@@ -10,7 +10,8 @@ import { DEFAULT_BACKOFF, retry, RetryAborted, type BackoffOptions } from './bac
 import { ConsumerSupervisor, type ConsumerPhase } from './consumer.js';
 import { LagMonitor } from './lag.js';
 import { Loader, type LoaderStats, type PoisonSink } from './loader.js';
-import { errorText, type WorkerLogger } from './log.js';
+import { type WorkerLogger } from './log.js';
+import { errorMessage } from '../shared/util/error-message.js';
 
 export type { WorkerLogger } from './log.js';
 
@@ -247,7 +248,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       onFailure: (err, attempt) => {
         refused.permanent = isPermanentClickHouseError(err);
         // Once per new reason, then every tenth attempt: a long wait is a few lines, not a loop.
-        const text = errorText(err);
+        const text = errorMessage(err);
         if (!refused.permanent && (text !== refused.lastText || attempt % 10 === 0)) {
           options.logger.warn({ err: text, attempt }, 'ClickHouse not ready for migrations; retrying');
         }
@@ -270,7 +271,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     });
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorText(err.lastError)}`) : err;
+    throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorMessage(err.lastError)}`) : err;
   }
   const kafka: KafkaClientOptions = {
     brokers: options.brokers,

@@ -7,6 +7,7 @@ import { peakRssKb } from '../lib/proc.js';
 import { CXF_SLICE, CXF_WARMUP, DURATION, log, PACED_RUNS, PEERS, USER, WARMUP } from './config.js';
 import { medianP99, pacedSoap11, warmUpCurve, wrk, type Measurement } from './measure.js';
 import { checkAnswers, login, startCeiling, startCxf, startGsoap, startNodeSoap, startOurs, startOursTls, type Target } from './servers.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 export type Role = 'ceiling' | 'peer' | 'ours';
 
@@ -70,7 +71,7 @@ async function row(rows: Row[], r: Omit<Row, 'm' | 'rssKb' | 'failure'>, plan: P
         `${out.m.cpuMsPer1000.toFixed(1)} ms CPU per 1000 requests, load generator CPU ${Math.round(out.m.loadCpu)}%`,
     );
   } catch (err) {
-    out.failure = err instanceof Error ? err.message : String(err);
+    out.failure = errorMessage(err);
     log(`  FAILED: ${out.failure}`);
   } finally {
     if (target) await target.stop();

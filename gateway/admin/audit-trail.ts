@@ -7,6 +7,7 @@ import {
 } from '../../shared/backends/operators.js';
 import type { Logger } from '../../shared/runtime/logger.js';
 import type { Principal } from './access.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 /** What one admin call leaves in the audit trail, filled in as the call goes (server.ts, handlers). */
 export interface CallAudit {
@@ -92,7 +93,7 @@ export class AuditTrail {
       const problem = (await this.options.store.durability?.()) ?? null;
       if (problem !== null) this.logger.warn({ problem }, `admin audit: ${problem}`);
     } catch (err) {
-      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'admin audit: could not tell whether the store persists the trail');
+      this.logger.warn({ err: errorMessage(err) }, 'admin audit: could not tell whether the store persists the trail');
     }
   }
 
@@ -116,7 +117,7 @@ export class AuditTrail {
       await this.options.store.append(record);
     } catch (err) {
       stored = false;
-      this.logger.error({ err: err instanceof Error ? err.message : String(err), requestId }, 'admin audit: the entry could not be stored; this log line is its only record');
+      this.logger.error({ err: errorMessage(err), requestId }, 'admin audit: the entry could not be stored; this log line is its only record');
     }
     this.logger.info({ audit: { ...record, at: new Date(record.at).toISOString() }, stored }, 'admin audit');
   }
@@ -128,7 +129,7 @@ export class AuditTrail {
         const olderThan = this.options.clock() - this.options.retentionMs;
         for (let i = 0; i < BATCHES; i++) if ((await this.options.store.expire(olderThan, BATCH)) < BATCH) break;
       } catch (err) {
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'admin audit: retention could not run; it is tried again in a minute');
+        this.logger.warn({ err: errorMessage(err) }, 'admin audit: retention could not run; it is tried again in a minute');
       } finally {
         this.sweeping = null;
       }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson, type JsonValue } from '../../shared/runtime/http-reply.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 /**
  * Small request/response helpers of the admin API: JSON in, JSON out, errors as
@@ -149,7 +150,7 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const detail = errorMessage(err);
     throw new HttpError(400, `Request body is not valid JSON: ${detail}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

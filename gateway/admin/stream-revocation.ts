@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { OperatorTokenStore } from '../../shared/backends/operators.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 /** How often the tokens of open live streams are checked: a revoked token's stream ends within about this. */
 const STREAM_RECHECK_MS = 500;
@@ -59,7 +60,7 @@ export class StreamRevocation {
         this.logger.info({ identity: token?.name ?? null }, 'admin: live stream ended, its token is no longer valid');
       }
     } catch (err) {
-      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'admin: could not recheck the tokens of live streams');
+      this.logger.warn({ err: errorMessage(err) }, 'admin: could not recheck the tokens of live streams');
     } finally {
       this.checking = false;
     }

@@ -17,6 +17,7 @@ import {
 import { ConfigError } from '../../shared/config/index.js';
 import { escapeXmlAttr } from './xml-escape.js';
 import { childrenNamed, parseXmlTree, resolveQName, XmlParseError, type Span, type XmlElement } from './xml-tree.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 const WSDL = 'http://schemas.xmlsoap.org/wsdl/';
 const XSD = 'http://www.w3.org/2001/XMLSchema';
@@ -38,7 +39,7 @@ export function loadCapturedWsdl(path: string, namespace: string): CapturedWsdl 
   try {
     bytes = readFileSync(path);
   } catch (err) {
-    throw new ConfigError(`WSDL_FILE ${path} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ConfigError(`WSDL_FILE ${path} cannot be read: ${errorMessage(err)}`);
   }
   return parseCapturedWsdl(bytes, namespace, `WSDL_FILE ${path}`);
 }

@@ -1,4 +1,5 @@
 import { SaxesParser } from 'saxes';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 /**
  * A small namespace-aware element tree over saxes, for reading metadata documents (a deployment's
@@ -83,7 +84,7 @@ export function parseXmlTree(xml: string): XmlDocument {
   try {
     parser.write(xml).close();
   } catch (err) {
-    throw new XmlParseError(err instanceof Error ? err.message : String(err));
+    throw new XmlParseError(errorMessage(err));
   }
   if (root === null) throw new XmlParseError('the document has no root element');
   return { root, declaredEncoding };

@@ -17,6 +17,7 @@ import type { FromFrontEnd, FrontEndData, ToFrontEnd } from './protocol.js';
 import { ProviderInvalidation } from './provider-invalidation.js';
 import { encodeError, RpcClient } from './rpc.js';
 import { remoteState } from './shared-state.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 
 if (parentPort === null) throw new Error('gateway/threads/front-end-thread.ts runs as a worker thread (pool.ts starts it).');
 const control = parentPort;
@@ -79,7 +80,7 @@ control.on('message', (message: ToFrontEnd) => {
     const reload = gateway === null ? Promise.resolve() : gateway.reloadTls();
     reload.then(
       () => post({ type: 'reloaded', id: message.id, error: null }),
-      (err: unknown) => post({ type: 'reloaded', id: message.id, error: err instanceof Error ? err.message : String(err) }),
+      (err: unknown) => post({ type: 'reloaded', id: message.id, error: errorMessage(err) }),
     );
   } else {
     void stop(message.graceMs);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import { custom, maskUrlPassword, SettingError, type Setting } from './kinds.js';
+import { errorMessage } from '../util/error-message.js';
 
 /*
  * The values of settings.ts that need more than a kind's bounds: lists, addresses, paths, URLs and
@@ -62,7 +63,7 @@ export function trustedProxies(raw: string): string[] {
   try {
     proxyaddr.compile(list);
   } catch (err) {
-    throw new SettingError(`TRUSTED_PROXIES: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SettingError(`TRUSTED_PROXIES: ${errorMessage(err)}`);
   }
   return list;
 }

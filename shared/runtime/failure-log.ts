@@ -1,12 +1,9 @@
+import { errorMessage } from '../util/error-message.js';
+
 /** What FailureLog writes to: a pino logger or any object with these two methods. */
 export interface FailureLogger {
   warn(o: object, m: string): void;
   info(o: object, m: string): void;
-}
-
-/** Text of an error for a log field: its message, without the stack. */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { sendJson, sendReply } from './http-reply.js';
 import type { Logger } from './logger.js';
 import { createHttpServer, reloadHttpServer, schemeOf, type ServerTls } from './tls.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * /healthz, /readyz and /metrics, answered alike by every process: the gateway's admin server
@@ -43,7 +44,7 @@ export function probeHandlers(readiness: Readiness, metrics: () => Promise<strin
         state = await readiness();
       } catch (err) {
         logger.warn({ err }, 'the readiness check failed');
-        state = { ready: false, reason: `the readiness check failed: ${err instanceof Error ? err.message : String(err)}` };
+        state = { ready: false, reason: `the readiness check failed: ${errorMessage(err)}` };
       }
       return state.ready ? OK : { status: 503, json: { status: 'unavailable', reason: state.reason } };
     },

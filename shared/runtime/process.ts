@@ -1,6 +1,7 @@
 import { ConfigError, describeConfig, loadConfig, type Config } from '../config/index.js';
 import { restoreFastStringPrototype } from './fast-string-prototype.js';
 import { createLogger, type Logger } from './logger.js';
+import { errorMessage } from '../util/error-message.js';
 
 export interface Running {
   /** Graceful stop: stop accepting, finish in-flight work, flush, commit, disconnect. */
@@ -61,7 +62,7 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
         if (running.reloadTls === undefined) return;
         running.reloadTls().then(
           () => logger.info('TLS certificate reloaded'),
-          (err: unknown) => logger.error({ reason: err instanceof Error ? err.message : String(err) }, 'TLS certificate not reloaded; the previous one is still served'),
+          (err: unknown) => logger.error({ reason: errorMessage(err) }, 'TLS certificate not reloaded; the previous one is still served'),
         );
       });
       process.once('SIGTERM', () => stop('SIGTERM'));

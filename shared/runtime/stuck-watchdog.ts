@@ -8,6 +8,7 @@
  * engine that does not answer a fresh connection either is down or cut off: restarting would not
  * help, and the process waits (unready) for it instead.
  */
+import { errorMessage } from '../util/error-message.js';
 
 export interface WatchedComponent {
   /** What it is, for the exit line: "Kafka sends", "Redis client", "ClickHouse inserts"... */
@@ -31,7 +32,6 @@ export interface StuckWatchdogOptions {
   now?: () => number;
 }
 
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export class StuckWatchdog {
   private readonly failingSince = new Map<WatchedComponent, number>();
@@ -80,7 +80,7 @@ export class StuckWatchdog {
         try {
           answers = await c.engineAnswers();
         } catch (err) {
-          this.options.logger.warn({ component: c.name, err: errorText(err) }, `${c.name} still fails, and ${c.engine} does not answer a fresh connection either: waiting for ${c.engine}`);
+          this.options.logger.warn({ component: c.name, err: errorMessage(err) }, `${c.name} still fails, and ${c.engine} does not answer a fresh connection either: waiting for ${c.engine}`);
           answers = false;
         }
         if (!answers) continue;

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from 'no
 import https from 'node:https';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { ConfigurationMissing, type Config } from '../config/index.js';
+import { errorMessage } from '../util/error-message.js';
 
 /**
  * The server side of TLS_CERT_FILE / TLS_KEY_FILE: every HTTP listener of a process (the public
@@ -40,7 +41,7 @@ export function nodeTlsOptions(tls: ServerTls): https.ServerOptions {
     const certificate = new X509Certificate(cert);
     if (!certificate.checkPrivateKey(createPrivateKey(key))) throw new Error('the key does not match the certificate');
   } catch (err) {
-    throw new Error(`TLS_CERT_FILE ${tls.certFile} / TLS_KEY_FILE ${tls.keyFile}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`TLS_CERT_FILE ${tls.certFile} / TLS_KEY_FILE ${tls.keyFile}: ${errorMessage(err)}`, { cause: err });
   }
   return options;
 }

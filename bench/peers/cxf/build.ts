@@ -12,6 +12,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync }
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { cachedBuild, ensureDebianPackages, hashOf, peerWsdl, versionOf } from '../cache.js';
+import { errorMessage } from '../../../shared/util/error-message.js';
 
 const PROJECT = import.meta.dirname;
 const MAIN_CLASS = 'bench.peer.CounterPeer';
@@ -48,7 +49,7 @@ export async function buildCxfPeer(log: (msg: string) => void): Promise<string[]
       // execFile's error carries the child's output (text: no `encoding: 'buffer'` asked for).
       const stdout = typeof err === 'object' && err !== null && 'stdout' in err && typeof err.stdout === 'string' ? err.stdout : '';
       const stderr = typeof err === 'object' && err !== null && 'stderr' in err && typeof err.stderr === 'string' ? err.stderr : '';
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       throw new Error(`mvn package failed: ${message}\n${stdout.slice(-3000)}${stderr.slice(-2000)}`, { cause: err });
     }
   });

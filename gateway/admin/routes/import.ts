@@ -2,9 +2,10 @@ import { auditTarget, type AuditDetail } from '../../../shared/backends/operator
 import type { Provider, ProviderPatch, TripVehicle } from '../../../shared/backends/types.js';
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
 import { hashPassword, verifyPassword } from '../../../shared/domain/passwords.js';
-import { HttpError, invalid, type JsonValue } from '../http.js';
+import { invalid, type JsonValue } from '../http.js';
 import type { AdminDeps, Handler, Route } from '../routes.js';
 import { dominioOf, onlyFields, optionalBoolean, plainText, requiredText, systemUserOf, timeZoneOf } from '../validate.js';
+import { errorMessage } from '../../../shared/util/error-message.js';
 
 /** Lines per call at most; the CLI sends fewer providers per call (each costs a password hash). */
 const IMPORT_MAX_LINES = 1000;
@@ -45,7 +46,6 @@ function fieldsOf(lines: readonly { entry: Record<string, unknown> }[]): string[
   return [...names];
 }
 
-const reasonOf = (err: unknown): string => (err instanceof HttpError ? err.message : err instanceof Error ? err.message : String(err));
 
 /** Runs `work` on each group, `concurrency` groups at a time; within a group, in order. */
 async function inGroups<T>(groups: Iterable<T[]>, concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -147,7 +147,7 @@ export function importRoutes(deps: AdminDeps): Route[] {
       try {
         valid.push({ i, p: parseProvider(line, entry) });
       } catch (err) {
-        results.set(i, { line, outcome: 'failed', reason: reasonOf(err) });
+        results.set(i, { line, outcome: 'failed', reason: errorMessage(err) });
       }
     });
     // Lines of one SystemUser in file order (a later line wins); different SystemUsers side by side.
@@ -177,7 +177,7 @@ export function importRoutes(deps: AdminDeps): Route[] {
           nroSerie: requiredText(entry, 'nroSerie', MAX_LENGTH.nroSerie),
         };
       } catch (err) {
-        results.set(i, { line, outcome: 'failed', reason: reasonOf(err) });
+        results.set(i, { line, outcome: 'failed', reason: errorMessage(err) });
         continue;
       }
       const { systemUser, dominio, nroSerie } = parsed;

@@ -4,6 +4,7 @@ import type { ClickHouseClient } from './client.js';
 import { FAMILY_ROWS, existingFamily, type SchemaFamily } from './family.js';
 import { EVENT_ROWS, type EventRowCodec, type StoredRow } from './rows.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /**
  * Read side of the analysts' store: the latest events by id, one row per id.
@@ -101,5 +102,5 @@ export class ClickHouseEventStore implements EventStore {
  */
 function unreachable(err: unknown): never {
   if (err instanceof ClickHouseError) throw err;
-  throw new BackendUnavailableError(`ClickHouse cannot be reached: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  throw new BackendUnavailableError(`ClickHouse cannot be reached: ${errorMessage(err)}`, { cause: err });
 }

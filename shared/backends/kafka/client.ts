@@ -3,6 +3,7 @@ import { TimeoutError, withTimeout } from '../../util/async.js';
 import type { Config } from '../../config/index.js';
 import { kafkaSecurityFromConfig, platformaticSecurity, type KafkaSecurity } from './security.js';
 import { isKafkaTimeout, isTopicExistsError } from './errors.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /**
  * The one Kafka client library of every process: @platformatic/kafka (the event log's producer,
@@ -396,7 +397,7 @@ export async function waitForTopic(admin: KafkaAdmin, topic: string, timeoutMs =
       last = error;
     }
     if (Date.now() >= until) {
-      throw new Error(`Kafka topic ${topic} not ready within ${timeoutMs} ms: ${last instanceof Error ? last.message : String(last)}`);
+      throw new Error(`Kafka topic ${topic} not ready within ${timeoutMs} ms: ${errorMessage(last)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { BackendUnavailableError } from '../types.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export interface RedisLogger {
   warn(obj: object, msg: string): void;
@@ -19,7 +20,7 @@ export class RedisUnavailableError extends BackendUnavailableError {
     readonly endpoint: string,
     cause: unknown,
   ) {
-    super(`Redis at ${endpoint} is unavailable (${operation}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`Redis at ${endpoint} is unavailable (${operation}): ${errorMessage(cause)}`, { cause });
   }
 }
 

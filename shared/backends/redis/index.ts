@@ -19,6 +19,7 @@ import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_DELETE, PROVIDER_LI
 import { POISON_ADD, POISON_REMOVE, RedisPoisonStore } from './poison.js';
 import { createRedisSessionStore, SESSION_CREATE, SESSION_DESTROY, SESSION_END_ALL, SESSION_TOUCH } from './sessions.js';
 import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
 export { redisSentinelOptions, redisStoresOptionsFromConfig } from './client.js';
@@ -117,10 +118,10 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   // command failing meanwhile says only that it gave up, so a failed open names this instead.
   const lastFailure: { message: string | null } = { message: null };
   redis.on('error', (err: unknown) => {
-    lastFailure.message = err instanceof Error ? err.message : String(err);
+    lastFailure.message = errorMessage(err);
     if (down) return;
     down = true;
-    logger.warn({ endpoint, err: err instanceof Error ? err.message : String(err) }, 'Redis connection lost; calls fail until it is back');
+    logger.warn({ endpoint, err: errorMessage(err) }, 'Redis connection lost; calls fail until it is back');
   });
   redis.on('ready', () => {
     if (!down) return;
@@ -148,7 +149,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     redis.disconnect();
     if (err instanceof RedisUnavailableError) throw lastFailure.message === null ? err : new RedisUnavailableError('open', endpoint, new Error(lastFailure.message));
     // NOAUTH, WRONGPASS, NOPERM...: Redis answered, but says too little about who asked whom.
-    throw new Error(`Redis at ${endpoint} refused the gateway: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`Redis at ${endpoint} refused the gateway: ${errorMessage(err)}`, { cause: err });
   }
 
   const healthTimeoutMs = options.healthTimeoutMs ?? 1000;

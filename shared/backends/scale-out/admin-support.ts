@@ -8,6 +8,7 @@ import { KafkaEventFeed } from '../kafka/live-feed.js';
 import { KafkaOperator } from '../kafka/operator.js';
 import type { RedisStores } from '../redis/index.js';
 import type { BackendStatus, PoisonStore } from '../types.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /** What the admin API needs of the scale-out backends beyond the stores: the live feed, poison messages, status. */
 interface AdminSupport {
@@ -17,7 +18,6 @@ interface AdminSupport {
   close(): Promise<void>;
 }
 
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export function openAdminSupport(
   config: Config,
@@ -55,7 +55,7 @@ export function openAdminSupport(
       const problem = await withTimeout(probe(), 2000, name);
       return problem === null ? { name, ok: true } : { name, ok: false, detail: problem };
     } catch (err) {
-      return { name, ok: false, detail: errorText(err) };
+      return { name, ok: false, detail: errorMessage(err) };
     }
   }
 
@@ -72,7 +72,7 @@ export function openAdminSupport(
           workerLag = await withTimeout(operator.workerLag(), 1500, 'Kafka');
           return null;
         } catch (err) {
-          return `offsets cannot be read: ${errorText(err)}`;
+          return `offsets cannot be read: ${errorMessage(err)}`;
         }
       });
       const checks = await Promise.all([

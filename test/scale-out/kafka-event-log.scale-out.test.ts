@@ -144,7 +144,7 @@ interface TopicMessage {
 async function createTopic(brokers: string[], topic: string, partitions = 4): Promise<void> {
   const admin = await KafkaAdmin.open({ brokers, clientId: 'kel-test', requestTimeoutMs: 5000 });
   try {
-    expect(await ensureTopic(admin, { topic, partitions, replicationFactor: 1 })).toBe(true);
+    expect(await ensureTopic(admin, { topic, partitions, replicationFactor: 1 })).toEqual({ created: true, partitions });
   } finally {
     await admin.close();
   }

@@ -101,7 +101,7 @@ export class IdBlocksTopic {
   private static async ensure(options: IdBlocksTopicOptions): Promise<boolean> {
     const admin = await KafkaAdmin.open({ ...options, requestTimeoutMs: options.timeoutMs });
     try {
-      const created = await ensureTopic(admin, {
+      const { created } = await ensureTopic(admin, {
         topic: options.topic,
         partitions: 1,
         ...(options.replicationFactor === undefined ? {} : { replicationFactor: options.replicationFactor }),

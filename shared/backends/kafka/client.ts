@@ -368,13 +368,12 @@ export async function kafkaAnswers(options: KafkaClientOptions, topic: string): 
 /**
  * Creates the topic unless it exists, then waits until every partition has a leader that serves
  * it. Listing first means a deployment whose principal may not create topics still starts when
- * ops created it. Returns true when this call created it.
+ * ops created it. Says whether this call created it, and the topic's partition count.
  */
-export async function ensureTopic(admin: KafkaAdmin, spec: TopicSpec, timeoutMs = 30_000): Promise<boolean> {
+export async function ensureTopic(admin: KafkaAdmin, spec: TopicSpec, timeoutMs = 30_000): Promise<{ created: boolean; partitions: number }> {
   const existing = await admin.listTopics();
   const created = existing.includes(spec.topic) ? false : await admin.createTopic(spec);
-  await waitForTopic(admin, spec.topic, timeoutMs);
-  return created;
+  return { created, partitions: await waitForTopic(admin, spec.topic, timeoutMs) };
 }
 
 /**

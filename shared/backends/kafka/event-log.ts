@@ -3,7 +3,7 @@ import { FailureLog } from '../../runtime/failure-log.js';
 import { encodeEvent, messageKey, PROTOBUF_WIRE_VERSION, WIRE_HEADERS, type WireVersion } from '../../events/wire.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
-import { ensureTopic, KafkaAdmin, waitForTopic, type KafkaLogger } from './client.js';
+import { ensureTopic, KafkaAdmin, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';
 import type { KafkaSecurity } from './security.js';
 import { EventProducer, type RecordSender } from './producer.js';
@@ -357,13 +357,13 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
   let partitions: number;
   const admin = await KafkaAdmin.open({ ...connection, requestTimeoutMs: options.requestTimeoutMs ?? options.sendTimeoutMs });
   try {
-    const created = await ensureTopic(admin, {
+    const topic = await ensureTopic(admin, {
       topic: options.topic,
       ...(options.topicPartitions === undefined ? {} : { partitions: options.topicPartitions }),
       ...(options.topicReplicationFactor === undefined ? {} : { replicationFactor: options.topicReplicationFactor }),
     });
-    if (created) options.logger.info({ topic: options.topic }, 'created kafka topic');
-    partitions = await waitForTopic(admin, options.topic);
+    if (topic.created) options.logger.info({ topic: options.topic }, 'created kafka topic');
+    partitions = topic.partitions;
   } finally {
     await admin.close();
   }

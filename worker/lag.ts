@@ -1,5 +1,5 @@
 import type { KafkaAdmin } from '../shared/backends/kafka/client.js';
-import { groupLag } from '../shared/backends/kafka/operator.js';
+import { groupLag } from '../shared/backends/kafka/group-positions.js';
 import { type WorkerLogger } from './log.js';
 import { errorMessage } from '../shared/util/error-message.js';
 

@@ -2,6 +2,7 @@ import { BINARY_WIRE_VERSION } from '../../events/wire.js';
 import { protobufMessageId } from '../../events/protobuf-decode.js';
 import { KafkaAdmin, type KafkaClientOptions } from '../kafka/client.js';
 import { PartitionFetcher } from '../kafka/fetcher.js';
+import { unreadRanges } from '../kafka/group-positions.js';
 
 /** The start of every JSON message encodeEvent writes: `{"v":1,"id":"123",...`. */
 const ID_PREFIX = /^\{"v":\d+,"id":"(\d+)"/;
@@ -54,15 +55,11 @@ export async function highestIdInTopic(connection: KafkaClientOptions, options: 
   const positions = new Map<number, bigint>();
   try {
     if (!(await admin.listTopics()).includes(topic)) return { highest: 0n, messages: 0 };
-    const offsets = await admin.offsets(topic);
-    const committed = options.fromGroup === null ? new Map<number, bigint>() : await admin.committed(options.fromGroup, topic);
     targets = new Map();
-    for (const p of offsets) {
-      const from = committed.get(p.partition) ?? p.low;
-      const start = from > p.low ? from : p.low;
-      if (start < p.high) {
-        targets.set(p.partition, p.high);
-        positions.set(p.partition, start);
+    for (const { partition, from, high } of await unreadRanges(admin, topic, options.fromGroup)) {
+      if (from < high) {
+        targets.set(partition, high);
+        positions.set(partition, from);
       }
     }
   } finally {

@@ -1,21 +1,11 @@
 import type { Producer } from '@platformatic/kafka';
 import { baseOptions, ConnectionWatch, KafkaAdmin, kafkaModule, type KafkaClientOptions } from './client.js';
+import { groupLag } from './group-positions.js';
 
 interface KafkaOperatorOptions extends KafkaClientOptions {
   topic: string;
   /** The worker's consumer group, whose lag the overview shows. */
   workerGroupId: string;
-}
-
-/** Messages on the topic the group has not committed, over all partitions. */
-export async function groupLag(admin: KafkaAdmin, topic: string, groupId: string): Promise<Map<number, number>> {
-  const [offsets, committed] = await Promise.all([admin.offsets(topic), admin.committed(groupId, topic)]);
-  const lag = new Map<number, number>();
-  for (const p of offsets) {
-    const from = committed.get(p.partition) ?? p.low;
-    lag.set(p.partition, Math.max(0, Number(p.high - (from > p.low ? from : p.low))));
-  }
-  return lag;
 }
 
 /**

@@ -117,9 +117,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   }
   // The last resort of self-healing: a client broken past STUCK_EXIT_SECONDS while its engine
   // answers makes the process exit 1, as a failed front-end thread does.
-  let stuck: (reason: string) => void = () => undefined;
-  const stuckFailed = new Promise<Error>((resolve) => (stuck = (reason) => resolve(new Error(reason))));
-  const watchdog = opened.watched === undefined ? null : new StuckWatchdog(opened.watched, { limitMs: config.health.stuckExitMs, logger, onStuck: stuck });
+  const watchdog = opened.watched === undefined ? null : new StuckWatchdog(opened.watched, { limitMs: config.health.stuckExitMs, logger });
   watchdog?.start();
   const { token, generated, path } = await resolveAdminToken(config);
   const admin = await startAdminServer({
@@ -148,7 +146,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     metrics,
     metricsText: () => gateway.metricsText(),
     mode,
-    failed: Promise.race([gateway.failed, stuckFailed]),
+    failed: watchdog === null ? gateway.failed : Promise.race([gateway.failed, watchdog.failed]),
     reloadTls: async () => {
       admin.reloadTls();
       await gateway.reloadTls();

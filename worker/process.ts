@@ -82,8 +82,6 @@ export async function startWorkerProcess(
     // connection to its engine; stuck past STUCK_EXIT_SECONDS, the process stops and exits 1.
     const kafkaOptions = kafkaClientOptions(config.kafka);
     const clickhouse = workerOptions.clickhouse;
-    let stuck: (reason: string) => void = () => undefined;
-    const failed = new Promise<Error>((resolve) => (stuck = (reason) => resolve(new Error(reason))));
     const consuming = (): boolean => {
       const { ready, phase } = running.status();
       return ready || phase === 'failed' || phase === 'stopped';
@@ -95,12 +93,12 @@ export async function startWorkerProcess(
         { name: 'last-report updates', engine: 'Redis', healthy: () => !running.failing().lastReports, engineAnswers: () => redisAnswers(redisOptions) },
         { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
       ],
-      { limitMs: config.health.stuckExitMs, logger, onStuck: stuck },
+      { limitMs: config.health.stuckExitMs, logger },
     );
     watchdog.start();
     return {
       probesUrl,
-      failed,
+      failed: watchdog.failed,
       reloadTls: () => Promise.resolve(probes?.reloadTls()),
       close: async () => {
         watchdog.stop();

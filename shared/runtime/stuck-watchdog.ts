@@ -27,8 +27,6 @@ export interface StuckWatchdogOptions {
   /** How often the components are checked. Default 5 s. */
   everyMs?: number;
   logger: { fatal(o: object, m: string): void; warn(o: object, m: string): void };
-  /** Told the reason when the process must stop (the process stops as after a failed thread, exit 1). */
-  onStuck(reason: string): void;
   now?: () => number;
 }
 
@@ -38,11 +36,19 @@ export class StuckWatchdog {
   private timer: NodeJS.Timeout | null = null;
   private checking = false;
   private fired = false;
+  private markFailed: (err: Error) => void = () => undefined;
+  /**
+   * Resolves (never rejects) with the reason once a component is found stuck: the process then
+   * stops as after a failed thread, and exits 1.
+   */
+  readonly failed: Promise<Error>;
 
   constructor(
     private readonly components: readonly WatchedComponent[],
     private readonly options: StuckWatchdogOptions,
-  ) {}
+  ) {
+    this.failed = new Promise((resolve) => (this.markFailed = resolve));
+  }
 
   start(): void {
     if (this.options.limitMs <= 0 || this.timer !== null) return;
@@ -55,7 +61,7 @@ export class StuckWatchdog {
     this.timer = null;
   }
 
-  /** One round; true when it found a component stuck (and told onStuck). */
+  /** One round; true when it found a component stuck (and resolved `failed`). */
   async check(): Promise<boolean> {
     if (this.checking || this.fired) return false;
     this.checking = true;
@@ -94,7 +100,7 @@ export class StuckWatchdog {
         this.fired = true;
         this.stop();
         this.options.logger.fatal({ component: c.name, engine: c.engine, failingForSeconds: seconds }, reason);
-        this.options.onStuck(reason);
+        this.markFailed(new Error(reason));
         return true;
       }
       return false;

@@ -23,9 +23,9 @@ function harness(limitMs = 60_000) {
   const watchdog = new StuckWatchdog([component], {
     limitMs,
     logger: { fatal: (o, m) => lines.push({ level: 'fatal', o, m }), warn: (o, m) => lines.push({ level: 'warn', o, m }) },
-    onStuck: (reason) => stuck.push(reason),
     now: () => now,
   });
+  void watchdog.failed.then((err) => stuck.push(err.message));
   return { watchdog, lines, stuck, state, advance: (ms: number) => (now += ms) };
 }
 
@@ -80,12 +80,11 @@ describe('StuckWatchdog', () => {
 
   it('a component whose health check throws counts as failing', async () => {
     let now = 0;
-    const stuck: string[] = [];
     const broken: WatchedComponent = { name: 'Redis client', engine: 'Redis', healthy: () => Promise.reject(new Error('boom')), engineAnswers: async () => true };
-    const w = new StuckWatchdog([broken], { limitMs: 1000, logger: { fatal: () => {}, warn: () => {} }, onStuck: (r) => stuck.push(r), now: () => now });
+    const w = new StuckWatchdog([broken], { limitMs: 1000, logger: { fatal: () => {}, warn: () => {} }, now: () => now });
     expect(await w.check()).toBe(false);
     now = 1000;
     expect(await w.check()).toBe(true);
-    expect(stuck[0]).toMatch(/^Redis client: failing for 1 s while Redis answers a fresh connection;/);
+    expect((await w.failed).message).toMatch(/^Redis client: failing for 1 s while Redis answers a fresh connection;/);
   });
 });

@@ -86,7 +86,6 @@ export class ConsumerSupervisor {
   /** The current session's end: set by a group error or heartbeats that stopped answering. */
   private lost: Error | null = null;
   private lastHeartbeat = 0;
-  private fetchFailingSince: number | null = null;
   private readonly startFailures: FailureLog;
   private readonly fetchFailures: FailureLog;
   /** Resolves at the first group join; rejects when the consumer fails for good before it. */
@@ -296,14 +295,13 @@ export class ConsumerSupervisor {
   }
 
   private fetchSucceeded(): void {
-    if (this.fetchFailingSince === null) return;
-    this.fetchFailingSince = null;
+    // Also after a new session: fetches that failed in the last one are said to work again.
+    if (!this.fetchFailures.failing) return;
     this.fetchFailures.ok();
     if (this.status.phase === 'waiting' && this.member !== null) this.setStatus('consuming', null);
   }
 
   private fetchFailed(error: unknown): void {
-    this.fetchFailingSince ??= Date.now();
     const reason = `Kafka fetches fail: ${describeKafkaError(error)}`;
     this.fetchFailures.failed(reason);
     this.setStatus('waiting', reason);
@@ -341,7 +339,6 @@ export class ConsumerSupervisor {
     this.fetcher = null;
     this.assigned = [];
     this.positionsOf = -1;
-    this.fetchFailingSince = null;
     await Promise.allSettled([
       member === null ? undefined : (watch?.closeWithin(member.close()) ?? member.close()),
       fetcher?.close(),

@@ -32,6 +32,10 @@ export async function startScratchClickHouse(): Promise<ScratchClickHouse> {
   proc.stdout.on('data', keep);
   proc.stderr.on('data', keep);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  // A test process that ends without stop() (a timeout, a crash) must not leave the server running.
+  const killOnExit = (): void => void proc.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
   const alive = (): boolean => proc.exitCode === null && proc.signalCode === null;
   const url = `http://127.0.0.1:${http}/`;
   const run = async (sql: string): Promise<string> => (await fetch(url, { method: 'POST', body: sql })).text();

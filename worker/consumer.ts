@@ -1,5 +1,7 @@
 import type { Consumer } from '@platformatic/kafka';
-import { baseOptions, ConnectionWatch, kafkaModule, type KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
+import { baseOptions, type KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
+import { ConnectionWatch } from '../shared/backends/kafka/connection-watch.js';
+import { kafkaModule } from '../shared/backends/kafka/library.js';
 import { describeKafkaError, isKafkaTimeout, isRetriableKafkaError, isUnknownTopicError } from '../shared/backends/kafka/errors.js';
 import { PartitionFetcher, type ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
 import { FailureLog } from '../shared/runtime/failure-log.js';

@@ -1,5 +1,7 @@
 import type { Consumer, Producer } from '@platformatic/kafka';
-import { baseOptions, ConnectionWatch, ensureTopic, KafkaAdmin, kafkaModule, type KafkaClientOptions, type KafkaLogger } from '../kafka/client.js';
+import { baseOptions, ensureTopic, KafkaAdmin, type KafkaClientOptions, type KafkaLogger } from '../kafka/client.js';
+import { ConnectionWatch } from '../kafka/connection-watch.js';
+import { kafkaModule } from '../kafka/library.js';
 
 /** What one record of the id-blocks topic says: the floor and block size its block was taken under. */
 export interface BlockRecord {

@@ -1,5 +1,7 @@
 import type { Consumer } from '@platformatic/kafka';
-import { baseOptions, callDeadlineMs, ConnectionWatch, kafkaModule, type KafkaClientOptions } from './client.js';
+import { baseOptions, callDeadlineMs, type KafkaClientOptions } from './client.js';
+import { ConnectionWatch } from './connection-watch.js';
+import { kafkaModule } from './library.js';
 import { isLeadershipError } from './errors.js';
 
 /** One record as the readers of a topic see it. */

@@ -1,5 +1,7 @@
 import type { Producer } from '@platformatic/kafka';
-import { baseOptions, ConnectionWatch, KafkaAdmin, kafkaModule, type KafkaClientOptions } from './client.js';
+import { baseOptions, KafkaAdmin, type KafkaClientOptions } from './client.js';
+import { ConnectionWatch } from './connection-watch.js';
+import { kafkaModule } from './library.js';
 import { groupLag } from './group-positions.js';
 
 interface KafkaOperatorOptions extends KafkaClientOptions {

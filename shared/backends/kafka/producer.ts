@@ -1,5 +1,7 @@
 import type { Producer } from '@platformatic/kafka';
-import { baseOptions, ConnectionWatch, kafkaModule, type KafkaClientOptions } from './client.js';
+import { baseOptions, type KafkaClientOptions } from './client.js';
+import { ConnectionWatch } from './connection-watch.js';
+import { kafkaModule } from './library.js';
 
 /** A message with its partition chosen (by KeyPartitioner, so batching knows it before sending). */
 export interface PartitionedMessage {

@@ -13,6 +13,10 @@ import {
   type RedisStoresOptions,
 } from '../../shared/backends/redis/index.js';
 import { services, uniqueName } from '../helpers/services.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** Retries `call` until the client, reconnecting, answers it. */
+const waitUntilServes = (call: () => Promise<unknown>): Promise<unknown> => waitFor('Redis serving again', () => call().then(() => true, () => false), 10_000);
 import { provider, storeContract } from '../helpers/store-contract.js';
 import { REPO } from '../helpers/paths.js';
 import { freePort } from '../helpers/spawned.js';
@@ -140,9 +144,15 @@ describe('ProviderStore', () => {
     await b.providers.update('x:y', { enabled: false, timeZone: 'UTC' }, T0 + 1);
     expect(await admin.hmget(`${prefix}provider:x:y`, 'enabled', 'timeZone')).toEqual(['0', 'UTC']);
 
-    // Data this module did not write fails loudly.
+    // A reply of a shape this module did not write fails the call as unavailable (retry later),
+    // naming the data error; the connection is dropped and made again, and serves the next call.
     await admin.hset(`${prefix}provider:x:y`, 'enabled', 'yes');
-    await expect(b.providers.get('x:y')).rejects.toBeInstanceOf(RedisDataError);
+    const err: unknown = await b.providers.get('x:y').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RedisUnavailableError);
+    expect((err as Error).cause).toBeInstanceOf(RedisDataError);
+    await admin.hset(`${prefix}provider:x:y`, 'enabled', '1');
+    await waitUntilServes(() => b.providers.get('x:y'));
+    expect((await b.providers.get('x:y'))?.enabled).toBe(true);
   });
 
   it('is shared by gateways: one of two racing creates wins; the other sees it', async () => {

@@ -49,17 +49,25 @@ export function describeEndpoint(url: string): string {
 }
 
 /**
- * Wraps connection-level failures as RedisUnavailableError; Redis replies (ReplyError), data errors
- * and programming errors pass through unchanged.
+ * Wraps connection-level failures as RedisUnavailableError; Redis replies (ReplyError) and
+ * programming errors pass through unchanged. A reply of the wrong shape (RedisDataError) is taken
+ * for a connection whose replies went out of step with its commands (seen under a link delaying
+ * every packet 1 s: an HMGET answered with another call's HGETALL fields), not for stored data:
+ * `outOfStep` is told (it drops the connection, so no later command gets a reply meant for another)
+ * and the call fails as unavailable, to be retried. Data that really is malformed fails the same
+ * way on every try, and is logged each time the connection is dropped for it.
  */
-export function makeGuard(endpoint: string) {
+export function makeGuard(endpoint: string, outOfStep: (operation: string, err: RedisDataError) => void = () => undefined) {
   return async function guard<T>(operation: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
+      if (err instanceof RedisDataError) {
+        outOfStep(operation, err);
+        throw new RedisUnavailableError(operation, endpoint, err);
+      }
       if (
         err instanceof RedisUnavailableError ||
-        err instanceof RedisDataError ||
         err instanceof TypeError ||
         err instanceof RangeError ||
         isReplyError(err)

@@ -287,6 +287,8 @@ export async function tally(run: StallRun, ms = 90_000): Promise<Tally> {
 export function expectCase(f: CaseFigures, opts: { maxSlowestMs?: number } = {}): void {
   expect(f.slowestAnswerMs, `${f.case}: slowest answer during the fault`).toBeLessThanOrEqual(opts.maxSlowestMs ?? APPEND_TIMEOUT_MS + 1000);
   expect(f.firstAckAfterHealS * 1000, `${f.case}: first acknowledged insert after the heal`).toBeLessThanOrEqual(RESUME_BOUND_MS);
+  // Every insert is answered with an int (an id, or -5): a Server fault or silence is a defect.
+  expect(f.noAnswer, `${f.case}: inserts answered with a fault or not at all`).toBe(0);
   // Memory stays flat: no queue grows with the outage.
   expect(f.rssPeakMb - f.rssBeforeMb, `${f.case}: gateway memory growth (MB)`).toBeLessThan(100);
   // Quiet logs: a failing dependency is logged once, then at most every few seconds with a count.

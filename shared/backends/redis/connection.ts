@@ -126,7 +126,8 @@ export function asStrings(value: unknown, what: string): string[] {
 /** A finite number stored as decimal text. */
 export function parseNumber(text: string | undefined, what: string): number {
   if (text === undefined || text === '' || !/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(text)) {
-    throw new RedisDataError(`Expected a decimal number for ${what}, got ${JSON.stringify(text)}.`);
+    // The value is not echoed: a reply out of step with its command may be another key's secret (a password hash).
+    throw new RedisDataError(`Expected a decimal number for ${what}, got ${text === undefined ? 'nothing' : `${text.length} characters of something else`}.`);
   }
   return Number(text);
 }

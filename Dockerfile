@@ -1,15 +1,16 @@
 # Gateway and worker image: one image, the command picks the process
 # (node --max-semi-space-size=64 --min-semi-space-size=64 dist/gateway/main.js | node dist/worker/main.js |
 #  node --max-semi-space-size=64 --min-semi-space-size=64 dist/main.js for the embedded mode; the flags: docs/running.md §Memory).
-FROM node:20-bookworm-slim AS build
-# better-sqlite3 compiles from source when no prebuilt binary can be fetched.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
+#
+# Node.js: the version of .node-version (the one CI runs), on Debian 12 (glibc 2.36), as CI's
+# machines; test/unit/repository/runtime.unit.test.ts holds both stages to .node-version.
+FROM node:24.22.3-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-# The lockfile's fixes to dependencies, applied by npm install's postinstall (patches/README.md).
-COPY patches ./patches
+COPY package.json package-lock.json .npmrc .node-version ./
+# npm install runs scripts/runtime/: the Node.js check before it, and after it the step that makes
+# uWebSockets.js load on glibc 2.36 (docs/dependencies.md §uWebSockets.js on Debian 12). Nothing
+# compiles: every native dependency ships prebuilt on the npm registry.
+COPY scripts/runtime ./scripts/runtime
 # npm install with the lockfile, not npm ci: chdb (a devDependency) names platform packages the
 # registry does not serve, which npm ci refuses (.ci/run says more).
 RUN npm install --no-audit --no-fund
@@ -21,7 +22,7 @@ COPY cli ./cli
 COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24.22.3-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -26,17 +26,8 @@ export interface TextLine {
 const SNIFF_BYTES = 64 * 1024;
 /** Bytes Windows-1252 leaves undefined. */
 const CP1252_UNDEFINED = new Set([0x81, 0x8d, 0x8f, 0x90, 0x9d]);
-/**
- * Windows-1252's characters for 0x80..0x9F (the rest is Latin-1). Decoded here: Node 20's
- * TextDecoder reads "windows-1252" as Latin-1, turning € into the control U+0080.
- */
-const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
-
-function windows1252(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += b >= 0x80 && b < 0xa0 ? CP1252_HIGH.charAt(b - 0x80) : String.fromCharCode(b);
-  return out;
-}
+/** Windows-1252 as the WHATWG Encoding Standard reads it (Node.js 24's ICU; Node 20's read it as Latin-1). */
+const WINDOWS_1252 = new TextDecoder('windows-1252');
 
 /** Which encoding a file's first bytes call for, and how many BOM bytes to skip. */
 export function sniffEncoding(head: Uint8Array): { encoding: ImportEncoding; bom: number } {
@@ -65,7 +56,7 @@ function decodeLine(bytes: Uint8Array, line: number, encoding: ImportEncoding): 
     if (at >= 0) {
       return { line, text: latin1(bytes), invalid: `byte 0x${(bytes[at] ?? 0).toString(16)} at line ${line}, column ${at + 1} has no character in Windows-1252; check --encoding.` };
     }
-    return { line, text: windows1252(bytes) };
+    return { line, text: WINDOWS_1252.decode(bytes) };
   }
   return { line, text: latin1(bytes) };
 }

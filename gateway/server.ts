@@ -51,7 +51,7 @@ function listenOn(app: TemplatedApp, host: string, port: number, what: string): 
 /** uWS's TLS app of the files as they are now; uWS says only "App construction failed", so the files are checked first. */
 function sslApp(tls: ServerTls): App {
   nodeTlsOptions(tls);
-  return uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }) as App;
+  return uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
 }
 
 /**

@@ -7,6 +7,7 @@ import { SaxesParser } from 'saxes';
 import { operationList } from '../../shared/catalogue/index.js';
 import { header, type Answer } from './client.js';
 import { NS, SERVICE_PATH, SOAP11, SOAP12, type Draft } from './corpus.js';
+import { UWS_REFUSALS } from '../helpers/uws-refusals.js';
 
 export interface Violation {
   /** Stable name for grouping (no per-case details). */
@@ -235,48 +236,69 @@ function checkMetadata(d: Draft, a: Answer, v: Violation[]): void {
 }
 
 /**
- * Requests uWebSockets.js drops before the gateway sees them, closing the connection, as the
- * docs/running.md documents ("The edge in front"): a head past 4 KB, a lone non-numeric Content-Length,
- * Content-Length with Transfer-Encoding. Null when the request is none of these.
+ * uWebSockets.js's own answer, or null: the status line, `Connection: close` alone and the exact
+ * HTML body (after a HEAD the client reads no body: the HTML counts as extra bytes).
  */
-export function documentedDrop(d: Draft, request: Buffer): string | null {
-  const headEnd = request.indexOf('\r\n\r\n');
-  if (headEnd < 0 || headEnd + 4 > 4096) return 'head over 4 KB';
-  // uWebSockets.js speaks HTTP/1.1 only, requires Host and parses only upper-case methods it
-  // knows: it closes or never answers the rest. The edge (deploy/nginx) answers them in front
-  // (HTTP/1.0 is served, the others get a 4xx): docs/running.md, "The edge in front".
-  if (d.version !== 'HTTP/1.1') return 'not HTTP/1.1';
-  if (!d.headers.some(([name]) => name.toLowerCase() === 'host')) return 'no Host header';
-  if (!UWS_METHODS.has(d.method)) return 'method uWS does not parse';
-  const lengths = d.contentLength ?? [];
-  if (lengths.length === 1 && !/^\s*\d+\s*$/.test(lengths[0]!)) return 'non-numeric Content-Length';
-  // uWS closes a request declaring ten or more digits of Content-Length (≥ 1 GB) before any handler.
-  if (lengths.some((l) => /^\s*\d{10,}\s*$/.test(l))) return 'Content-Length of ten or more digits';
-  if (d.chunked && lengths.length > 0) return 'Content-Length with Transfer-Encoding';
-  return null;
+export function uwsAnswer(a: Answer, head = false): 400 | 431 | 505 | null {
+  const known = UWS_REFUSALS[a.status as keyof typeof UWS_REFUSALS] as (typeof UWS_REFUSALS)[keyof typeof UWS_REFUSALS] | undefined;
+  if (known === undefined) return null;
+  const onlyClose = a.headers.length === 1 && a.headers[0]![0] === 'connection' && a.headers[0]![1] === 'close';
+  const body = head ? a.body.length === 0 : a.body.toString('latin1') === known.body;
+  return onlyClose && body ? (a.status as 400 | 431 | 505) : null;
 }
 
-const UWS_METHODS = new Set(['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
-
-/** Drops where uWS keeps the connection open without answering (the caller waits only briefly). */
-export function silentDrop(d: Draft, request: Buffer): boolean {
-  const drop = documentedDrop(d, request);
-  return drop === 'not HTTP/1.1' || drop === 'no Host header';
+/**
+ * Why uWebSockets.js refuses a request with an answer of its own before the gateway sees it, and
+ * the statuses it may answer, as docs/running.md documents ("The edge in front"); null when the
+ * request reaches the gateway. The edge (deploy/nginx) answers all of these in front, HTTP/1.0
+ * served.
+ */
+export function uwsRefusal(d: Draft, request: Buffer): { why: string; statuses: readonly number[]; afterAnAnswer?: true } | null {
+  const headEnd = request.indexOf('\r\n\r\n');
+  if (headEnd < 0 || headEnd + 4 > 4096) return { why: 'head over 4,096 bytes', statuses: [431, 400, 505] };
+  if (d.version !== 'HTTP/1.1') return { why: 'not HTTP/1.1', statuses: [505] };
+  const head = request.toString('latin1', 0, headEnd);
+  const lines = head.split('\r\n');
+  if (lines.length - 1 > 98) return { why: 'more than 98 header lines', statuses: [431] };
+  // A line that is not `name: value` (no colon, a space or control character in the name), or a
+  // NUL or bare CR/LF in a value: uWS's parser stops there.
+  // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+  if (lines.slice(1).some((l) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\x00\r\n]*$/.test(l))) return { why: 'a header line uWS cannot parse', statuses: [400, 505] };
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/1\.1$/.test(lines[0]!)) return { why: 'a request line uWS cannot parse', statuses: [400, 505] };
+  const hosts = d.headers.filter(([name]) => name.toLowerCase() === 'host').length;
+  if (hosts !== 1) return { why: hosts === 0 ? 'no Host header' : 'Host twice', statuses: [400] };
+  const lengths = d.contentLength ?? [];
+  if (d.chunked && lengths.length > 0) return { why: 'Content-Length with Transfer-Encoding', statuses: [400] };
+  if (lengths.length === 1 && !/^\s*\d{0,19}\s*$/.test(lengths[0]!)) return { why: 'a lone Content-Length that is not a number', statuses: [400] };
+  // Bytes beyond the declared body are the next request to uWS (HTTP/1.1 pipelining): one it
+  // cannot parse is refused, before or after the first request is answered.
+  const sent = lines.filter((l) => /^content-length:/i.test(l)).map((l) => l.slice(l.indexOf(':') + 1).trim());
+  const declared = d.chunked ? Number.POSITIVE_INFINITY : sent.length > 0 ? Number(sent[0] || '0') : 0;
+  if (request.length - (headEnd + 4) > declared) return { why: 'bytes after the declared body (read as a next request)', statuses: [400, 431, 505], afterAnAnswer: true };
+  return null;
 }
 
 /** Every documented-answer violation of one exchange (empty: the answer is as documented). */
 export function check(d: Draft, a: Answer, request: Buffer): Violation[] {
   const v: Violation[] = [];
   if (a.outcome !== 'answered') {
-    const dropped = documentedDrop(d, request);
-    if (dropped === null || (a.outcome === 'timeout' && !silentDrop(d, request))) v.push({ kind: `no answer (${a.outcome})`, detail: `after ${Math.round(a.ms)} ms` });
+    v.push({ kind: `no answer (${a.outcome})`, detail: `after ${Math.round(a.ms)} ms` });
+    return v;
+  }
+  const refusal = uwsRefusal(d, request);
+  const byUws = uwsAnswer(a, d.method.toUpperCase() === 'HEAD');
+  // A first request answered before uWS refuses what follows it is judged as any answer.
+  const answeredFirst = byUws === null && refusal?.afterAnAnswer === true;
+  if ((byUws !== null || refusal !== null) && !answeredFirst) {
+    if (refusal === null) v.push({ kind: `uWS ${a.status} to a request it documentedly parses`, detail: request.toString('latin1', 0, 200) });
+    else if (byUws === null || !refusal.statuses.includes(byUws)) v.push({ kind: `${refusal.why}: not uWS's ${refusal.statuses.join('/')}`, detail: `${a.status} ${a.body.toString('latin1', 0, 120)}` });
     return v;
   }
   const route = routeOf(d);
   const lengths = new Set((d.contentLength ?? []).map((l) => l.trim()));
-  if (lengths.size > 1 || documentedDrop(d, request) === 'Content-Length with Transfer-Encoding') {
+  if (lengths.size > 1) {
     // Framing that two parsers could read two ways (request smuggling): refused as a whole.
-    if (a.status !== 400 || header(a, 'content-type') !== TEXT_PLAIN) v.push({ kind: 'conflicting Content-Length / Transfer-Encoding: not a 400 text/plain', detail: `${a.status} ${header(a, 'content-type')}` });
+    if (a.status !== 400 || header(a, 'content-type') !== TEXT_PLAIN) v.push({ kind: 'conflicting Content-Length: not a 400 text/plain', detail: `${a.status} ${header(a, 'content-type')}` });
     return v;
   }
   if (d.method.toUpperCase() === 'HEAD') {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Answer } from './client.js';
 import { buildCorpus, cloneDraft, renderBody, serialize, type Draft } from './corpus.js';
 import { check } from './oracle.js';
+import { UWS_REFUSALS } from '../helpers/uws-refusals.js';
 
 const DECL = '<?xml version="1.0" encoding="utf-8"?>';
 const ENV11 = (body: string): string =>
@@ -72,12 +73,33 @@ describe('fuzz oracle', () => {
     expect(kinds(soap, { ...answer(0, null, ''), outcome: 'timeout' })).toEqual(['no answer (timeout)']);
     const conflicting = cloneDraft(soap);
     conflicting.contentLength = [String(soap.body!.length), '10'];
-    expect(kinds(conflicting, answer(200, TEXT_XML, insertResult('42')))).toEqual(['conflicting Content-Length / Transfer-Encoding: not a 400 text/plain']);
+    expect(kinds(conflicting, answer(200, TEXT_XML, insertResult('42')))).toEqual(['conflicting Content-Length: not a 400 text/plain']);
     expect(kinds(conflicting, answer(400, PLAIN, 'Bad request.\r\n'))).toEqual([]);
-    // uWebSockets.js closes on a lone non-numeric Content-Length (docs/running.md, "The edge in front"): documented, not a finding.
+  });
+
+  it("takes uWebSockets.js's own refusals only where docs/running.md says it refuses, with the status it says", () => {
+    const uws = (status: 400 | 431 | 505): Answer => ({ ...answer(status, null, UWS_REFUSALS[status].body), headers: [['connection', 'close']] });
     const nonNumeric = cloneDraft(soap);
     nonNumeric.contentLength = ['abc'];
-    expect(kinds(nonNumeric, { ...answer(0, null, ''), outcome: 'closed' })).toEqual([]);
-    expect(kinds(nonNumeric, { ...answer(0, null, ''), outcome: 'timeout' })).toEqual(['no answer (timeout)']);
+    expect(kinds(nonNumeric, uws(400))).toEqual([]);
+    expect(kinds(nonNumeric, uws(505))).toEqual(["a lone Content-Length that is not a number: not uWS's 400"]);
+    expect(kinds(nonNumeric, { ...answer(0, null, ''), outcome: 'closed' })).toEqual(['no answer (closed)']);
+    const http10 = cloneDraft(soap);
+    http10.version = 'HTTP/1.0';
+    expect(kinds(http10, uws(505))).toEqual([]);
+    const withTe = cloneDraft(soap);
+    withTe.contentLength = [String(soap.body!.length)];
+    withTe.chunked = true;
+    expect(kinds(withTe, uws(400))).toEqual([]);
+    expect(kinds(withTe, answer(400, PLAIN, 'Bad request.\r\n'))).toEqual(["Content-Length with Transfer-Encoding: not uWS's 400"]);
+    // Bytes after the declared body are a next request to uWS: the first may be answered, then uWS refuses the rest.
+    const trailing = cloneDraft(soap);
+    trailing.contentLength = ['0'];
+    expect(kinds(trailing, uws(505))).toEqual([]);
+    expect(kinds(trailing, answer(500, TEXT_XML, 'not xml'))).not.toEqual([]);
+    // A request uWS parses gets the gateway's answer, never uWS's.
+    expect(kinds(soap, uws(400))).toEqual(["uWS 400 to a request it documentedly parses"]);
+    // The same status with another body is the gateway's, judged by the route's rules.
+    expect(kinds(get, answer(400, PLAIN, 'Bad Request.\r\n'))).toEqual([]);
   });
 });

@@ -7,13 +7,11 @@ import { Connection, type Answer } from './client.js';
 import { canary, login, queueCommand, registerVehicles } from './checkpoint.js';
 import { serialize, type LiveContext } from './corpus.js';
 import { generateCase, type FuzzCase } from './mutator.js';
-import { check, silentDrop, type Violation } from './oracle.js';
+import { check, uwsRefusal, type Violation } from './oracle.js';
 import type { FuzzTarget } from './target.js';
 
 /** Dedicated-connection cases in flight at most. */
 const MAX_DEDICATED = 256;
-/** How long a request uWS is documented never to answer is given before it counts as dropped. */
-const SILENT_DROP_WAIT_MS = 300;
 
 export interface RunOptions {
   seed: number;
@@ -149,7 +147,7 @@ export async function runFuzz(target: FuzzTarget, options: RunOptions): Promise<
     if (result.crash !== null) return;
     const key = answer.outcome === 'answered' ? String(answer.status) : answer.outcome;
     result.statuses.set(key, (result.statuses.get(key) ?? 0) + 1);
-    if (answer.outcome === 'timeout' && !silentDrop(c.draft, request)) result.hangs++;
+    if (answer.outcome === 'timeout') result.hangs++;
     record(c, request, answer, check(c.draft, answer, request));
     result.cases++;
     if (result.cases % options.checkpointEvery === 0) {
@@ -164,7 +162,7 @@ export async function runFuzz(target: FuzzTarget, options: RunOptions): Promise<
   const sendDedicated = async (c: FuzzCase, request: Buffer): Promise<void> => {
     while (dedicated.size >= MAX_DEDICATED) await Promise.race(dedicated);
     const head = c.draft.method.toUpperCase() === 'HEAD';
-    const timeoutMs = silentDrop(c.draft, request) ? SILENT_DROP_WAIT_MS : options.timeoutMs;
+    const timeoutMs = options.timeoutMs;
     const p: Promise<void> = Connection.once(target.port, request, { head, timeoutMs, graceMs: head ? 50 : 0 })
       .then((answer) => finishCase(c, request, answer))
       .finally(() => dedicated.delete(p));
@@ -186,7 +184,7 @@ export async function runFuzz(target: FuzzTarget, options: RunOptions): Promise<
       const c = generateCase(options.seed, index);
       const request = serialize(c.draft, ctx);
       inFlight.set(index, { c, request });
-      if (c.draft.dedicated || silentDrop(c.draft, request)) {
+      if (c.draft.dedicated || uwsRefusal(c.draft, request) !== null) {
         await sendDedicated(c, request);
         continue;
       }

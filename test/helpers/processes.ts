@@ -28,10 +28,19 @@ export interface Proc {
 }
 
 /** Runs `gateway/main.ts` or `worker/main.ts` as a child process, resolved once it started. */
-export async function startProc(kind: 'gateway' | 'worker', env: Record<string, string>): Promise<Proc> {
+export function startProc(kind: 'gateway' | 'worker', env: Record<string, string>): Promise<Proc> {
+  return startNode(kind, ['--import', 'tsx', `${kind}/main.ts`], ROOT, env);
+}
+
+/**
+ * Runs `node <args>` in `cwd` as a child process with a fresh DATA_DIR, resolved once it started:
+ * a gateway (`main.ts`, `dist/main.js`...) once it logged its service and admin URLs, a worker
+ * after three seconds up (it logs no start line).
+ */
+export async function startNode(kind: 'gateway' | 'worker', args: string[], cwd: string, env: Record<string, string>): Promise<Proc> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-proc-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', `${kind}/main.ts`], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, args, {
+    cwd,
     env: { ...process.env, ...env, DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -30,6 +30,8 @@ function parseBroker(address: string): Broker {
   return { host: address.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(address.slice(i + 1)) };
 }
 
+/** How long after a timeout a connection's close is taken as the library ending it for that timeout. */
+const SILENT_CLOSE_WINDOW_MS = 1000;
 /** A connection that never received a byte is spared this long: another request may just have opened it. */
 const YOUNG_MS = 200;
 /** How long a client's own close may take (LeaveGroup, in-flight requests) before its sockets are destroyed. */
@@ -39,11 +41,12 @@ export const CLOSE_GRACE_MS = 2000;
  * The connections of a client (and of extra pools it uses): TCP keep-alive on each socket, and
  * when each last received a byte. After a request timed out, the connections that stayed silent
  * since it was sent are destroyed (dropSilent): a stalled peer or a black-holed path leaves a
- * connection open with nothing coming back, and @platformatic/kafka 1.x keeps such a connection
- * after a request timeout, so every later request would go into it too. A late reply cannot be
- * matched anymore either (the library drops the correlation), so the connection is never reused.
- * Keep-alive catches a peer that vanished without a word; only the deadline catches a path that
- * still acknowledges bytes and forwards nothing.
+ * connection open with nothing coming back. @platformatic/kafka 2.x destroys the connection of a
+ * request that hit its own timeout, but our call deadlines (`within`) can end a call first, and a
+ * late reply cannot be matched anymore either (the library drops the correlation), so a silent
+ * connection is never reused. Either way, the broker behind a connection that ended silent is
+ * asked for metadata last for a while. Keep-alive catches a peer that vanished without a word;
+ * only the deadline catches a path that still acknowledges bytes and forwards nothing.
  */
 export class ConnectionWatch {
   private readonly lastRead = new WeakMap<Connection, number>();
@@ -52,7 +55,12 @@ export class ConnectionWatch {
   private readonly pools = new Set<ConnectionPool>();
   /** Brokers a silent connection was dropped from, and when: asked for metadata last. */
   private readonly suspects = new Map<string, number>();
-  /** Connections destroyed so far (tests, logs). */
+  /**
+   * When the latest timed-out request was sent: a connection the library closes for that timeout
+   * (its socket's close comes a moment after the error) and silent since then makes its broker suspect.
+   */
+  private lastTimeoutSince = Number.NEGATIVE_INFINITY;
+  /** Connections destroyed by this watch so far (tests, logs). */
   dropped = 0;
 
   constructor(private readonly keepAliveMs: number = DEFAULT_KEEPALIVE_MS) {}
@@ -102,6 +110,11 @@ export class ConnectionWatch {
       this.lastRead.set(connection, performance.now());
       if (this.suspects.size > 0) this.suspects.delete(key);
     });
+    socket.once('close', () => {
+      const now = performance.now();
+      const read = this.lastRead.get(connection) ?? Number.NEGATIVE_INFINITY;
+      if (now - this.lastTimeoutSince < SILENT_CLOSE_WINDOW_MS && read <= this.lastTimeoutSince) this.suspects.set(key, now);
+    });
   }
 
   /**
@@ -126,6 +139,7 @@ export class ConnectionWatch {
       }
     }
     this.dropped += n;
+    if (since !== Number.POSITIVE_INFINITY) this.lastTimeoutSince = since;
     return n;
   }
 

@@ -9,11 +9,16 @@
  *      each side, space-separated, e.g. A=. and B_NODE_ARGS=--max-semi-space-size=32 to try a
  *      flag on one build; A_ENV / B_ENV: environment of each side's server, space-separated
  *      NAME=value, e.g. B_ENV=SQLITE_SYNCHRONOUS=NORMAL; the server runs embedded with
- *      SQLITE_SYNCHRONOUS=FULL, as in bench/compare.ts, unless an _ENV says otherwise)
+ *      SQLITE_SYNCHRONOUS=FULL, as in bench/compare.ts, unless an _ENV says otherwise; A_NODE /
+ *      B_NODE: the Node.js executable of each side, e.g. A_NODE=/usr/bin/node for the runtime
+ *      before; WARMUP=2 seconds of load before each measured window)
+ *
+ * Per side and round: req/s, CPU per request (user and kernel), page faults per request, the main
+ * thread's GC share, RSS and p99 (bench/lib/meter.ts); then the median B/A ratio of each.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { cpuSeconds } from './lib/proc.js';
+import { describeWindow, windowOf, type Window } from './lib/meter.js';
 import { startServer } from './lib/server.js';
 import { runWrk } from './lib/wrk.js';
 
@@ -24,6 +29,7 @@ if (other === undefined || !existsSync(path.join(other, 'dist', 'main.js'))) {
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const DURATION = Number(process.env.DURATION ?? 8);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 100);
+const WARMUP = Number(process.env.WARMUP ?? 2);
 
 /** The space-separated words of an environment variable (node flags, NAME=value pairs). */
 const words = (name: string): string[] => (process.env[name] ?? '').split(' ').filter((a) => a !== '');
@@ -36,58 +42,55 @@ const serverEnv = (name: string): Record<string, string> =>
     }),
   );
 
-async function measure(
-  root: string | undefined,
-  seed: number,
-  flags: string[],
-  env: Record<string, string>,
-): Promise<{ rps: number; p99: string; cpuUs: number; mainUs: number }> {
-  const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL', ...env }, { nodeArgs: flags, ...(root === undefined ? {} : { root }) });
+interface Side {
+  flags: string[];
+  env: Record<string, string>;
+  node: string | undefined;
+}
+
+async function measure(root: string | undefined, seed: number, side: Side): Promise<Window & { p99Ms: number | null }> {
+  const server = await startServer(
+    { SQLITE_SYNCHRONOUS: 'FULL', ...side.env },
+    { nodeArgs: side.flags, ...(root === undefined ? {} : { root }), ...(side.node === undefined ? {} : { node: side.node }) },
+  );
   try {
     await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
     const wrk = (seconds: number, seed: number) =>
       runWrk({ url: server.serviceUrl, script, seconds, connections: CONNECTIONS, seed, args: scriptArgs });
-    await wrk(2, seed + 50_000_000); // warm-up
-    const serverCpu = (): number => {
-      const s = cpuSeconds(server.child.pid!);
-      if (s === null) throw new Error('the server exited during the run');
-      return s;
-    };
-    // The main thread's share apart: what the other threads (the SQLite writer, GC helpers) add is the rest.
-    const mainCpu = (): number => cpuSeconds(server.child.pid!, server.child.pid) ?? 0;
-    const cpu0 = serverCpu();
-    const main0 = mainCpu();
+    await wrk(WARMUP, seed + 50_000_000);
+    const before = server.reading();
     const r = await wrk(DURATION, seed);
-    const cpu = serverCpu() - cpu0;
-    const main = mainCpu() - main0;
+    const after = server.reading();
     if (r.code !== 0 || r.reqPerSec === null || r.requests === null) throw new Error(`wrk failed (exit ${r.code}):\n${r.stdout}${r.stderr}`);
     if (r.bad !== 0) throw new Error(`answers failed the check (${r.bad}):\n${r.stdout}`);
-    const p99 = r.p99 === null ? '?' : `${r.p99.toFixed(2)}ms`;
-    return { rps: r.reqPerSec, p99, cpuUs: (cpu * 1e6) / r.requests, mainUs: (main * 1e6) / r.requests };
+    return { ...windowOf(before, after, r.requests), p99Ms: r.p99 };
   } finally {
     await server.stop();
   }
 }
 
-const ratios: number[] = [];
-const cpuRatios: number[] = [];
-const mainRatios: number[] = [];
-// Read once, before any server starts: a malformed pair fails at once, not after the first round.
-const sides = { a: { flags: words('A_NODE_ARGS'), env: serverEnv('A_ENV') }, b: { flags: words('B_NODE_ARGS'), env: serverEnv('B_ENV') } };
-for (let round = 0; round < ROUNDS; round++) {
-  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), sides.a.flags, sides.a.env);
-  const b = await measure(undefined, 100_000_000 * (2 * round + 2), sides.b.flags, sides.b.env);
-  ratios.push(b.rps / a.rps);
-  cpuRatios.push(b.cpuUs / a.cpuUs);
-  mainRatios.push(b.mainUs / a.mainUs);
-  console.log(
-    `round ${round + 1}: A ${a.rps.toFixed(0)} req/s, ${a.cpuUs.toFixed(0)} µs CPU/request (main thread ${a.mainUs.toFixed(0)}, p99 ${a.p99})  ` +
-      `B ${b.rps.toFixed(0)} req/s, ${b.cpuUs.toFixed(0)} µs CPU/request (main thread ${b.mainUs.toFixed(0)}, p99 ${b.p99})  B/A ${(b.rps / a.rps).toFixed(3)}`,
-  );
-}
 const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+const rounds: { a: Window & { p99Ms: number | null }; b: Window & { p99Ms: number | null } }[] = [];
+// Read once, before any server starts: a malformed pair fails at once, not after the first round.
+const side = (name: 'A' | 'B'): Side => ({ flags: words(`${name}_NODE_ARGS`), env: serverEnv(`${name}_ENV`), node: process.env[`${name}_NODE`] || undefined });
+const sides = { a: side('A'), b: side('B') };
+const p99 = (ms: number | null): string => (ms === null ? '?' : `${ms.toFixed(2)} ms`);
+for (let round = 0; round < ROUNDS; round++) {
+  const a = await measure(path.resolve(other), 100_000_000 * (2 * round + 1), sides.a);
+  const b = await measure(undefined, 100_000_000 * (2 * round + 2), sides.b);
+  rounds.push({ a, b });
+  console.log(`round ${round + 1}\n  A ${describeWindow(a)}, p99 ${p99(a.p99Ms)}\n  B ${describeWindow(b)}, p99 ${p99(b.p99Ms)}`);
+}
+const ratio = (pick: (w: Window & { p99Ms: number | null }) => number | null): string => {
+  const xs = rounds.map(({ a, b }) => {
+    const x = pick(a);
+    const y = pick(b);
+    return x === null || y === null || x === 0 ? null : y / x;
+  });
+  return xs.includes(null) ? 'n/a' : `${median(xs as number[]).toFixed(3)}x`;
+};
 console.log(
-  `median B/A: throughput ${median(ratios).toFixed(3)}, server CPU per request ${median(cpuRatios).toFixed(3)} ` +
-    `(main thread ${median(mainRatios).toFixed(3)}) ` +
-    `(${script}, ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections)`,
+  `median B/A over ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections (${script}): ` +
+    `req/s ${ratio((w) => w.reqPerSec)}, CPU per request ${ratio((w) => w.cpuUs)} (user ${ratio((w) => w.userUs)}, kernel ${ratio((w) => w.systemUs)}), ` +
+    `faults per request ${ratio((w) => w.faultsPerRequest)}, GC share ${ratio((w) => w.gcShare)}, p99 ${ratio((w) => w.p99Ms)}, RSS ${ratio((w) => w.rssMb)}`,
 );

@@ -4,6 +4,7 @@ import type { Metrics } from '../shared/runtime/metrics.js';
 import { serviceDescription, type ServiceDescription } from './metadata/description.js';
 import { Router } from './router.js';
 import type { OperationService } from './service/service.js';
+import { bodyDeadlines } from './transport/body-deadline.js';
 import { Exchange, type RejectReason } from './transport/exchange.js';
 import { uWS, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './transport/uws.js';
 import { certificateExpiry, nodeTlsOptions, serverTlsFromConfig, type ServerTls } from '../shared/runtime/tls.js';
@@ -66,6 +67,11 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
   const cookieHeader = (id: string): string => `${config.sessions.cookieName}=${id}; path=/; HttpOnly`;
   const secureCookieHeader = (id: string): string => `${cookieHeader(id)}; Secure`;
   const rejected = (reason: RejectReason): void => metrics?.rejectedRequests.labels({ reason }).inc();
+  bodyDeadlines.onDrop = () => rejected('slow_body');
+  // Connections, counted as uWS opens and closes them (it closes none for idleness: body-deadline.ts).
+  let connections = 0;
+  const counted = (app: App): App => app.filter((_res, change) => void (connections += Number(change)));
+  if (metrics !== undefined) metrics.openConnectionsSource = () => connections;
   const described = description ?? serviceDescription(config.service);
   // A count, not a Set of exchanges: a Set's rebuilt tables keep whole answered requests alive
   // through scavenges (shared/util/int-map.ts says how). Exchange.finish calls `finished` once.
@@ -96,7 +102,7 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
   // the old one stops accepting but serves its open connections until they close.
   const apps: App[] = [];
   const listening: us_listen_socket[] = [];
-  const mainApp = tls === null || secureHandler === null ? (uWS.App().any('/*', plainHandler) as App) : sslApp(tls).any('/*', secureHandler) as App;
+  const mainApp = counted(tls === null || secureHandler === null ? uWS.App().any('/*', plainHandler) : sslApp(tls).any('/*', secureHandler));
   apps.push(mainApp);
   let mainToken = await listenOn(mainApp, host, port ?? config.service.port, tls === null ? 'PORT' : 'PORT, TLS');
   listening.push(mainToken);
@@ -104,7 +110,7 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
   let boundHttpPort: number | null = null;
   const wantHttp = tls === null ? null : (httpPort ?? config.service.httpPort);
   if (wantHttp !== null) {
-    const plainApp = uWS.App().any('/*', plainHandler) as App;
+    const plainApp = counted(uWS.App().any('/*', plainHandler));
     apps.push(plainApp);
     const token = await listenOn(plainApp, host, wantHttp, 'HTTP_PORT');
     listening.push(token);
@@ -119,7 +125,7 @@ export async function startGateway({ config, service, logger, clock = Date.now, 
     reloadTls: () => {
       reloading = reloading.then(async () => {
         if (tls === null || secureHandler === null) return;
-        const fresh = sslApp(tls).any('/*', secureHandler) as App;
+        const fresh = counted(sslApp(tls).any('/*', secureHandler));
         const token = await listenOn(fresh, host, boundPort, 'PORT, TLS reload');
         apps.push(fresh);
         uWS.us_listen_socket_close(mainToken);

@@ -3,7 +3,7 @@
  * resident memory. The one place these files are parsed.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ). */
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -91,3 +91,39 @@ export const rssKb = (pid: number): number => statusKb(pid, 'VmRSS');
 
 /** Peak resident set size (VmHWM) so far, kB (0 when the process is gone). */
 export const peakRssKb = (pid: number): number => statusKb(pid, 'VmHWM');
+
+/**
+ * Counters of a process summed over all its threads (/proc/<pid>/task/<tid>/stat): user and system
+ * CPU seconds, and minor and major page faults. Threads that ended inside a window are lost from
+ * the sum, so read it around windows during which the server's threads stay up.
+ */
+export interface ProcCounters {
+  userSeconds: number;
+  systemSeconds: number;
+  minorFaults: number;
+  majorFaults: number;
+}
+
+export function procCounters(pid: number): ProcCounters | null {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  const out: ProcCounters = { userSeconds: 0, systemSeconds: 0, minorFaults: 0, majorFaults: 0 };
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields 10, 12, 14 and 15 of proc(5), counted from the state (field 3) as 0 here.
+      out.minorFaults += Number(fields[7]);
+      out.majorFaults += Number(fields[9]);
+      out.userSeconds += Number(fields[11]) / CLK_TCK;
+      out.systemSeconds += Number(fields[12]) / CLK_TCK;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}

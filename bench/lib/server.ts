@@ -4,7 +4,9 @@ import { pinned } from './pin.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { readServer, type Reading } from './meter.js';
 import { peakRssKb } from './proc.js';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 let builtOnce = false;
@@ -16,6 +18,8 @@ export interface BenchServer {
   admin(method: string, p: string, body?: unknown): Promise<unknown>;
   /** Peak resident set size of the server process so far (kB), from /proc. */
   rssKb(): number;
+  /** The server's cumulative counters now (CPU, page faults, GC pauses, RSS): bench/lib/meter.ts. */
+  reading(): Reading;
   stop(): Promise<void>;
 }
 
@@ -28,6 +32,8 @@ export interface StartOptions {
   script?: string;
   /** PEM CA the admin calls trust (the server runs with TLS_CERT_FILE signed by it). */
   ca?: string;
+  /** The Node.js executable (an A/B across runtimes); the bench's own unless given. */
+  node?: string;
 }
 
 /**
@@ -53,10 +59,14 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   // BENCH_CPU_PROF_DIR=dir profiles the server of any bench script (summarise: bench/profile.ts <file>).
   const profiling = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
   const script = options.script ?? 'dist/main.js';
-  const [command, args] = pinned(process.execPath, [...launchFlags(root, script), ...profiling, ...(options.nodeArgs ?? []), script], process.env.BENCH_PIN_SERVER);
+  // Every server reports its GC pauses (bench/lib/gc-meter.mjs, plain JavaScript: any build can load it).
+  const gcFile = path.join(dataDir, 'gc.json');
+  const meter = ['--import', pathToFileURL(path.join(ROOT, 'bench', 'lib', 'gc-meter.mjs')).href];
+  const node = options.node ?? process.execPath;
+  const [command, args] = pinned(node, [...launchFlags(root, script), ...meter, ...profiling, ...(options.nodeArgs ?? []), script], process.env.BENCH_PIN_SERVER);
   const child = spawn(command, args, {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', BENCH_GC_FILE: gcFile, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const { service, admin } = await new Promise<{ service: string; admin: string }>((resolve, reject) => {
@@ -85,6 +95,7 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
     child,
     admin: adminCall,
     rssKb: () => peakRssKb(child.pid!),
+    reading: () => readServer(child.pid!, gcFile),
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
+import { bodyDeadlines, type ArrivingBody } from './body-deadline.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 /**
@@ -10,14 +11,17 @@ import type { HttpRequest, HttpResponse } from './uws.js';
 type HeaderName = 'content-type' | 'content-length' | 'soapaction' | 'cookie' | 'host' | 'x-forwarded-for';
 
 /** Why a request was refused before any operation ran (gateway_rejected_requests_total). */
-export type RejectReason = 'unknown_charset' | 'invalid_encoding' | 'bad_escape' | 'bad_content_length';
+export type RejectReason = 'unknown_charset' | 'invalid_encoding' | 'bad_escape' | 'bad_content_length' | 'slow_body';
 
 /** Which hops of X-Forwarded-For to believe (proxy-addr's compiled trust function). */
 export type ProxyTrust = (address: string, hop: number) => boolean;
 
-export class Exchange {
+export class Exchange implements ArrivingBody {
   aborted = false;
   done = false;
+  /** The body's current 10 s window (body-deadline.ts): set when its reading starts. */
+  bodyWindowStart = 0;
+  bodyWindowBytes = 0;
   /** For metrics and logs: set by the binding once it knows them. */
   operation = '-';
   binding = 'other';
@@ -69,6 +73,12 @@ export class Exchange {
   /** '' when absent (uWS does not tell absent from empty; no route needs the difference). */
   header(name: HeaderName): string {
     return this.headers[name];
+  }
+
+  /** Closes the connection without an answer (a body that arrives too slowly). */
+  drop(): void {
+    if (this.done || this.aborted) return;
+    this.res.close();
   }
 
   /** Sends a complete response unless one was sent already or the client went away. */
@@ -272,7 +282,8 @@ export interface BodySink {
 
 /**
  * Streams the request body into `sink`, enforcing `limit` while streaming (a declared
- * Content-Length over the limit is refused before any byte is read). Never throws into uWS:
+ * Content-Length over the limit is refused before any byte is read) and the pace it must arrive
+ * at (body-deadline.ts). Never throws into uWS:
  * an exception escaping a native callback would take the process down.
  */
 export function readBody(ex: Exchange, limit: number, sink: BodySink): void {
@@ -283,9 +294,11 @@ export function readBody(ex: Exchange, limit: number, sink: BodySink): void {
   }
   let received = 0;
   let stopped = false;
+  bodyDeadlines.start(ex);
   ex.res.onData((ab, isLast) => {
     if (stopped || ex.done) return;
     received += ab.byteLength;
+    bodyDeadlines.progress(ex, ab.byteLength, isLast);
     if (received > limit) {
       stopped = true;
       sink.tooLarge();

@@ -127,6 +127,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** The front end's open client connections, read when /metrics is read (set by the gateway's server). */
+  openConnectionsSource: () => number = () => 0;
+
+  readonly openConnections = new Gauge({
+    name: 'gateway_open_connections',
+    help: 'Client connections open on the public listeners; the HTTP server closes none for idleness (docs/running.md, The edge in front)',
+    registers: [this.registry],
+    collect: (): void => this.openConnections.set(this.openConnectionsSource()),
+  });
+
   readonly eventsInFlight = new Gauge({
     name: 'gateway_events_in_flight',
     help: 'Events accepted and not yet acknowledged by the event log',

@@ -83,7 +83,7 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     expect(ids.every((id) => id > 0)).toBe(true);
   });
 
-  it('without the edge, uWS drops the same slow batch (why the edge exists)', { timeout: 45_000 }, async () => {
+  it('without the edge, the gateway drops the same slow batch (why the edge exists)', { timeout: 45_000 }, async () => {
     const { head, body } = bigBatch('direct-slow-');
     const c = await RawConnection.open(t.app.gateway.port);
     c.write(head);
@@ -119,7 +119,7 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     expect(edge.errorLog()).not.toMatch(/\[error\]/);
   });
 
-  it('keeps upstream connections alive and retires them before uWS would close them', { timeout: 30_000 }, async () => {
+  it('keeps upstream connections alive and retires them itself after 4 s idle', { timeout: 30_000 }, async () => {
     // Its own gateway and edge: the connections counted are only this test's.
     const gw = await TestApp.start();
     const own = await NginxEdge.start([gw.app.gateway.port]);
@@ -131,7 +131,8 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
         idOf(await c.read(false, 10_000));
       }
       expect(establishedTo(gw.app.gateway.port)).toBe(1);
-      // uWS closes an idle connection after 8-12 s; nginx's pool (keepalive_timeout 4s) first.
+      // nginx's pool retires an idle upstream connection after 4 s (keepalive_timeout 4s): the
+      // gateway's uWS closes none itself (docs/running.md §The edge in front).
       await new Promise((r) => setTimeout(r, 6_000));
       expect(establishedTo(gw.app.gateway.port)).toBe(0);
       c.write(insert('pool-3'));
@@ -143,13 +144,12 @@ describe.concurrent('the nginx edge in front of the gateway', () => {
     }
   });
 
-  it('without the edge, uWS closes an idle connection within about 10 s', { timeout: 30_000 }, async () => {
+  it('without the edge, an idle connection stays open: uWS closes none (the edge must)', { timeout: 30_000 }, async () => {
     const c = await RawConnection.open(t.app.gateway.port);
     c.write(insert('direct-idle'));
     idOf(await c.read(false, 10_000));
-    const started = Date.now();
-    expect(await c.closesWithin(20_000)).toBe(true);
-    expect(Date.now() - started).toBeGreaterThan(4_000);
+    expect(await c.closesWithin(14_000)).toBe(false);
+    c.close();
   });
 
   it('answers 431 to a request with 100 header lines and keeps serving the connection', async () => {

@@ -21,6 +21,9 @@ export const PACED_RUNS = positiveInt('PACED_RUNS', 5);
 export const CXF_WARMUP = positiveInt('CXF_WARMUP', 90);
 export const CXF_SLICE = positiveInt('CXF_SLICE', 10);
 
+/** NEIGHBOUR=0 leaves out the rows measured again beside a CPU-bound neighbour. */
+export const NEIGHBOUR = process.env.NEIGHBOUR !== '0';
+
 export const PEER_NAMES = ['gsoap', 'cxf', 'node-soap'] as const;
 export type PeerName = (typeof PEER_NAMES)[number];
 

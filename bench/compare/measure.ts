@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
+import { readServer, windowOf, type Window } from '../lib/meter.js';
 import { cpuProbe, sampleCpu } from '../lib/proc.js';
 import { loopback, terminate, track } from '../lib/processes.js';
 import { runWrk } from '../lib/wrk.js';
@@ -28,6 +29,8 @@ export interface Measurement {
   cpuMsPer1000: number;
   /** When the row is the median of several runs: each run's p99, in run order. */
   p99Runs?: number[];
+  /** The server over the run (bench/lib/meter.ts): CPU per request user/kernel, page faults per request, GC share, RSS. */
+  window: Window;
 }
 
 let runNo = 0;
@@ -39,6 +42,7 @@ const per1000 = (cpuSeconds: number, requests: number): number => (requests > 0 
 /** One wrk run (`-t1 -c$CONNECTIONS`) of a bench/wrk script against a server. */
 export async function wrk(target: Target, script: string, opts: { path?: string; args?: string[]; seconds: number }): Promise<Measurement> {
   const serverCpu = cpuProbe(target.pid);
+  const before = readServer(target.pid, target.gcFile);
   let child: ChildProcess | undefined;
   let sampler: ReturnType<typeof sampleCpu> | null = null;
   const r = await runWrk({
@@ -59,6 +63,7 @@ export async function wrk(target: Target, script: string, opts: { path?: string;
     if (child !== undefined) void terminate(child, true);
   });
   const server = serverCpu();
+  const after = readServer(target.pid, target.gcFile);
   const load = (sampler as ReturnType<typeof sampleCpu> | null)?.stop() ?? { seconds: 0, over: 1 };
 
   const { reqPerSec, requests, p50, p99, checked, bad, late, non2xx, socketErrors } = r;
@@ -83,6 +88,7 @@ export async function wrk(target: Target, script: string, opts: { path?: string;
     serverMainCpu: server.main,
     loadCpu: (load.seconds / load.over) * 100,
     cpuMsPer1000: per1000(server.seconds, requests),
+    window: windowOf(before, after, requests),
   };
 }
 
@@ -128,6 +134,7 @@ export async function pacedSoap11(target: Target, rate: number): Promise<Measure
   let bad = 0;
   let checked = 0;
   const serverCpu = cpuProbe(target.pid);
+  const before = readServer(target.pid, target.gcFile);
   const own0 = process.cpuUsage();
   const t0 = Date.now();
   const result = await autocannon({
@@ -152,6 +159,7 @@ export async function pacedSoap11(target: Target, rate: number): Promise<Measure
   const wall = (Date.now() - t0) / 1000;
   const own = process.cpuUsage(own0);
   const server = serverCpu();
+  const after = readServer(target.pid, target.gcFile);
   const parts = [
     result.errors > 0 ? `socket ${result.errors}` : '',
     result.timeouts > 0 ? `timeouts ${result.timeouts}` : '',
@@ -169,5 +177,6 @@ export async function pacedSoap11(target: Target, rate: number): Promise<Measure
     serverMainCpu: server.main,
     loadCpu: ((own.user + own.system) / 1e6 / wall) * 100,
     cpuMsPer1000: per1000(server.seconds, result.requests.total),
+    window: windowOf(before, after, result.requests.total),
   };
 }

@@ -4,7 +4,9 @@
  * stops it, whatever happens; a failing row is recorded and the next one runs.
  */
 import { peakRssKb } from '../lib/proc.js';
-import { CXF_SLICE, CXF_WARMUP, DURATION, log, PACED_RUNS, PEERS, USER, WARMUP } from './config.js';
+import { spawn } from 'node:child_process';
+import { terminate, track } from '../lib/processes.js';
+import { CXF_SLICE, CXF_WARMUP, DURATION, log, NEIGHBOUR, PACED_RUNS, PEERS, USER, WARMUP } from './config.js';
 import { medianP99, pacedSoap11, warmUpCurve, wrk, type Measurement } from './measure.js';
 import { checkAnswers, login, startCeiling, startCxf, startGsoap, startNodeSoap, startOurs, startOursTls, type Target } from './servers.js';
 import { errorMessage } from '../../shared/util/error-message.js';
@@ -44,6 +46,8 @@ export interface KeyRows {
   evenBaselines?: Row[];
   /** What TLS costs: keep-alive over TLS, and a new connection per request with and without TLS. */
   tls?: { keepAlive: Row; plainClose: Row; tlsClose: Row };
+  /** The ceiling, gSOAP's pool and ours again, beside a process that keeps one core busy. */
+  neighbour?: { ceiling: Row; pool?: Row; ours: Row };
 }
 
 interface Plan {
@@ -189,5 +193,32 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
       await row(rows, { role: 'peer', server: 'gSOAP 2.8, 2-thread pool', scenario: `in-memory, ${sameRate}`, eventsPerRequest: null, loadGen: 'wrk, paced' }, evenly(() => startGsoap(2), true)),
     );
   }
-  return { ceiling, peers, soap11, batch, paced, even, evenBaselines, tls };
+  const neighbour = NEIGHBOUR ? await besideANeighbour(rows) : undefined;
+  return { ceiling, peers, soap11, batch, paced, even, evenBaselines, tls, ...(neighbour === undefined ? {} : { neighbour }) };
+}
+
+/**
+ * The three rows the goals compare, measured again while another process keeps one core busy (a
+ * busy loop in its own process, as a build or another tenant would): a box is rarely ours alone,
+ * and the ratios must hold there too.
+ */
+async function besideANeighbour(rows: Row[]): Promise<NonNullable<KeyRows['neighbour']>> {
+  const busy = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore', detached: true });
+  track(busy, true);
+  const beside = ' beside a CPU-bound neighbour';
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    const ceiling = await row(
+      rows,
+      { role: 'ceiling', server: 'uWebSockets.js', scenario: `bare, fixed reply,${beside}`, eventsPerRequest: null, loadGen: 'wrk' },
+      wrkPlan(startCeiling, 'soap11-insert.lua', { check: false }),
+    );
+    const pool = PEERS.has('gsoap')
+      ? await row(rows, { role: 'peer', server: 'gSOAP 2.8, 2-thread pool', scenario: `in-memory counter,${beside}`, eventsPerRequest: null, loadGen: 'wrk' }, wrkPlan(() => startGsoap(2), 'soap11-insert.lua'))
+      : undefined;
+    const ours = await row(rows, { role: 'ours', server: 'ours', scenario: `${SOAP11_INSERT}, durable,${beside}`, eventsPerRequest: 1, loadGen: 'wrk' }, wrkPlan(() => startOurs(), 'soap11-insert.lua'));
+    return { ceiling, ours, ...(pool === undefined ? {} : { pool }) };
+  } finally {
+    await terminate(busy, true);
+  }
 }

@@ -9,6 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startServer, type BenchServer } from '../lib/server.js';
 import { exited, loopback, signal, spawnReady, track } from '../lib/processes.js';
 import { buildCxfPeer } from '../peers/cxf/build.js';
@@ -23,12 +24,17 @@ export interface Target {
   /** The CA an https:// target's certificate is checked against. */
   ca?: string;
   pid: number;
+  /** Where the server writes its GC pauses (bench/lib/gc-meter.mjs); null for servers without one we can read. */
+  gcFile: string | null;
   stop(): Promise<void>;
 }
 
-/** A bench server script of ours (TypeScript, run with tsx) in its own process group. */
-function tsxServer(name: string, file: string, env: Record<string, string> = {}): Promise<Target> {
-  return spawnReady(name, process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env: { PORT: '0', ...env } });
+/** A bench server script of ours (TypeScript, run with tsx) in its own process group, with the GC meter. */
+async function tsxServer(name: string, file: string, env: Record<string, string> = {}): Promise<Target> {
+  const gcFile = path.join(mkdtempSync(path.join(tmpdir(), 'gw-bench-gc-')), 'gc.json');
+  const meter = pathToFileURL(path.join(ROOT, 'bench', 'lib', 'gc-meter.mjs')).href;
+  const ready = await spawnReady(name, process.execPath, ['--import', 'tsx', '--import', meter, file], { cwd: ROOT, env: { PORT: '0', BENCH_GC_FILE: gcFile, ...env } });
+  return { ...ready, gcFile };
 }
 
 export const startCeiling = (): Promise<Target> => tsxServer('ceiling', 'bench/ceiling/server.ts');
@@ -47,13 +53,13 @@ function once<T>(key: string, build: () => Promise<T>): Promise<T> {
 /** gSOAP: `threads` = 0 for one thread accepting and serving, N for a pool of N behind a queue. */
 export async function startGsoap(threads: number): Promise<Target> {
   const binary = await once('gsoap', () => buildGsoapPeer(log));
-  return spawnReady(`gsoap (${threads} threads)`, binary, [String(threads), USER, PASSWORD]);
+  return { ...(await spawnReady(`gsoap (${threads} threads)`, binary, [String(threads), USER, PASSWORD])), gcFile: null };
 }
 
 export async function startCxf(): Promise<Target> {
   const args = await once('cxf', () => buildCxfPeer(log));
   // The JVM starts slowly on a busy 2-core machine.
-  return spawnReady('cxf', 'java', [...args, USER, PASSWORD], { readyMs: 180_000 });
+  return { ...(await spawnReady('cxf', 'java', [...args, USER, PASSWORD], { readyMs: 180_000 })), gcFile: null };
 }
 
 /** A private CA and a certificate for 127.0.0.1, made once per run (scripts/services/secure/certs.sh, openssl). */
@@ -98,7 +104,7 @@ export async function startOurs(env: Record<string, string> = {}, ca?: string): 
     if ((created as { systemUser?: unknown } | null)?.systemUser !== USER) {
       throw new Error(`creating the provider failed: ${JSON.stringify(created)}`);
     }
-    return { url: server.serviceUrl, pid: child.pid!, server, stop };
+    return { url: server.serviceUrl, pid: child.pid!, gcFile: server.gcFile, server, stop };
   } catch (err) {
     await stop();
     throw err;

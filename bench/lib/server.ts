@@ -20,6 +20,8 @@ export interface BenchServer {
   rssKb(): number;
   /** The server's cumulative counters now (CPU, page faults, GC pauses, RSS): bench/lib/meter.ts. */
   reading(): Reading;
+  /** Where it writes its GC pauses (bench/lib/gc-meter.mjs). */
+  gcFile: string;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
     admin: adminCall,
     rssKb: () => peakRssKb(child.pid!),
     reading: () => readServer(child.pid!, gcFile),
+    gcFile,
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -5,6 +5,7 @@ import { embeddedOptionsFromConfig, openEmbeddedBackends } from '../shared/backe
 import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/runtime/logger.js';
 import { Metrics } from '../shared/runtime/metrics.js';
+import { ensurePortFree, LISTENERS } from '../shared/runtime/port-check.js';
 import { readinessGauge } from '../shared/runtime/readiness-metric.js';
 import { schemeOf, serverTlsFromConfig } from '../shared/runtime/tls.js';
 import { StuckWatchdog } from '../shared/runtime/stuck-watchdog.js';
@@ -68,6 +69,10 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   // So is a half TLS configuration (a certificate without its key, HTTP_PORT without TLS).
   const serverTls = serverTlsFromConfig(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
+  // So is a port another process serves, before any store opens (checked again right before binding).
+  await ensurePortFree(config.service.host, options.port ?? config.service.port, LISTENERS.service);
+  if (serverTls !== null && config.service.httpPort !== null) await ensurePortFree(config.service.host, options.httpPort ?? config.service.httpPort, LISTENERS.plain);
+  await ensurePortFree(config.admin.host, options.adminPort ?? config.admin.port, LISTENERS.admin);
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API on this thread goes through one provider
   // cache, so this process's own writes invalidate it; other threads' writes are announced.

@@ -5,6 +5,8 @@ import { BackendUnavailableError, type Backends } from '../../shared/backends/ty
 import type { Config } from '../../shared/config/index.js';
 import { FailureLog } from '../../shared/runtime/failure-log.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { LISTENERS } from '../../shared/runtime/port-check.js';
+import { listenFailure } from '../../shared/runtime/start-error.js';
 import { createHttpServer, reloadHttpServer, schemeOf, serverTlsFromConfig } from '../../shared/runtime/tls.js';
 import { AdminAccess } from './access.js';
 import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
@@ -294,10 +296,16 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.keepAliveTimeout = 5_000;
 
   const host = config.admin.host;
+  const wanted = opts.port ?? config.admin.port;
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
+    const onError = (err: Error): void => {
+      streams.close();
+      trail.close();
+      revocation.close();
+      reject(listenFailure(err, LISTENERS.admin, host, wanted) ?? err);
+    };
     server.once('error', onError);
-    server.listen(opts.port ?? config.admin.port, host, () => {
+    server.listen(wanted, host, () => {
       server.off('error', onError);
       resolve();
     });

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { ensurePortFree, LISTENERS } from '../../shared/runtime/port-check.js';
 import type { Metrics } from '../../shared/runtime/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
 import type { ServiceDescription } from '../metadata/description.js';
@@ -68,6 +69,10 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
   const requested = options.port ?? config.service.port;
   const threads = config.service.threads;
   const httpRequested = options.httpPort ?? config.service.httpPort;
+  // Right before the first listener binds: no other process may already serve these ports
+  // (SO_REUSEPORT would let it share them silently); this process's threads bind after.
+  await ensurePortFree(config.service.host, requested, LISTENERS.service);
+  if (httpRequested !== null && config.tls.certFile !== null) await ensurePortFree(config.service.host, httpRequested, LISTENERS.plain);
   if (threads === 1) {
     const gateway = await startGateway({ config, service, logger, clock, metrics, description, port: requested, ...(httpRequested === null ? {} : { httpPort: httpRequested }) });
     return {

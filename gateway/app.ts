@@ -23,6 +23,8 @@ export interface Application {
   admin: AdminServer;
   backends: Backends;
   adminToken: string;
+  /** The file the bootstrap token is in (DATA_DIR/admin-token, generated or read), or null when ADMIN_TOKEN set it. */
+  adminTokenFile: string | null;
   serviceUrl: string;
   /** This thread's registry; `metricsText` adds the other front-end threads' counts. */
   metrics: Metrics;
@@ -147,6 +149,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     admin,
     backends,
     adminToken: token,
+    adminTokenFile: path,
     serviceUrl,
     metrics,
     metricsText: () => gateway.metricsText(),

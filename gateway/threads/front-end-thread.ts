@@ -28,7 +28,8 @@ const { config } = data;
 const post = (message: FromFrontEnd): void => control.postMessage(message);
 
 // Log lines go to the main thread, which writes them with its own logger (one stream, one format).
-const logger = createLogger(config.log.level, 'gateway', { write: (line: string) => post({ type: 'log', line }) }).child({ thread: data.index });
+// Unbound: the main thread's relay adds `thread` (binding it here too wrote the key twice).
+const logger = createLogger(config.log.level, 'gateway', { destination: { write: (line: string) => post({ type: 'log', line }) } });
 const clock = data.clock === null ? Date.now : SharedClock.attach(data.clock).now;
 const rpc = new RpcClient(data.rpc);
 const shared = remoteState(rpc);

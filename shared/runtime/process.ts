@@ -38,7 +38,7 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
     process.stdout.write(describeConfig(config));
     process.exit(0);
   }
-  const logger = createLogger(config.log.level, name);
+  const logger = createLogger(config.log.level, name, { format: config.log.format });
   start(config, logger).then(
     (running) => {
       let stopping = false;

@@ -30,8 +30,7 @@ export function prettyLogs(format: LogFormat, stdoutIsTerminal = process.stdout.
  * object, which strict readers reject. Each child keeps one value per key, its own.
  */
 function onChild(child: Logger): void {
-  const sym = symbols.chindingsSym as unknown as keyof Logger;
-  const chindings = child[sym] as unknown;
+  const chindings = (child as unknown as Record<symbol, unknown>)[symbols.chindingsSym];
   if (typeof chindings !== 'string' || chindings === '') return;
   const bound = JSON.parse(`{${chindings.slice(1)}}`) as Record<string, unknown>;
   const rewritten = Object.entries(bound)

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { errorMessage } from '../util/error-message.js';
 import { listenFailure, StartError, type ListenerSettings } from './start-error.js';
 
 /**
@@ -19,7 +20,7 @@ export async function ensurePortFree(host: string, port: number, settings: Liste
       probe.listen({ host, port, exclusive: true }, resolve);
     });
   } catch (err) {
-    throw listenFailure(err, settings, host, port) ?? new StartError(settings.port, `cannot listen on ${settings.host} ${host}, ${settings.port} ${port}: ${String((err as Error).message)}`, { cause: err });
+    throw listenFailure(err, settings, host, port) ?? new StartError(settings.port, `cannot listen on ${settings.host} ${host}, ${settings.port} ${port}: ${errorMessage(err)}`, { cause: err });
   }
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 }

@@ -3,7 +3,7 @@ import { action, clientOf, jsonOutput, positiveInt } from './common.js';
 import { ImportFileError } from './import-file.js';
 import { importFile } from './import.js';
 import { DECLARABLE_ENCODINGS, type ImportEncoding } from './import-text.js';
-import { eventLine, overviewText } from './render.js';
+import { eventLine, overviewText, refusalsText } from './render.js';
 
 const STATES = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 
@@ -83,6 +83,19 @@ export function addOperatorCommands(program: Command): void {
     .command('overview')
     .description('mode, readiness, backends, events per second, worker lag, poison messages, lockouts')
     .action(action(async (_opts: unknown, cmd: Command) => clientOf(cmd).overview(), overviewText));
+
+  program
+    .command('refusals')
+    .description("why providers' calls were refused (each -1…-6, false and fault, with its reason), newest first; kept in the gateway's memory")
+    .option('--provider <systemUser>', 'only this SystemUser')
+    .option('--limit <n>', 'how many (default 100, max 1000)', positiveInt)
+    .action(
+      action(
+        async (opts: { provider?: string; limit?: number }, cmd: Command) =>
+          clientOf(cmd).refusals({ ...(opts.provider === undefined ? {} : { provider: opts.provider }), ...(opts.limit === undefined ? {} : { limit: opts.limit }) }),
+        refusalsText,
+      ),
+    );
 
   const imports = program.command('import').description('move an installation over from the legacy service (docs/migration.md)');
   for (const kind of ['providers', 'trips'] as const) {

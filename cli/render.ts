@@ -109,3 +109,13 @@ export function overviewText(overview: unknown): string {
   const width = Math.max(...lines.map(([k]) => k.length));
   return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
 }
+
+/** GET /admin/refusals: one line per refusal (time, SystemUser, operation, answer, address), its reason whole on the next. */
+export function refusalsText(answer: unknown): string {
+  if (!isRow(answer) || !Array.isArray(answer.refusals)) return human(answer);
+  const refusals = answer.refusals.filter(isRow);
+  if (refusals.length === 0) return '(none since the gateway started)';
+  return refusals
+    .map((r) => `${cell(r.at)}  ${r.systemUser === null ? '(no SystemUser)' : cell(r.systemUser)}  ${cell(r.operation)}  ${cell(r.answer)}  from ${cell(r.address)}\n    ${cell(r.reason, 500)}`)
+    .join('\n');
+}

@@ -82,7 +82,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   let announcer: ProviderInvalidation | null = null;
   // One set of rate buckets for every thread.
   const rateLimiter = new TokenBucketLimiter(config.events.rateLimitPerSecond);
-  const { service, providers } = createOperationLayer({ stores: opened, config, clock, metrics, rateLimiter, announce: (systemUser) => announcer?.announce(systemUser) });
+  const { service, providers } = createOperationLayer({ stores: opened, config, clock, metrics, rateLimiter, announce: (systemUser) => announcer?.announce(systemUser), logger });
   if (config.service.threads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
   let frontEnds: FrontEnds | null = null;
   const backends: Backends = {
@@ -135,6 +135,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     clock,
     mode: mode === 'scale-out' ? 'scale-out' : 'embedded',
     metrics: () => gateway.metricsText(),
+    refusals: (systemUser, limit) => gateway.refusals(systemUser, limit),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
   const host = config.service.host === '0.0.0.0' || config.service.host === '::' ? 'localhost' : config.service.host;

@@ -271,6 +271,10 @@ export class AdminClient {
     return this.json('GET', '/admin/overview');
   }
 
+  refusals(filter: { provider?: string; limit?: number }): Promise<unknown> {
+    return this.json('GET', `/admin/refusals${queryOf(filter)}`);
+  }
+
   whoami(): Promise<unknown> {
     return this.json('GET', '/admin/whoami');
   }

@@ -14,7 +14,7 @@ import { loadConsoleAssets } from './console-assets.js';
 import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
 import { roleAllows } from '../../shared/backends/operators.js';
 import { accessOf, allowedKeys, checkRouteTable, isMutating, routeKey } from './roles.js';
-import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './routes.js';
+import { adminRoutes, matchRoute, type AdminDeps, type Method, type Reply, type Route } from './routes.js';
 import { StreamHub } from './stream-hub.js';
 import { StreamRevocation } from './stream-revocation.js';
 
@@ -41,6 +41,8 @@ interface AdminServerOptions {
   port?: number;
   /** Text for GET /metrics; without it that route answers 404. */
   metrics?: () => Promise<string>;
+  /** GET /admin/refusals; without it that route answers an empty list. */
+  refusals?: AdminDeps['refusals'];
   /** How the overview names the deployment mode (default embedded). */
   mode?: 'embedded' | 'scale-out';
   /** Interval of the SSE keep-alive comment (default 15 s; tests shorten it). */
@@ -122,6 +124,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     streams,
     mode: opts.mode ?? 'embedded',
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    ...(opts.refusals === undefined ? {} : { refusals: opts.refusals }),
   });
   checkRouteTable(routes);
   void trail.checkDurability();

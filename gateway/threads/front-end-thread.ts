@@ -48,6 +48,7 @@ const { service, providers } = createOperationLayer({
   metrics,
   rateLimiter: shared.rateLimiter,
   announce: (systemUser) => invalidation?.announce(systemUser),
+  logger,
 });
 invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
 
@@ -77,6 +78,8 @@ control.on('message', (message: ToFrontEnd) => {
   } else if (message.type === 'health') {
     const healthy = own === null ? Promise.resolve(true) : own.healthy().catch(() => false);
     void healthy.then((ok) => post({ type: 'health', id: message.id, ok }));
+  } else if (message.type === 'refusals') {
+    post({ type: 'refusals', id: message.id, refusals: service.refusals.recent(message.systemUser, message.limit) });
   } else if (message.type === 'reload-tls') {
     const reload = gateway === null ? Promise.resolve() : gateway.reloadTls();
     reload.then(

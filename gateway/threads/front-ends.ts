@@ -8,6 +8,7 @@ import type { Metrics } from '../../shared/runtime/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
 import type { ServiceDescription } from '../metadata/description.js';
 import { startGateway, type GatewayServer } from '../server.js';
+import { newestFirst, type Refusal } from '../service/refusals.js';
 import type { OperationService } from '../service/service.js';
 import type { SharedClock } from './clock.js';
 import { FrontEndPool } from './pool.js';
@@ -36,6 +37,8 @@ export interface FrontEnds {
   readonly failed: Promise<Error>;
   /** The uWS binary each front end loaded, this thread's first (null: the slow JS fallback). */
   readonly nativeBinaries: readonly (string | null)[];
+  /** The latest refusals of every front end, newest first: of one SystemUser (null: of none), or of all (undefined). */
+  refusals(systemUser: string | null | undefined, limit: number): Promise<Refusal[]>;
 }
 
 interface FrontEndsOptions {
@@ -85,6 +88,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       healthy: async () => true,
       failed: never,
       nativeBinaries: [nativeBinaryPath()],
+      refusals: async (systemUser, limit) => service.refusals.recent(systemUser, limit),
     };
   }
   if (options.sharedClock === null && clock !== Date.now) {
@@ -130,6 +134,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
     healthy: () => pool.healthy(),
     failed: pool.failed,
     nativeBinaries: [nativeBinaryPath(), ...pool.nativeBinaries],
+    refusals: async (systemUser, limit) => newestFirst([...service.refusals.recent(systemUser, limit), ...(await pool.refusals(systemUser, limit))]).slice(0, limit),
   };
 }
 

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { AdminApiError } from '../gateway/admin/client.js';
 import { action, clientOf, jsonOutput, positiveInt } from './common.js';
 
 const ROLES = ['viewer', 'operator', 'admin'];
@@ -38,9 +39,19 @@ export function addAccessCommands(program: Command): void {
     .description('issue a token: it goes to stdout alone (`npx gateway-admin token create ana ... > ana.token`, then ADMIN_TOKEN_FILE=ana.token), shown this once; only its hash is stored')
     .requiredOption('--role <role>', 'viewer, operator or admin', roleArg)
     .option('--expires-in <duration>', 'valid for this long: 90m, 12h, 30d (default: until revoked)', durationArg)
+    .option('--replace', 'revoke the token of this name first, if there is one (rotating it)')
     .action(
-      action(async (name: string, opts: { role: string; expiresIn?: number }, cmd: Command) => {
-        const created = (await clientOf(cmd).createToken({
+      action(async (name: string, opts: { role: string; expiresIn?: number; replace?: boolean }, cmd: Command) => {
+        const client = clientOf(cmd);
+        if (opts.replace === true) {
+          try {
+            await client.revokeToken(name);
+            process.stderr.write(`The earlier token ${name} is revoked.\n`);
+          } catch (err) {
+            if (!(err instanceof AdminApiError && err.status === 404)) throw err;
+          }
+        }
+        const created = (await client.createToken({
           name,
           role: opts.role,
           ...(opts.expiresIn === undefined ? {} : { expiresAt: new Date(Date.now() + opts.expiresIn).toISOString() }),

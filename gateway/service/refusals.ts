@@ -37,6 +37,8 @@ interface RefusalLogOptions {
   systemUsers?: number;
   /** Log a SystemUser's refusals at most this often (default one minute). */
   logEveryMs?: number;
+  /** Lines at most in that time for all SystemUsers together (default 60): made-up SystemUsers cannot flood the log either. */
+  linesPerInterval?: number;
 }
 
 interface Kept {
@@ -49,6 +51,13 @@ interface Kept {
 /** The key of refusals that name no SystemUser. */
 const NOBODY = '\0';
 
+/** A SystemUser kept longer than this is cut (no stored one is longer than 64). */
+const MAX_SYSTEM_USER = 64;
+/** A reason kept longer than this is cut. */
+const MAX_REASON = 300;
+
+const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
+
 /** A value as a reason quotes it: JSON-quoted, cut to 40 characters. */
 export function quoted(value: string): string {
   return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
@@ -59,15 +68,22 @@ export class RefusalLog {
   private readonly perSystemUser: number;
   private readonly systemUsers: number;
   private readonly logEveryMs: number;
+  private readonly linesPerInterval: number;
   private seq = 0;
+  /** The log's own interval: lines written in it, refusals left unlogged past its limit. */
+  private interval = { start: 0, lines: 0, unlogged: 0 };
 
   constructor(private readonly options: RefusalLogOptions = {}) {
     this.perSystemUser = options.perSystemUser ?? 20;
     this.systemUsers = options.systemUsers ?? 1000;
     this.logEveryMs = options.logEveryMs ?? 60_000;
+    this.linesPerInterval = options.linesPerInterval ?? 60;
   }
 
-  record(systemUser: string | null, call: RefusedCall, answer: string | number | boolean, reason: string): void {
+  record(sentSystemUser: string | null, call: RefusedCall, answer: string | number | boolean, sentReason: string): void {
+    // Both may quote what the client sent (an over-long SystemUser, a value in a fault's text): bounded.
+    const systemUser = sentSystemUser === null ? null : cut(sentSystemUser, MAX_SYSTEM_USER);
+    const reason = cut(sentReason, MAX_REASON);
     const key = systemUser ?? NOBODY;
     let kept = this.kept.get(key);
     if (kept === undefined) {
@@ -115,6 +131,17 @@ export class RefusalLog {
       kept.notLogged++;
       return;
     }
+    if (now >= this.interval.start + this.logEveryMs) {
+      if (this.interval.unlogged > 0) {
+        logger.warn({ refusedUnlogged: this.interval.unlogged }, `${this.interval.unlogged} refusals of SystemUsers not logged in the last interval (over ${this.linesPerInterval} lines); GET /admin/refusals has the latest`);
+      }
+      this.interval = { start: now, lines: 0, unlogged: 0 };
+    }
+    if (this.interval.lines >= this.linesPerInterval) {
+      this.interval.unlogged++;
+      return;
+    }
+    this.interval.lines++;
     const more = kept.notLogged;
     kept.nextLogAt = now + this.logEveryMs;
     kept.notLogged = 0;

@@ -19,6 +19,14 @@ describe('RefusalLog', () => {
     expect(log.recent(undefined, 2)).toHaveLength(2);
   });
 
+  it('keeps what a client sent bounded: an over-long SystemUser and a long reason are cut', () => {
+    const log = new RefusalLog();
+    log.record('x'.repeat(100_000), call(1), -1, `Password ${'y'.repeat(10_000)}`);
+    const [kept] = log.recent();
+    expect(kept!.systemUser).toBe(`${'x'.repeat(64)}…`);
+    expect(kept!.reason.length).toBe(301);
+  });
+
   it('orders refusals of one millisecond as they came', () => {
     const log = new RefusalLog();
     log.record('a', call(5), -3, 'first');
@@ -40,5 +48,18 @@ describe('RefusalLog', () => {
     const last = JSON.parse(lines[2]!) as Record<string, unknown>;
     expect(last).toMatchObject({ systemUser: 'acme', answer: '-3', reason: 'Dominio is empty', refusedMeanwhile: 49 });
     expect(last.msg).toBe('refused LoginYInsertarEvento of acme: -3, Dominio is empty (and 49 more since the last line)');
+  });
+
+  it('writes a bounded number of lines for all SystemUsers together, then says how many it left out', () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', 'gateway', { destination: { write: (line: string) => void lines.push(line) } });
+    const log = new RefusalLog({ logger, logEveryMs: 60_000, linesPerInterval: 5 });
+    for (let i = 0; i < 100; i++) log.record(`made-up-${i}`, call(1000 + i), false, 'no provider has this SystemUser');
+    expect(lines).toHaveLength(5);
+    log.record('acme', call(70_000), -3, 'Dominio is empty');
+    expect(lines).toHaveLength(7);
+    expect(JSON.parse(lines[5]!)).toMatchObject({ refusedUnlogged: 95 });
+    expect(JSON.parse(lines[6]!)).toMatchObject({ systemUser: 'acme' });
+    expect(log.recent(undefined, 1000)).toHaveLength(101);
   });
 });

@@ -28,6 +28,10 @@ runProcess('gateway', async (config, logger) => {
     },
     `provider service listening: ${app.serviceUrl} (WSDL ${app.serviceUrl}?wsdl, admin ${app.admin.url})`,
   );
+  logger.info(
+    { console: `${app.admin.url}/` },
+    `operators' console: ${app.admin.url}/ (sign in with ${app.adminTokenFile === null ? 'ADMIN_TOKEN' : `the token in ${app.adminTokenFile}`}, or an operator's own token)`,
+  );
   return {
     close: async () => {
       await app.close();

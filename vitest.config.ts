@@ -19,7 +19,7 @@ const LAYERS = {
   // group's projects together, and they must agree on maxWorkers.
   unit: { globalSetup: [], pool: 'threads', isolate: false, maxWorkers: os.availableParallelism(), sequence: { groupOrder: 0 } },
   /** The real gateway (or admin server, or main.ts as a child) on ephemeral ports, embedded mode. */
-  embedded: { globalSetup: ['test/setup/console-build.ts'] },
+  embedded: { globalSetup: ['test/setup/console-build.ts', 'test/setup/docs-tools.ts'] },
   /** Real Redis, Kafka and ClickHouse, the deploy/ pieces around them (nginx edge, promtool), and the topic's foreign readers (protoc, Python). */
   'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts', 'test/setup/foreign-consumers.ts'] },
   /** Stop and restart the shared services: one file at a time, after every other layer. */

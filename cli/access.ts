@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { action, clientOf, positiveInt } from './common.js';
+import { AdminApiError } from '../gateway/admin/client.js';
+import { action, clientOf, jsonOutput, positiveInt } from './common.js';
 
 const ROLES = ['viewer', 'operator', 'admin'];
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -35,18 +36,31 @@ export function addAccessCommands(program: Command): void {
   const token = program.command('token').description("operators' named tokens (admin role)");
   token
     .command('create <name>')
-    .description('issue a token: it goes to stdout alone (e.g. `> ana.token`, then ADMIN_TOKEN_FILE=ana.token), shown this once; only its hash is stored')
+    .description('issue a token: it goes to stdout alone (`npx gateway-admin token create ana ... > ana.token`, then ADMIN_TOKEN_FILE=ana.token), shown this once; only its hash is stored')
     .requiredOption('--role <role>', 'viewer, operator or admin', roleArg)
     .option('--expires-in <duration>', 'valid for this long: 90m, 12h, 30d (default: until revoked)', durationArg)
+    .option('--replace', 'revoke the token of this name first, if there is one (rotating it)')
     .action(
-      action(async (name: string, opts: { role: string; expiresIn?: number }, cmd: Command) => {
-        const created = (await clientOf(cmd).createToken({
+      action(async (name: string, opts: { role: string; expiresIn?: number; replace?: boolean }, cmd: Command) => {
+        const client = clientOf(cmd);
+        if (opts.replace === true) {
+          try {
+            await client.revokeToken(name);
+            process.stderr.write(`The earlier token ${name} is revoked.\n`);
+          } catch (err) {
+            if (!(err instanceof AdminApiError && err.status === 404)) throw err;
+          }
+        }
+        const created = (await client.createToken({
           name,
           role: opts.role,
           ...(opts.expiresIn === undefined ? {} : { expiresAt: new Date(Date.now() + opts.expiresIn).toISOString() }),
         })) as { token: string } & Record<string, unknown>;
         const { token: secret, ...about } = created;
-        process.stderr.write(`${JSON.stringify(about, null, 2)}\nThe token is on stdout; it is not shown again (only its hash is stored).\n`);
+        const summary = jsonOutput(cmd)
+          ? JSON.stringify(about, null, 2)
+          : `Token ${String(about.name)} created for the ${String(about.role)} role${typeof about.expiresAt === 'string' ? `, valid until ${about.expiresAt}` : ', valid until revoked'}.`;
+        process.stderr.write(`${summary}\nThe token is on stdout; it is not shown again (only its hash is stored).\n`);
         process.stdout.write(`${secret}\n`);
         return undefined;
       }),

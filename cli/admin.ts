@@ -1,24 +1,27 @@
 #!/usr/bin/env node
 /**
- * The operators' CLI (docs/protocol.md §Operators): `npm run admin -- <command>`. Every command is one call of
- * the admin JSON API, so it works the same against any deployment mode. Output is pretty JSON on
- * stdout; on failure the API's error goes to stderr and the exit code is 1.
+ * The operators' CLI (docs/protocol.md §Operators): `npm run admin -- <command>`, or `npx gateway-admin
+ * <command>` (bin/gateway-admin.js), which prints nothing of npm's own. Every command is one call
+ * of the admin JSON API, so it works the same against any deployment mode. Output is tables and
+ * lines for a person, or with `--json` the API's answer as it is; on failure one message goes to
+ * stderr (never holding the token or a password) and the exit code is 1.
  */
 import { Command, Option } from 'commander';
 import { addAccessCommands } from './access.js';
-import { action, clientOf, eventId, positiveInt } from './common.js';
+import { action, clientOf, eventId, keepSecret, positiveInt } from './common.js';
+import { eventsTable } from './render.js';
 import { addCommandOperations, addOperatorCommands, addProviderDelete, followEvents, stateArg } from './operators.js';
 
 /** `--password -` reads the password from stdin (one line; a trailing newline is dropped). */
 async function passwordArg(value: string): Promise<string> {
-  if (value !== '-') return value;
+  if (value !== '-') return keepSecret(value);
   if (process.stdin.isTTY) process.stderr.write('Password: ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   const text = Buffer.concat(chunks).toString('utf8');
   const firstLine = text.split(/\r?\n/)[0] ?? '';
   if (firstLine === '') throw new Error('No password on stdin.');
-  return firstLine;
+  return keepSecret(firstLine);
 }
 
 function buildProgram(): Command {
@@ -27,6 +30,7 @@ function buildProgram(): Command {
     .option('--url <url>', 'admin API base URL (default: ADMIN_URL, else http://ADMIN_HOST:ADMIN_PORT)')
     .option('--token <token>', 'bearer token (default: ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE, else DATA_DIR/admin-token)')
     .option('--ca <file>', 'PEM CA to trust for an https:// admin API (default: ADMIN_CA_FILE, else the system CAs)')
+    .option('--json', "print the API's answers as JSON (for scripts) instead of tables")
     .showHelpAfterError('(add --help for usage)');
 
   // providers ---------------------------------------------------------------------------------
@@ -176,7 +180,7 @@ function buildProgram(): Command {
     .option('--dominio <dominio>', 'only this vehicle')
     .option('--limit <n>', 'how many (default 100, max 1000)', positiveInt)
     .option('--before-id <id>', 'the page below this id (nextBeforeId of the previous page)', eventId)
-    .option('--follow', 'print each newly stored event as a JSON line until Ctrl-C')
+    .option('--follow', 'print each newly stored event as a line (with --json: a JSON line) until Ctrl-C')
     .action(
       action(async (opts: { provider?: string; dominio?: string; limit?: number; beforeId?: string; follow?: boolean }, cmd: Command) => {
         const filter = {
@@ -192,7 +196,7 @@ function buildProgram(): Command {
           ...(opts.limit === undefined ? {} : { limit: opts.limit }),
           ...(opts.beforeId === undefined ? {} : { beforeId: opts.beforeId }),
         });
-      }),
+      }, eventsTable),
     );
 
   addOperatorCommands(program);

@@ -1,8 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { action, clientOf, positiveInt } from './common.js';
+import { action, clientOf, jsonOutput, positiveInt } from './common.js';
 import { ImportFileError } from './import-file.js';
 import { importFile } from './import.js';
 import { DECLARABLE_ENCODINGS, type ImportEncoding } from './import-text.js';
+import { eventLine, overviewText, refusalsText } from './render.js';
 
 const STATES = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 
@@ -81,7 +82,20 @@ export function addOperatorCommands(program: Command): void {
   program
     .command('overview')
     .description('mode, readiness, backends, events per second, worker lag, poison messages, lockouts')
-    .action(action(async (_opts: unknown, cmd: Command) => clientOf(cmd).overview()));
+    .action(action(async (_opts: unknown, cmd: Command) => clientOf(cmd).overview(), overviewText));
+
+  program
+    .command('refusals')
+    .description("why providers' calls were refused (each -1…-6, false and fault, with its reason), newest first; kept in the gateway's memory")
+    .option('--provider <systemUser>', 'only this SystemUser')
+    .option('--limit <n>', 'how many (default 100, max 1000)', positiveInt)
+    .action(
+      action(
+        async (opts: { provider?: string; limit?: number }, cmd: Command) =>
+          clientOf(cmd).refusals({ ...(opts.provider === undefined ? {} : { provider: opts.provider }), ...(opts.limit === undefined ? {} : { limit: opts.limit }) }),
+        refusalsText,
+      ),
+    );
 
   const imports = program.command('import').description('move an installation over from the legacy service (docs/migration.md)');
   for (const kind of ['providers', 'trips'] as const) {
@@ -119,7 +133,7 @@ export function addOperatorCommands(program: Command): void {
   }
 }
 
-/** `events --follow`: one JSON line per event until Ctrl-C. */
+/** `events --follow`: one line per event (a JSON line with --json) until Ctrl-C. */
 export async function followEvents(cmd: Command, filter: { provider?: string; dominio?: string }): Promise<void> {
   const abort = new AbortController();
   const stop = (): void => abort.abort();
@@ -128,7 +142,7 @@ export async function followEvents(cmd: Command, filter: { provider?: string; do
   try {
     await clientOf(cmd).followEvents(
       filter,
-      (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
+      (event) => process.stdout.write(`${jsonOutput(cmd) ? JSON.stringify(event) : eventLine(event)}\n`),
       abort.signal,
       // On stderr, so stdout stays one event per line.
       (events) => process.stderr.write(`${events} events stored meanwhile were left out of the live stream (its rate cap); GET /admin/events has them all.\n`),

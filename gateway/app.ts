@@ -5,6 +5,7 @@ import { embeddedOptionsFromConfig, openEmbeddedBackends } from '../shared/backe
 import type { Config } from '../shared/config/index.js';
 import type { Logger } from '../shared/runtime/logger.js';
 import { Metrics } from '../shared/runtime/metrics.js';
+import { ensurePortFree, LISTENERS } from '../shared/runtime/port-check.js';
 import { readinessGauge } from '../shared/runtime/readiness-metric.js';
 import { schemeOf, serverTlsFromConfig } from '../shared/runtime/tls.js';
 import { StuckWatchdog } from '../shared/runtime/stuck-watchdog.js';
@@ -22,6 +23,8 @@ export interface Application {
   admin: AdminServer;
   backends: Backends;
   adminToken: string;
+  /** The file the bootstrap token is in (DATA_DIR/admin-token, generated or read), or null when ADMIN_TOKEN set it. */
+  adminTokenFile: string | null;
   serviceUrl: string;
   /** This thread's registry; `metricsText` adds the other front-end threads' counts. */
   metrics: Metrics;
@@ -68,6 +71,10 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   // So is a half TLS configuration (a certificate without its key, HTTP_PORT without TLS).
   const serverTls = serverTlsFromConfig(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';
+  // So is a port another process serves, before any store opens (checked again right before binding).
+  await ensurePortFree(config.service.host, options.port ?? config.service.port, LISTENERS.service);
+  if (serverTls !== null && config.service.httpPort !== null) await ensurePortFree(config.service.host, options.httpPort ?? config.service.httpPort, LISTENERS.plain);
+  await ensurePortFree(config.admin.host, options.adminPort ?? config.admin.port, LISTENERS.admin);
   const opened = options.backends ?? (await openBackends(mode, config, logger, metrics, clock));
   // Every read of the operation layer and the admin API on this thread goes through one provider
   // cache, so this process's own writes invalidate it; other threads' writes are announced.
@@ -75,7 +82,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   let announcer: ProviderInvalidation | null = null;
   // One set of rate buckets for every thread.
   const rateLimiter = new TokenBucketLimiter(config.events.rateLimitPerSecond);
-  const { service, providers } = createOperationLayer({ stores: opened, config, clock, metrics, rateLimiter, announce: (systemUser) => announcer?.announce(systemUser) });
+  const { service, providers } = createOperationLayer({ stores: opened, config, clock, metrics, rateLimiter, announce: (systemUser) => announcer?.announce(systemUser), logger });
   if (config.service.threads > 1) announcer = new ProviderInvalidation(invalidation, (systemUser) => providers.invalidate(systemUser));
   let frontEnds: FrontEnds | null = null;
   const backends: Backends = {
@@ -128,6 +135,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     clock,
     mode: mode === 'scale-out' ? 'scale-out' : 'embedded',
     metrics: () => gateway.metricsText(),
+    refusals: (systemUser, limit) => gateway.refusals(systemUser, limit),
     ...(options.adminPort === undefined ? {} : { port: options.adminPort }),
   });
   const host = config.service.host === '0.0.0.0' || config.service.host === '::' ? 'localhost' : config.service.host;
@@ -142,6 +150,7 @@ export async function startApplication(options: ApplicationOptions): Promise<App
     admin,
     backends,
     adminToken: token,
+    adminTokenFile: path,
     serviceUrl,
     metrics,
     metricsText: () => gateway.metricsText(),

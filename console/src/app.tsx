@@ -4,6 +4,8 @@ import { ApiError, createAdminApi } from './api.js';
 import { ConsoleContext, describeError, type Console, type Notice } from './context.js';
 import { LANGUAGES, pickLanguage, translate, type Lang, type MessageKey, type Translate } from './i18n.js';
 import { AuditView } from './views/audit.js';
+import { richText } from './ui.js';
+import { RefusalsView } from './views/refusals.js';
 import { CommandsView } from './views/commands.js';
 import { EventsView } from './views/events.js';
 import { LockoutsView } from './views/lockouts.js';
@@ -19,7 +21,7 @@ const LANG_KEY = 'gateway-console.lang';
 const NOTICE_MS = 5_000;
 const NOTICES_SHOWN = 3;
 
-const ROUTES = ['overview', 'events', 'map', 'providers', 'commands', 'vehicles', 'lockouts', 'audit'] as const;
+const ROUTES = ['overview', 'events', 'map', 'providers', 'commands', 'vehicles', 'lockouts', 'refusals', 'audit'] as const;
 type Route = (typeof ROUTES)[number];
 /** Views only some roles have; the others see every view (with fewer actions). */
 const VIEW_NEEDS: Partial<Record<Route, Action>> = { audit: 'audit' };
@@ -97,7 +99,9 @@ function Login({ t, message, onToken }: { t: Translate; message: string | null; 
         <span>{t('login.token')}</span>
         <input name="token" type="password" autocomplete="current-password" required autofocus value={token} onInput={(e) => setToken(e.currentTarget.value)} />
       </label>
-      <p class="muted">{t('login.hint')}</p>
+      <p class="muted login-hint">
+        {richText(t('login.hint'), { command: <code>npx gateway-admin token create NAME --role viewer</code>, file: <code>data/admin-token</code> })}
+      </p>
       {error === null ? null : <p class="error" role="alert">{error}</p>}
       <button type="submit" disabled={busy}>{t('login.submit')}</button>
     </form>
@@ -219,6 +223,7 @@ export function App() {
         {view === 'commands' ? <CommandsView /> : null}
         {view === 'vehicles' ? <VehiclesView /> : null}
         {view === 'lockouts' ? <LockoutsView /> : null}
+        {view === 'refusals' ? <RefusalsView /> : null}
         {view === 'audit' ? <AuditView /> : null}
       </main>
       <div class="notices" aria-live="polite">

@@ -13,6 +13,11 @@ export interface FleetMapOptions {
   attribution: string;
   /** A vehicle's marker was clicked: its latest event. */
   onSelect(event: EventView): void;
+  /**
+   * Whether the tiles load: false once tiles failed and none has loaded (offline, a blocked tile
+   * server), true again when one loads. Without it the map would only be grey.
+   */
+  onTiles?(loading: boolean): void;
 }
 
 /**
@@ -32,7 +37,16 @@ export class FleetMap {
   ) {
     // The whole world until there is something to show.
     this.map = L.map(container, { worldCopyJump: true, preferCanvas: false }).setView([0, 0], 2);
-    L.tileLayer(options.tileUrl, { maxZoom: 19, attribution: escapeHtml(options.attribution) }).addTo(this.map);
+    const tiles = L.tileLayer(options.tileUrl, { maxZoom: 19, attribution: escapeHtml(options.attribution) });
+    let loaded = false;
+    tiles.on('tileload', () => {
+      if (!loaded) options.onTiles?.(true);
+      loaded = true;
+    });
+    tiles.on('tileerror', () => {
+      if (!loaded) options.onTiles?.(false);
+    });
+    tiles.addTo(this.map);
   }
 
   /** Replaces every marker; with `frame`, zooms to show them all. True when there was something to frame. */

@@ -1,6 +1,14 @@
 /** The console's strings about identities, roles and the audit trail (merged into i18n.ts). */
 export const ACCESS_EN = {
   'nav.audit': 'Audit',
+  'nav.refusals': 'Refusals',
+  'refusals.intro': 'Why providers\' calls were refused, newest first: every -1 to -6, false and fault, with its reason. Kept in the gateway\'s memory (the last 20 per SystemUser), so a restart empties it.',
+  'refusals.systemUser': 'SystemUser',
+  'refusals.operation': 'Operation',
+  'refusals.answer': 'Answer',
+  'refusals.reason': 'Reason',
+  'refusals.nobody': 'none read',
+  'map.tilesFailing': 'The map tiles could not be loaded from {host} (offline, or blocked by a firewall or proxy): vehicles are placed on a blank map. CONSOLE_MAP_TILE_URL names another tile server.',
   'role.viewer': 'viewer',
   'role.operator': 'operator',
   'role.admin': 'admin',
@@ -39,6 +47,14 @@ export const ACCESS_EN = {
 } as const;
 
 export const ACCESS_ES: Record<keyof typeof ACCESS_EN, string> = {
+  'nav.refusals': 'Rechazos',
+  'refusals.intro': 'Por qué se rechazaron llamadas de prestadores, lo más reciente primero: cada -1 a -6, false y fault, con su motivo (en inglés). Se guardan en la memoria del gateway (los últimos 20 por SystemUser): un reinicio los borra.',
+  'refusals.systemUser': 'SystemUser',
+  'refusals.operation': 'Operación',
+  'refusals.answer': 'Respuesta',
+  'refusals.reason': 'Motivo',
+  'refusals.nobody': 'no leído',
+  'map.tilesFailing': 'No se pudieron cargar las teselas del mapa desde {host} (sin conexión, o bloqueadas por un firewall o proxy): los vehículos se ubican sobre un mapa en blanco. CONSOLE_MAP_TILE_URL indica otro servidor de teselas.',
   'nav.audit': 'Auditoría',
   'role.viewer': 'lector',
   'role.operator': 'operador',

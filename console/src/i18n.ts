@@ -17,7 +17,7 @@ const en = {
   'nav.lockouts': 'Lockouts',
   'login.title': 'Operators console',
   'login.token': 'Token',
-  'login.hint': 'Your operator token (`admin token create`), or the ADMIN_TOKEN of this gateway (npm start stores a generated one in DATA_DIR/admin-token).',
+  'login.hint': 'Your own token, which an administrator issues with {command}; or this gateway\'s bootstrap token, the ADMIN_TOKEN it was started with, or the one npm start generates into {file} when ADMIN_TOKEN is unset.',
   'login.submit': 'Sign in',
   'login.invalid': 'That token is not valid.',
   'login.expired': 'The token was refused; sign in again.',
@@ -149,7 +149,7 @@ const es: Record<MessageKey, string> = {
   'nav.lockouts': 'Bloqueos',
   'login.title': 'Consola de operadores',
   'login.token': 'Token',
-  'login.hint': 'Su token de operador (`admin token create`), o el ADMIN_TOKEN de este gateway (npm start guarda uno generado en DATA_DIR/admin-token).',
+  'login.hint': 'Su propio token, que un administrador emite con {command}; o el token inicial de este gateway: el ADMIN_TOKEN con que se inició, o el que npm start genera en {file} si ADMIN_TOKEN no está definido.',
   'login.submit': 'Ingresar',
   'login.invalid': 'Ese token no es válido.',
   'login.expired': 'El token fue rechazado; vuelva a ingresar.',
@@ -269,6 +269,15 @@ const es: Record<MessageKey, string> = {
 export type Lang = 'en' | 'es';
 export const LANGUAGES: readonly Lang[] = ['en', 'es'];
 export const CATALOGUES: Readonly<Record<Lang, Readonly<Record<MessageKey, string>>>> = { en, es };
+
+/**
+ * The locale dates are shown in: the browser's own for the chosen language (en-US writes
+ * 11/28/2026, as the browser's date fields do), else the language's default (en-GB, es-AR).
+ */
+export function dateLocale(lang: Lang, browserLanguages: readonly string[]): string {
+  const own = browserLanguages.find((tag) => tag.toLowerCase().split('-')[0] === lang && tag.includes('-'));
+  return own ?? (lang === 'es' ? 'es-AR' : 'en-GB');
+}
 
 /** The operator's earlier choice if there is one, else Spanish for any es* browser language, else English. */
 export function pickLanguage(stored: string | null, browserLanguages: readonly string[]): Lang {

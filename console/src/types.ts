@@ -75,3 +75,13 @@ export interface Overview {
   /** The map's tiles (CONSOLE_MAP_TILE_URL, CONSOLE_MAP_ATTRIBUTION). */
   map: { tileUrl: string; attribution: string };
 }
+
+/** One refusal of GET /admin/refusals. */
+export interface RefusalView {
+  at: string;
+  systemUser: string | null;
+  operation: string;
+  answer: string;
+  reason: string;
+  address: string;
+}

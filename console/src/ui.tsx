@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useConsole, useLoad } from './context.js';
-import type { Lang } from './i18n.js';
+import { dateLocale, type Lang } from './i18n.js';
 import type { ProviderView } from './types.js';
 
 const formats = new Map<Lang, Intl.DateTimeFormat>();
@@ -12,7 +12,8 @@ export function formatTime(iso: string | null, lang: Lang): string {
   if (Number.isNaN(date.getTime())) return iso;
   let format = formats.get(lang);
   if (format === undefined) {
-    format = new Intl.DateTimeFormat(lang === 'es' ? 'es-AR' : 'en-GB', { dateStyle: 'short', timeStyle: 'medium', hourCycle: 'h23' });
+    // The browser's own locale for the language, so a date reads as the browser's date fields write it.
+    format = new Intl.DateTimeFormat(dateLocale(lang, navigator.languages), { dateStyle: 'short', timeStyle: 'medium', hourCycle: 'h23' });
     formats.set(lang, format);
   }
   return format.format(date);
@@ -36,8 +37,8 @@ export function Section({ title, children, actions }: { title: string; children:
   );
 }
 
-/** A table, or "loading"/"nothing" in its place; rows keep the caller's keys. */
-export function Table({ head, rows, empty, loading }: { head: string[]; rows: ComponentChildren[]; empty?: boolean; loading?: boolean }) {
+/** A table, or "loading"/"nothing" in its place; rows keep the caller's keys. A null heading is a column not shown (the role has no action for it). */
+export function Table({ head, rows, empty, loading }: { head: (string | null)[]; rows: ComponentChildren[]; empty?: boolean; loading?: boolean }) {
   const { t } = useConsole();
   if (loading === true) return <p class="muted">{t('common.loading')}</p>;
   if (empty === true) return <p class="muted">{t('common.none')}</p>;
@@ -45,12 +46,20 @@ export function Table({ head, rows, empty, loading }: { head: string[]; rows: Co
     <div class="table-wrap">
       <table>
         <thead>
-          <tr>{head.map((h) => <th key={h}>{h}</th>)}</tr>
+          <tr>{head.filter((h) => h !== null).map((h) => <th key={h}>{h}</th>)}</tr>
         </thead>
         <tbody>{rows}</tbody>
       </table>
     </div>
   );
+}
+
+/** A message whose `{name}` placeholders are filled with elements (a command in <code>). */
+export function richText(template: string, parts: Readonly<Record<string, ComponentChildren>>): ComponentChildren[] {
+  return template.split(/(\{\w+\})/).map((piece) => {
+    const name = /^\{(\w+)\}$/.exec(piece)?.[1];
+    return name !== undefined && name in parts ? parts[name] : piece;
+  });
 }
 
 export function ErrorLine({ error }: { error: string | null }) {

@@ -58,6 +58,15 @@ export interface ImportResult {
   reason?: string;
 }
 
+/**
+ * Whether fetch failed on the way to the server (refused, DNS, TLS, timeout, reset) rather than on
+ * the request it was given: undici says "fetch failed" with the network error as the cause.
+ */
+function isNetworkFailure(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return err.name === 'TimeoutError' || err.name === 'AbortError' || (err instanceof TypeError && err.message === 'fetch failed');
+}
+
 function reasonOf(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
@@ -109,6 +118,7 @@ export class AdminClient {
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
+      if (!isNetworkFailure(err)) throw new Error(`The request to the admin API could not be made: ${reasonOf(err)}`, { cause: err });
       throw new AdminUnreachableError(this.baseUrl, reasonOf(err));
     }
     return this.answer(res, okStatuses);
@@ -222,6 +232,7 @@ export class AdminClient {
       res = await fetch(`${this.baseUrl}/admin/events/stream${queryOf(filter)}`, { dispatcher: this.dispatcher, headers: this.headers(true, 'text/event-stream'), signal });
     } catch (err) {
       if (signal.aborted) return;
+      if (!isNetworkFailure(err)) throw new Error(`The request to the admin API could not be made: ${reasonOf(err)}`, { cause: err });
       throw new AdminUnreachableError(this.baseUrl, reasonOf(err));
     }
     if (res.status !== 200 || res.body === null) {
@@ -258,6 +269,10 @@ export class AdminClient {
 
   overview(): Promise<unknown> {
     return this.json('GET', '/admin/overview');
+  }
+
+  refusals(filter: { provider?: string; limit?: number }): Promise<unknown> {
+    return this.json('GET', `/admin/refusals${queryOf(filter)}`);
   }
 
   whoami(): Promise<unknown> {

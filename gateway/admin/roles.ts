@@ -16,6 +16,7 @@ export const ROUTE_ROLES = {
   'GET /readyz': 'public',
   'GET /metrics': 'viewer',
   'GET /admin/overview': 'viewer',
+  'GET /admin/refusals': 'viewer',
   'GET /admin/whoami': 'viewer',
 
   'GET /admin/providers': 'viewer',

@@ -15,6 +15,7 @@ import { operatorRoutes } from './routes/operators.js';
 import { providerRoutes } from './routes/providers.js';
 import { tripRoutes } from './routes/trips.js';
 import type { StreamHub, StreamTicket } from './stream-hub.js';
+import type { Refusal } from '../service/refusals.js';
 
 /** What the admin routes work with. */
 export interface AdminDeps {
@@ -29,6 +30,8 @@ export interface AdminDeps {
   mode: 'embedded' | 'scale-out';
   /** The route keys a role may call (roles.ts), for GET /admin/whoami. */
   allowedFor(role: Role): string[];
+  /** The gateway's latest refusals of providers' calls, every front-end thread's (gateway/service/refusals.ts). */
+  refusals?: (systemUser: string | undefined, limit: number) => Promise<Refusal[]>;
 }
 
 export interface RouteRequest {

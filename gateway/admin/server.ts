@@ -5,6 +5,8 @@ import { BackendUnavailableError, type Backends } from '../../shared/backends/ty
 import type { Config } from '../../shared/config/index.js';
 import { FailureLog } from '../../shared/runtime/failure-log.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { LISTENERS } from '../../shared/runtime/port-check.js';
+import { listenFailure } from '../../shared/runtime/start-error.js';
 import { createHttpServer, reloadHttpServer, schemeOf, serverTlsFromConfig } from '../../shared/runtime/tls.js';
 import { AdminAccess } from './access.js';
 import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
@@ -12,7 +14,7 @@ import { loadConsoleAssets } from './console-assets.js';
 import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
 import { roleAllows } from '../../shared/backends/operators.js';
 import { accessOf, allowedKeys, checkRouteTable, isMutating, routeKey } from './roles.js';
-import { adminRoutes, matchRoute, type Method, type Reply, type Route } from './routes.js';
+import { adminRoutes, matchRoute, type AdminDeps, type Method, type Reply, type Route } from './routes.js';
 import { StreamHub } from './stream-hub.js';
 import { StreamRevocation } from './stream-revocation.js';
 
@@ -39,6 +41,8 @@ interface AdminServerOptions {
   port?: number;
   /** Text for GET /metrics; without it that route answers 404. */
   metrics?: () => Promise<string>;
+  /** GET /admin/refusals; without it that route answers an empty list. */
+  refusals?: AdminDeps['refusals'];
   /** How the overview names the deployment mode (default embedded). */
   mode?: 'embedded' | 'scale-out';
   /** Interval of the SSE keep-alive comment (default 15 s; tests shorten it). */
@@ -120,6 +124,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     streams,
     mode: opts.mode ?? 'embedded',
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
+    ...(opts.refusals === undefined ? {} : { refusals: opts.refusals }),
   });
   checkRouteTable(routes);
   void trail.checkDurability();
@@ -294,10 +299,16 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
   server.keepAliveTimeout = 5_000;
 
   const host = config.admin.host;
+  const wanted = opts.port ?? config.admin.port;
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
+    const onError = (err: Error): void => {
+      streams.close();
+      trail.close();
+      revocation.close();
+      reject(listenFailure(err, LISTENERS.admin, host, wanted) ?? err);
+    };
     server.once('error', onError);
-    server.listen(opts.port ?? config.admin.port, host, () => {
+    server.listen(wanted, host, () => {
       server.off('error', onError);
       resolve();
     });

@@ -83,6 +83,11 @@ export class BindingCore<Frame, Input, Writer> {
     try {
       decoded = this.codec.decode(op, input, this.today.at(now));
     } catch (err) {
+      if (err instanceof ClientError) {
+        // Kept with the fault's text (which value could not be read), under no SystemUser: none was read.
+        const address = ex.clientAddress(this.trust);
+        this.deps.service.refusedUnread(op.name, now, () => address, err);
+      }
       if (!this.codec.refuse(ex, frame, err)) this.internalError(ex, frame, err);
       return;
     }

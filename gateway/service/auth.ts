@@ -23,6 +23,23 @@ interface CachedVerification {
 
 type FailureReason = 'unknown_user' | 'disabled' | 'wrong_password' | 'locked' | 'too_long';
 
+/** Filled in with the reason when credentials are refused (for the refusal log, refusals.ts). */
+export interface RefusalNote {
+  reason: string | null;
+  /** Whose call it was, when the refusal learnt it (a session's provider). */
+  systemUser?: string;
+}
+
+/** Each refusal in an operator's words. */
+const WHY: Record<FailureReason | 'missing', string> = {
+  missing: 'SystemUser or Password is missing',
+  too_long: 'SystemUser or Password is longer than any stored one',
+  unknown_user: 'no provider has this SystemUser',
+  disabled: 'the provider is disabled',
+  wrong_password: 'wrong password (LOCKOUT_MAX_FAILURES of them from one address lock the provider out there)',
+  locked: 'locked out after too many wrong passwords: it ends after LOCKOUT_MINUTES, or an operator lifts it (admin lockouts lift)',
+};
+
 export class Authenticator {
   private readonly verified = new Map<string, CachedVerification>();
   /** Verifications under way: concurrent calls with the same credentials share one scrypt. */
@@ -44,14 +61,17 @@ export class Authenticator {
   }
 
   /** The enabled, unlocked provider these credentials belong to, or null. */
-  async authenticate(systemUser: string | null, password: string | null, now: number, address: () => string): Promise<Provider | null> {
-    if (!systemUser || password === null) return null;
+  async authenticate(systemUser: string | null, password: string | null, now: number, address: () => string, note?: RefusalNote): Promise<Provider | null> {
+    if (!systemUser || password === null) {
+      if (note !== undefined) note.reason = WHY.missing;
+      return null;
+    }
     // No stored SystemUser or password is this long: refused before any lookup or hash.
-    if (systemUser.length > MAX_LENGTH.systemUser || password.length > MAX_LENGTH.password) return this.refuse('too_long');
+    if (systemUser.length > MAX_LENGTH.systemUser || password.length > MAX_LENGTH.password) return this.refuse('too_long', note);
     const provider = await this.backends.providers.get(systemUser);
-    if (provider === null) return this.refuse('unknown_user');
-    if (!provider.enabled) return this.refuse('disabled');
-    return (await this.confirmPassword(provider, password, now, address)) ? provider : null;
+    if (provider === null) return this.refuse('unknown_user', note);
+    if (!provider.enabled) return this.refuse('disabled', note);
+    return (await this.confirmPassword(provider, password, now, address, note)) ? provider : null;
   }
 
   /**
@@ -70,13 +90,13 @@ export class Authenticator {
   }
 
   /** Verifies a password of a known provider (also CambiarClave's AntiguaClave), counting failures. */
-  async confirmPassword(provider: Provider, password: string, now: number, address: () => string): Promise<boolean> {
+  async confirmPassword(provider: Provider, password: string, now: number, address: () => string, note?: RefusalNote): Promise<boolean> {
     if ((await this.backends.lockouts.lockedUntil(provider.systemUser, address, now)) !== null) {
-      this.refuse('locked');
+      this.refuse('locked', note);
       return false;
     }
     if (password.length <= MAX_LENGTH.password && (await this.checkPassword(provider, password, now))) return true;
-    this.refuse('wrong_password');
+    this.refuse('wrong_password', note);
     const lock = await this.backends.lockouts.recordFailure(provider.systemUser, address(), now, this.policy);
     // A lock is set by the failure that reaches a threshold: its end is exactly now + lockMs.
     if (lock !== null && lock.until === now + this.policy.lockMs) {
@@ -92,8 +112,17 @@ export class Authenticator {
     return (await this.backends.providers.update(provider.systemUser, { passwordHash }, now)) !== null;
   }
 
-  private refuse(reason: FailureReason): null {
+  private refuse(reason: FailureReason, note?: RefusalNote): null {
     this.metrics?.loginFailures.labels({ reason }).inc();
+    if (note !== undefined) note.reason = WHY[reason];
+    return null;
+  }
+
+  /** Why `changePassword` refuses a new password, or null when it would take it. */
+  passwordProblem(oldPassword: string, newPassword: string | null): string | null {
+    if (newPassword === null || newPassword === '') return 'NuevaClave is missing';
+    if (newPassword.length < this.config.passwordMinLength) return `NuevaClave is shorter than PASSWORD_MIN_LENGTH (${this.config.passwordMinLength})`;
+    if (newPassword === oldPassword) return 'NuevaClave is the current password';
     return null;
   }
 

@@ -7,6 +7,7 @@ import type { Metrics } from '../../shared/runtime/metrics.js';
 import { parseDouble } from '../../shared/dotnet/values.js';
 import { TokenBucketLimiter, type RateLimiter } from './rate-limit.js';
 import { dedupeKey } from './dedupe-key.js';
+import { quoted, type RefusalLog, type RefusedCall } from './refusals.js';
 
 
 /** Ids are 64-bit; clients get them folded into xs:int 1..2147483647. Never 0. */
@@ -29,6 +30,21 @@ function instantOf(dt: DateTimeValue | null, zone: string): EventInstant | null 
   return withinDotNetRange(instant) ? instant : null;
 }
 
+/** Why a date of an event has no instant (instantOf gave null). */
+function dateProblem(name: string, dt: DateTimeValue | null | undefined): string {
+  if (dt === null || dt === undefined || dt.text.trim() === '') return `${name} is missing`;
+  if (!dt.parsed) return `${name} ${quoted(dt.text)} is not a dateTime (xs:dateTime, e.g. 2026-11-22T08:59:30-03:00)`;
+  return `${name} ${quoted(dt.text)} falls outside 0001-01-01..9999-12-31 once its offset or zone is applied`;
+}
+
+/** The first number of an event that is not finite, as the reason it is invalid. */
+function numberProblem(e: EventInput): string {
+  for (const [name, value] of [['Latitud', e.Latitud], ['Longitud', e.Longitud], ['Altitud', e.Altitud], ['Velocidad', e.Velocidad], ['Rumbo', e.Rumbo ?? 0]] as const) {
+    if (!Number.isFinite(value)) return `${name} is ${String(value)}, not a finite number`;
+  }
+  return 'a number is not finite';
+}
+
 interface IngestOptions {
   timeZone: string;
   rateLimitEventsPerSecond: number;
@@ -36,6 +52,13 @@ interface IngestOptions {
   metrics?: Metrics;
   /** Where the buckets live; default one in this object (a single-threaded gateway). */
   rateLimiter?: RateLimiter;
+  /** Where each refused event's reason goes (refusals.ts). */
+  refusals?: RefusalLog;
+}
+
+/** The call an insert belongs to: whose, which operation, when, from where. */
+export interface IngestCall extends RefusedCall {
+  readonly provider: Provider;
 }
 
 /**
@@ -61,33 +84,36 @@ export class EventIngest {
    * the rate limit and registration checks when they need a store), so a plain insert costs one
    * promise chain, the append's.
    */
-  insert(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Promise<number[]> {
-    return this.run(provider, inputs, operation, now, allCodes);
+  insert(call: IngestCall, inputs: readonly EventInput[]): Promise<number[]> {
+    return this.run(call, inputs, allCodes);
   }
 
   /** `insert` of one event, answered with its code. */
-  insertOne(provider: Provider, input: EventInput, operation: string, now: number): Promise<number> {
-    return this.run(provider, [input], operation, now, firstCode);
+  insertOne(call: IngestCall, input: EventInput): Promise<number> {
+    return this.run(call, [input], firstCode);
   }
 
-  private run<R>(provider: Provider, inputs: readonly EventInput[], operation: string, now: number, pick: (codes: number[]) => R): Promise<R> {
+  private run<R>(call: IngestCall, inputs: readonly EventInput[], pick: (codes: number[]) => R): Promise<R> {
+    const { provider, operation, now } = call;
     const batch = this.validate(provider, inputs, operation, now);
-    if (!provider.requireRegisteredVehicles) return this.limitAndAppend(provider.systemUser, batch, operation, now, pick);
-    return this.keepRegistered(provider.systemUser, batch).then(() => this.limitAndAppend(provider.systemUser, batch, operation, now, pick));
+    if (!provider.requireRegisteredVehicles) return this.limitAndAppend(call, batch, pick);
+    return this.keepRegistered(provider.systemUser, batch).then(() => this.limitAndAppend(call, batch, pick));
   }
 
-  /** Records for the valid events; the invalid ones answered -3. */
+  /** Records for the valid events; the invalid ones answered -3, each with its reason. */
   private validate(provider: Provider, inputs: readonly EventInput[], operation: string, now: number): Batch {
     const zone = provider.timeZone ?? this.options.timeZone;
     if (inputs.length === 1) {
       // A plain insert: arrays of exactly one (pushing onto [] reserves room for 17).
       const record = this.toRecord(provider.systemUser, inputs[0]!, zone, operation, now);
-      return record === null ? { codes: [ResultCode.InvalidEvent], accepted: [], positions: [] } : { codes: [0], accepted: [record], positions: [0] };
+      return typeof record === 'string'
+        ? { codes: [ResultCode.InvalidEvent], accepted: [], positions: [], reasons: [record] }
+        : { codes: [0], accepted: [record], positions: [0], reasons: null };
     }
-    const batch: Batch = { codes: new Array<number>(inputs.length), accepted: [], positions: [] };
+    const batch: Batch = { codes: new Array<number>(inputs.length), accepted: [], positions: [], reasons: null };
     for (let i = 0; i < inputs.length; i++) {
       const record = this.toRecord(provider.systemUser, inputs[i]!, zone, operation, now);
-      if (record === null) batch.codes[i] = ResultCode.InvalidEvent;
+      if (typeof record === 'string') refuse(batch, i, ResultCode.InvalidEvent, record);
       else {
         batch.accepted.push(record);
         batch.positions.push(i);
@@ -105,18 +131,20 @@ export class EventIngest {
       if (await this.backends.trips.isRegistered(systemUser, record.dominio)) {
         accepted.push(record);
         positions.push(batch.positions[k]!);
-      } else batch.codes[batch.positions[k]!] = ResultCode.VehicleNotRegistered;
+      } else refuse(batch, batch.positions[k]!, ResultCode.VehicleNotRegistered, `Dominio ${quoted(record.dominio)} is on no trip of this provider, which accepts registered vehicles only`);
     }
     batch.accepted = accepted;
     batch.positions = positions;
   }
 
-  private limitAndAppend<R>(systemUser: string, batch: Batch, operation: string, now: number, pick: (codes: number[]) => R): Promise<R> {
-    if (batch.accepted.length === 0 || this.limiter === null) return this.append(batch, operation, pick);
+  private limitAndAppend<R>(call: IngestCall, batch: Batch, pick: (codes: number[]) => R): Promise<R> {
+    if (batch.accepted.length === 0 || this.limiter === null) return this.append(batch, call, pick);
+    const systemUser = call.provider.systemUser;
+    const rate = this.options.rateLimitEventsPerSecond;
     // The bucket is read once at `now`: the first `granted` events go ahead, the rest are over the rate.
-    const granted = this.limiter.takeNow?.(systemUser, batch.accepted.length, now);
-    if (granted !== undefined) return this.append(overRate(batch, granted), operation, pick);
-    return this.limiter.take(systemUser, batch.accepted.length, now).then((g) => this.append(overRate(batch, g), operation, pick));
+    const granted = this.limiter.takeNow?.(systemUser, batch.accepted.length, call.now);
+    if (granted !== undefined) return this.append(overRate(batch, granted, rate), call, pick);
+    return this.limiter.take(systemUser, batch.accepted.length, call.now).then((g) => this.append(overRate(batch, g, rate), call, pick));
   }
 
   /**
@@ -125,10 +153,10 @@ export class EventIngest {
    * is the call's log completion, timeout waiter and answer at once: the promise returned is the
    * only one the call makes, where a promise per stage (race, then, then) used to be.
    */
-  private append<R>(batch: Batch, operation: string, pick: (codes: number[]) => R): Promise<R> {
-    if (batch.accepted.length === 0) return Promise.resolve(pick(this.answered(batch.codes, operation)));
+  private append<R>(batch: Batch, call: IngestCall, pick: (codes: number[]) => R): Promise<R> {
+    if (batch.accepted.length === 0) return Promise.resolve(pick(this.answered(batch, call)));
     return new Promise<R>((resolve, reject) => {
-      const pending = new PendingInsert(batch, operation, this.stored, pick, resolve, reject, this.timeout);
+      const pending = new PendingInsert(batch, call, this.stored, pick, resolve, reject, this.timeout);
       this.timeout.track(pending);
       const log = this.backends.eventLog;
       if (log.appendWith !== undefined) log.appendWith(batch.accepted, pending);
@@ -137,32 +165,48 @@ export class EventIngest {
   }
 
   /** The codes once the log answered: ids, or -5 for what it could not store (null: nothing, in time). Bound: every PendingInsert calls it. */
-  private readonly stored = (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string): number[] => {
+  private readonly stored = (batch: Batch, outcomes: AppendOutcome[] | null, started: number, call: IngestCall): number[] => {
     this.options.metrics?.publishSeconds.observe((performance.now() - started) / 1000);
     const { codes, positions } = batch;
     for (let k = 0; k < positions.length; k++) {
       const outcome = outcomes?.[k];
-      codes[positions[k]!] = outcome?.ok ? foldId(outcome.id) : ResultCode.Unavailable;
+      if (outcome?.ok) codes[positions[k]!] = foldId(outcome.id);
+      else {
+        const why = outcomes === null ? `not stored within APPEND_TIMEOUT_MS (${this.options.appendTimeoutMs} ms), or the store refused it: the client retries` : 'the store could not commit it: the client retries';
+        refuse(batch, positions[k]!, ResultCode.Unavailable, why);
+      }
     }
-    return this.answered(codes, operation);
+    return this.answered(batch, call);
   };
 
-  private answered(codes: number[], operation: string): number[] {
-    this.options.metrics?.recordEventResults(operation, codes);
-    return codes;
+  /** The codes as answered; each refused event's reason to the refusal log. */
+  private answered(batch: Batch, call: IngestCall): number[] {
+    this.options.metrics?.recordEventResults(call.operation, batch.codes);
+    const reasons = batch.reasons;
+    const log = this.options.refusals;
+    if (reasons !== null && log !== undefined) {
+      const several = batch.codes.length > 1;
+      reasons.forEach((reason, i) => {
+        if (reason !== undefined) log.record(call.provider.systemUser, call, batch.codes[i]!, several ? `event ${i + 1} of ${batch.codes.length}: ${reason}` : reason);
+      });
+    }
+    return batch.codes;
   }
 
-  private toRecord(systemUser: string, e: EventInput, zone: string, operation: string, now: number): EventRecord | null {
+  /** The event as a record, or why it is invalid (-3). */
+  private toRecord(systemUser: string, e: EventInput, zone: string, operation: string, now: number): EventRecord | string {
     // Declared limits were applied by the call pipeline; a Crudo kept from an undeclared extra
     // field (docs/protocol.md §Reading requests) did not pass through it.
     const dominio = e.Dominio?.trim() ?? '';
-    if (dominio === '' || tooLong(e.Crudo ?? null, MAX_LENGTH.crudo)) return null;
+    if (dominio === '') return 'Dominio is empty';
+    if (tooLong(e.Crudo ?? null, MAX_LENGTH.crudo)) return `Crudo is ${e.Crudo!.length} characters; the limit is ${MAX_LENGTH.crudo}`;
     const rumbo = e.Rumbo ?? null;
-    if (!Number.isFinite(e.Latitud) || !Number.isFinite(e.Longitud) || !Number.isFinite(e.Altitud) || !Number.isFinite(e.Velocidad)) return null;
-    if (rumbo !== null && !Number.isFinite(rumbo)) return null;
+    if (!Number.isFinite(e.Latitud) || !Number.isFinite(e.Longitud) || !Number.isFinite(e.Altitud) || !Number.isFinite(e.Velocidad)) return numberProblem(e);
+    if (rumbo !== null && !Number.isFinite(rumbo)) return numberProblem(e);
     const eventTime = instantOf(e.FechaHoraEvento, zone);
+    if (eventTime === null) return dateProblem('FechaHoraEvento', e.FechaHoraEvento);
     const receptionTime = instantOf(e.FechaHoraRecepcion, zone);
-    if (eventTime === null || receptionTime === null) return null;
+    if (receptionTime === null) return dateProblem('FechaHoraRecepcion', e.FechaHoraRecepcion);
     const sensors: { clave: string; valor: string }[] = [];
     const sent = e.Sensores;
     if (sent !== undefined && sent !== null) {
@@ -201,7 +245,7 @@ export class EventIngest {
 const allCodes = (codes: number[]): number[] => codes;
 const firstCode = (codes: number[]): number => codes[0] ?? ResultCode.Unavailable;
 
-const ANSWERED: Batch = Object.freeze({ codes: [], accepted: [], positions: [] });
+const ANSWERED: Batch = Object.freeze({ codes: [], accepted: [], positions: [], reasons: null });
 
 /** One insert waiting for the log: its completion, its timeout waiter and its answer in one object. */
 class PendingInsert<R> implements AppendCompletion, TimedWaiter {
@@ -211,8 +255,8 @@ class PendingInsert<R> implements AppendCompletion, TimedWaiter {
 
   constructor(
     private batch: Batch,
-    private readonly operation: string,
-    private readonly stored: (batch: Batch, outcomes: AppendOutcome[] | null, started: number, operation: string) => number[],
+    private readonly call: IngestCall,
+    private readonly stored: (batch: Batch, outcomes: AppendOutcome[] | null, started: number, call: IngestCall) => number[],
     private readonly pick: (codes: number[]) => R,
     private readonly resolve: (answer: R) => void,
     private readonly reject: (err: unknown) => void,
@@ -237,7 +281,7 @@ class PendingInsert<R> implements AppendCompletion, TimedWaiter {
     // Answered once: whatever still holds this object (a queue slot, a group) holds no records.
     this.batch = ANSWERED;
     try {
-      this.resolve(this.pick(this.stored(batch, outcomes, this.started, this.operation)));
+      this.resolve(this.pick(this.stored(batch, outcomes, this.started, this.call)));
     } catch (err) {
       this.reject(err);
     }
@@ -249,11 +293,19 @@ interface Batch {
   readonly codes: number[];
   accepted: EventRecord[];
   positions: number[];
+  /** Why each refused event was refused, by position; null while none was (the common case costs no array). */
+  reasons: (string | undefined)[] | null;
+}
+
+/** The event at `position` is answered `code`, for `reason`. */
+function refuse(batch: Batch, position: number, code: number, reason: string): void {
+  batch.codes[position] = code;
+  (batch.reasons ??= [])[position] = reason;
 }
 
 /** Past the first `granted` events the rest are answered -6 (over the provider's rate). */
-function overRate(batch: Batch, granted: number): Batch {
-  for (const i of batch.positions.slice(granted)) batch.codes[i] = ResultCode.RateLimited;
+function overRate(batch: Batch, granted: number, rate: number): Batch {
+  for (const i of batch.positions.slice(granted)) refuse(batch, i, ResultCode.RateLimited, `over RATE_LIMIT_EVENTS_PER_SECOND (${rate} events a second for this provider)`);
   batch.accepted = batch.accepted.slice(0, granted);
   batch.positions = batch.positions.slice(0, granted);
   return batch;

@@ -5,6 +5,8 @@ import { formatInstant } from '../../shared/dotnet/timezone.js';
 import type { Authenticator } from './auth.js';
 import type { AuthenticatedCall, CallContext } from './context.js';
 import { withExtras, type EventIngest } from './events.js';
+import type { RefusalNote } from './auth.js';
+import type { RefusalLog } from './refusals.js';
 import type { Sessions } from './sessions.js';
 
 /**
@@ -26,16 +28,28 @@ interface HandlerDeps {
   auth: Authenticator;
   sessions: Sessions;
   ingest: EventIngest;
+  /** Why a call was answered false (refusals.ts). */
+  refusals: RefusalLog;
 }
 
-export function createHandlers({ backends, config, auth, sessions, ingest }: HandlerDeps): Handlers {
+export function createHandlers({ backends, config, auth, sessions, ingest, refusals }: HandlerDeps): Handlers {
+  /** `false`, kept in the refusal log with its reason. */
+  const refused = (ctx: AuthenticatedCall, reason: string): false => {
+    refusals.record(ctx.provider.systemUser, ctx, false, reason);
+    return false;
+  };
+
   const insertOne = (event: EventInput, ctx: AuthenticatedCall): Promise<number> =>
-    ingest.insertOne(ctx.provider, withExtras(event, ctx.extras), ctx.operation, ctx.now);
+    ingest.insertOne(ctx, withExtras(event, ctx.extras));
 
   /** CambiarClave confirms AntiguaClave; its twin confirms the Password it logged in with (cached). */
   const changePassword = async (ctx: AuthenticatedCall, current: string | null, next: string | null): Promise<boolean> => {
-    if (current === null || !(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress))) return false;
-    return auth.changePassword(ctx.provider, current, next, ctx.now);
+    const note: RefusalNote = { reason: null };
+    if (current === null) return refused(ctx, 'AntiguaClave is missing');
+    if (!(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress, note))) return refused(ctx, `AntiguaClave: ${note.reason ?? 'wrong password'}`);
+    const problem = auth.passwordProblem(current, next);
+    if (problem !== null) return refused(ctx, problem);
+    return (await auth.changePassword(ctx.provider, current, next, ctx.now)) || refused(ctx, 'the provider was changed or deleted meanwhile');
   };
 
   const nextCommand = async (_args: unknown, ctx: AuthenticatedCall): Promise<Result<'ObtenerComando'>> => {
@@ -43,11 +57,14 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
     return c === null ? null : { CMD: c.cmd, UNIDAD: c.unidad, EQUIPO: c.equipo, NUMERO: c.numero };
   };
 
-  const finish = async (a: { NUMERO: number; correcto: boolean }, ctx: AuthenticatedCall): Promise<boolean> =>
-    (await backends.commands.finish(ctx.provider.systemUser, a.NUMERO, a.correcto, ctx.now)) !== 'rejected';
+  const notDelivered = (numero: number): string =>
+    `NUMERO ${numero} is no command delivered to this provider and still open (unknown, not yet fetched with ObtenerComando, finished, cancelled or expired)`;
 
-  const status = (a: { NUMERO: number; MSG: string | null }, ctx: AuthenticatedCall): Promise<boolean> =>
-    backends.commands.appendStatus(ctx.provider.systemUser, a.NUMERO, a.MSG ?? '', ctx.now);
+  const finish = async (a: { NUMERO: number; correcto: boolean }, ctx: AuthenticatedCall): Promise<boolean> =>
+    (await backends.commands.finish(ctx.provider.systemUser, a.NUMERO, a.correcto, ctx.now)) !== 'rejected' || refused(ctx, notDelivered(a.NUMERO));
+
+  const status = async (a: { NUMERO: number; MSG: string | null }, ctx: AuthenticatedCall): Promise<boolean> =>
+    (await backends.commands.appendStatus(ctx.provider.systemUser, a.NUMERO, a.MSG ?? '', ctx.now)) || refused(ctx, notDelivered(a.NUMERO));
 
   return {
     async Login(_a, ctx) {
@@ -67,7 +84,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
     InsertarEvento: insertOne,
     LoginYInsertarEvento: insertOne,
     LoginYInsertarEvento2: insertOne,
-    LoginYInsertarEventos: (a, ctx) => ingest.insert(ctx.provider, a.Eventos ?? [], ctx.operation, ctx.now),
+    LoginYInsertarEventos: (a, ctx) => ingest.insert(ctx, a.Eventos ?? []),
 
     ObtenerComando: nextCommand,
     LoginYObtenerComando: nextCommand,

@@ -32,6 +32,10 @@ function tooLong(value: unknown, max: number): boolean {
   return typeof value === 'string' && value.length > max;
 }
 
+function overLength(name: string, value: string, max: number): string {
+  return `${name} is ${value.length} characters; the limit is ${max}`;
+}
+
 function limitedFields(fields: readonly ScalarField[]): Required<Pick<ScalarField, 'name' | 'maxLength'>>[] {
   return fields.flatMap((f) => (f.type === 'string' && f.maxLength !== undefined ? [{ name: f.name, maxLength: f.maxLength }] : []));
 }
@@ -73,6 +77,38 @@ export class OperationLimits {
     }
     if (!callInvalid && invalidItems === null) return VALID;
     return { callInvalid, invalidItems: invalidItems ?? NO_ITEMS };
+  }
+
+  /** Why the call is over a limit, in words (only asked once `check` found it is): the first value over one. */
+  problem(args: ArgumentBag): string {
+    const long = this.strings.find((s) => tooLong(args[s.name], s.maxLength));
+    if (long !== undefined) return overLength(long.name, args[long.name] as string, long.maxLength);
+    for (const array of this.arrays) {
+      const items = args[array.name];
+      if (!Array.isArray(items) || array.perItem) continue;
+      if (items.length > array.maxItems) return `${array.name} holds ${items.length} items; at most ${array.maxItems}`;
+      for (let i = 0; i < items.length; i++) {
+        const problem = this.itemProblem(array, items[i]);
+        if (problem !== null) return `${array.name} item ${i + 1}: ${problem}`;
+      }
+    }
+    return 'a value is over its limit';
+  }
+
+  /** Why item `index` of the per-item array is refused. */
+  perItemProblem(args: ArgumentBag, index: number): string {
+    const array = this.arrays.find((a) => a.perItem);
+    if (array === undefined) return 'a value is over its limit';
+    if (index >= array.maxItems) return `${array.name} holds more than ${array.maxItems} items; this one is past them`;
+    const items = args[array.name];
+    return (Array.isArray(items) ? this.itemProblem(array, items[index]) : null) ?? 'a value is over its limit';
+  }
+
+  private itemProblem(array: LimitedArray, item: unknown): string | null {
+    if (item === null || typeof item !== 'object') return null;
+    const fields = item as Record<string, unknown>;
+    const long = array.fields.find((f) => tooLong(fields[f.name], f.maxLength));
+    return long === undefined ? null : overLength(long.name, fields[long.name] as string, long.maxLength);
   }
 
   private itemTooLong(array: LimitedArray, item: unknown): boolean {

@@ -1,8 +1,10 @@
 import type { Config } from '../../shared/config/index.js';
+import type { Logger } from '../../shared/runtime/logger.js';
 import type { Metrics } from '../../shared/runtime/metrics.js';
 import type { ServiceBackends } from './handlers.js';
 import { CachedProviderStore } from './provider-cache.js';
 import type { RateLimiter } from './rate-limit.js';
+import { RefusalLog } from './refusals.js';
 import { OperationService } from './service.js';
 
 interface OperationLayer {
@@ -24,6 +26,8 @@ interface OperationLayerOptions {
   rateLimiter: RateLimiter;
   /** Told of every provider this thread changes, so the other threads drop their copies. */
   announce?: (systemUser: string) => void;
+  /** Where the refusal log writes its (rate-limited) lines. */
+  logger?: Logger;
 }
 
 /**
@@ -33,6 +37,7 @@ interface OperationLayerOptions {
 export function createOperationLayer(options: OperationLayerOptions): OperationLayer {
   const { stores, config } = options;
   const providers = new CachedProviderStore(stores.providers, config.logins.providerCacheMs, options.clock, undefined, options.announce);
-  const service = new OperationService({ ...stores, providers }, config, { metrics: options.metrics, rateLimiter: options.rateLimiter });
+  const refusals = new RefusalLog(options.logger === undefined ? {} : { logger: options.logger });
+  const service = new OperationService({ ...stores, providers }, config, { metrics: options.metrics, rateLimiter: options.rateLimiter, refusals });
   return { service, providers };
 }

@@ -3,7 +3,10 @@ import { BackendUnavailableError, type Provider } from '../../shared/backends/ty
 import type { Config } from '../../shared/config/index.js';
 import type { Metrics } from '../../shared/runtime/metrics.js';
 import { Authenticator } from './auth.js';
-import { ClientError } from '../errors/registry.js';
+import { CLIENT_ERRORS, ClientError } from '../errors/registry.js';
+import type { RefusalNote } from './auth.js';
+import { RefusalLog } from './refusals.js';
+import { errorMessage } from '../../shared/util/error-message.js';
 import { authenticated, type AuthenticatedCall, type CallContext } from './context.js';
 import { EventIngest } from './events.js';
 import { createHandlers, type Handlers, type ServiceBackends } from './handlers.js';
@@ -40,22 +43,26 @@ export class OperationService {
   private readonly prepared = new Map<string, PreparedOperation>();
   private readonly auth: Authenticator;
   private readonly sessions: Sessions;
+  /** Why this thread refused providers' calls, newest kept (refusals.ts). */
+  readonly refusals: RefusalLog;
 
   constructor(
     private readonly backends: ServiceBackends,
     config: Config,
-    options: { metrics?: Metrics; rateLimiter?: RateLimiter } = {},
+    options: { metrics?: Metrics; rateLimiter?: RateLimiter; refusals?: RefusalLog } = {},
   ) {
     this.auth = new Authenticator(backends, config.logins, options.metrics);
     this.sessions = new Sessions(backends.sessions, config.sessions.timeoutMs);
+    this.refusals = options.refusals ?? new RefusalLog();
     const ingest = new EventIngest(backends, {
       timeZone: config.service.timeZone,
       rateLimitEventsPerSecond: config.events.rateLimitPerSecond,
       appendTimeoutMs: config.events.appendTimeoutMs,
+      refusals: this.refusals,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
     });
-    const handlers = createHandlers({ backends, config, auth: this.auth, sessions: this.sessions, ingest });
+    const handlers = createHandlers({ backends, config, auth: this.auth, sessions: this.sessions, ingest, refusals: this.refusals });
     for (const name of Object.keys(handlers) as (keyof Handlers)[]) {
       const op = findOperation(name);
       if (op === undefined) throw new Error(`Handler ${name} has no catalogue entry.`);
@@ -95,11 +102,45 @@ export class OperationService {
     try {
       result = this.run(prepared, args, ctx);
     } catch (err) {
-      settleFailure(op, args, err, done, failed);
+      this.settleFailure(prepared, args, ctx, err, done, failed);
       return;
     }
-    if (result instanceof Promise) result.then(done, (err: unknown) => settleFailure(op, args, err, done, failed));
+    if (result instanceof Promise) result.then(done, (err: unknown) => this.settleFailure(prepared, args, ctx, err, done, failed));
     else done(result);
+  }
+
+  /** A binding could not read a value of the call (a fault before any provider is known): kept with the fault's text. */
+  refusedUnread(operation: string, now: number, clientAddress: () => string, err: ClientError): void {
+    this.refusals.record(null, { operation, now, clientAddress }, faultAnswer(err), err.message);
+  }
+
+  /** A backend that cannot be reached is answered "retry later"; anything else is passed on. */
+  private settleFailure(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext, err: unknown, done: (result: unknown) => void, failed: (err: unknown) => void): void {
+    if (!(err instanceof BackendUnavailableError)) {
+      failed(err);
+      return;
+    }
+    const later = retryLater(prepared.op);
+    this.refusals.record(this.systemUserOf(prepared, args, ctx), ctx, answerText(later), `a backend is unavailable (${errorMessage(err)}): the client retries`);
+    let result: unknown;
+    try {
+      result = answer(later, args);
+    } catch (refusal) {
+      failed(refusal);
+      return;
+    }
+    done(result);
+  }
+
+  /** Whose call it is: the provider once known, else the SystemUser it named. */
+  private systemUserOf(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext): string | null {
+    return ctx.provider?.systemUser ?? stringArg(args, prepared.systemUserParam);
+  }
+
+  /** The refusal answer for a call not authenticated, kept with its reason. */
+  private notAuthenticated(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext, note: RefusalNote, refusal: Answer): unknown {
+    this.refusals.record(note.systemUser ?? this.systemUserOf(prepared, args, ctx), ctx, answerText(refusal), note.reason ?? 'not authenticated');
+    return answer(refusal, args);
   }
 
   /**
@@ -113,8 +154,9 @@ export class OperationService {
     if (op.authentication === 'none' || refusals === undefined) return handler(args, ctx);
     const known = this.authenticateNow(prepared, args, ctx);
     if (known !== undefined) return this.authorised(prepared, args, ctx, known);
-    return this.authenticate(prepared, args, ctx).then((provider) =>
-      provider === null ? answer(refusals.notAuthenticated, args) : this.authorised(prepared, args, ctx, provider),
+    const note: RefusalNote = { reason: null };
+    return this.authenticate(prepared, args, ctx, note).then((provider) =>
+      provider === null ? this.notAuthenticated(prepared, args, ctx, note, refusals.notAuthenticated) : this.authorised(prepared, args, ctx, provider),
     );
   }
 
@@ -126,7 +168,12 @@ export class OperationService {
     if (!check.callInvalid && check.invalidItems.size === 0) return handler(args, call);
     const refusals = op.refusals!;
     const invalid = refusals.invalid ?? refusals.notAuthenticated;
-    if (check.callInvalid || limits.perItemParam === null) return answer(invalid, args);
+    if (check.callInvalid || limits.perItemParam === null) {
+      this.refusals.record(provider.systemUser, ctx, answerText(invalid), limits.problem(args));
+      return answer(invalid, args);
+    }
+    const count = (args[limits.perItemParam] as unknown[]).length;
+    for (const i of check.invalidItems) this.refusals.record(provider.systemUser, ctx, answerText(invalid), `event ${i + 1} of ${count}: ${limits.perItemProblem(args, i)}`);
     return this.partialBatch(prepared, args, call, check.invalidItems, invalid);
   }
 
@@ -152,36 +199,35 @@ export class OperationService {
     return provider?.enabled === true ? provider : undefined;
   }
 
-  private authenticate(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext): Promise<Provider | null> {
-    if (prepared.op.authentication === 'session') return this.sessionProvider(ctx);
+  private authenticate(prepared: PreparedOperation, args: ArgumentBag, ctx: CallContext, note: RefusalNote): Promise<Provider | null> {
+    if (prepared.op.authentication === 'session') return this.sessionProvider(ctx, note);
     const systemUser = stringArg(args, prepared.systemUserParam);
     const password = stringArg(args, prepared.passwordParam);
-    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress);
+    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress, note);
   }
 
-  /** The enabled provider of the request's live session, or null. */
-  private async sessionProvider(ctx: CallContext): Promise<Provider | null> {
+  /** The enabled provider of the request's live session, or null (`note` says why). */
+  private async sessionProvider(ctx: CallContext, note: RefusalNote): Promise<Provider | null> {
     const systemUser = await this.sessions.resolve(ctx.sessionId, ctx.now);
-    if (systemUser === null) return null;
+    if (systemUser === null) {
+      note.reason = `no live session: call Login first (a session ends after SESSION_TIMEOUT_MINUTES without a call, and when the gateway restarts)${ctx.sessionId === null ? '; the request sent no session cookie' : ''}`;
+      return null;
+    }
     const provider = await this.backends.providers.get(systemUser);
-    return provider?.enabled === true ? provider : null;
+    if (provider?.enabled === true) return provider;
+    note.systemUser = systemUser;
+    note.reason = provider === null ? 'the provider of this session was deleted' : 'the provider of this session is disabled';
+    return null;
   }
 }
 
-/** A backend that cannot be reached is answered "retry later"; anything else is passed on. */
-function settleFailure(op: OperationDef, args: ArgumentBag, err: unknown, done: (result: unknown) => void, failed: (err: unknown) => void): void {
-  if (!(err instanceof BackendUnavailableError)) {
-    failed(err);
-    return;
-  }
-  let result: unknown;
-  try {
-    result = answer(retryLater(op), args);
-  } catch (refusal) {
-    failed(refusal);
-    return;
-  }
-  done(result);
+/** What a client got, as the refusal log writes it: `-3`, `false`, `Client fault`. */
+function answerText(a: Answer): string {
+  return 'fault' in a ? `${CLIENT_ERRORS[a.fault].fault} fault` : String(a.value);
+}
+
+function faultAnswer(err: ClientError): string {
+  return err.fault === null ? `HTTP ${err.status}` : `${err.fault} fault`;
 }
 
 /** The value (or fault) a refusal answers with; `eachOf` repeats it for every item of a batch. */

@@ -28,7 +28,8 @@ const { config } = data;
 const post = (message: FromFrontEnd): void => control.postMessage(message);
 
 // Log lines go to the main thread, which writes them with its own logger (one stream, one format).
-const logger = createLogger(config.log.level, 'gateway', { write: (line: string) => post({ type: 'log', line }) }).child({ thread: data.index });
+// Unbound: the main thread's relay adds `thread` (binding it here too wrote the key twice).
+const logger = createLogger(config.log.level, 'gateway', { destination: { write: (line: string) => post({ type: 'log', line }) } });
 const clock = data.clock === null ? Date.now : SharedClock.attach(data.clock).now;
 const rpc = new RpcClient(data.rpc);
 const shared = remoteState(rpc);
@@ -47,6 +48,7 @@ const { service, providers } = createOperationLayer({
   metrics,
   rateLimiter: shared.rateLimiter,
   announce: (systemUser) => invalidation?.announce(systemUser),
+  logger,
 });
 invalidation = new ProviderInvalidation(data.invalidation, (systemUser) => providers.invalidate(systemUser));
 
@@ -76,6 +78,8 @@ control.on('message', (message: ToFrontEnd) => {
   } else if (message.type === 'health') {
     const healthy = own === null ? Promise.resolve(true) : own.healthy().catch(() => false);
     void healthy.then((ok) => post({ type: 'health', id: message.id, ok }));
+  } else if (message.type === 'refusals') {
+    post({ type: 'refusals', id: message.id, refusals: service.refusals.recent(message.systemUser, message.limit) });
   } else if (message.type === 'reload-tls') {
     const reload = gateway === null ? Promise.resolve() : gateway.reloadTls();
     reload.then(

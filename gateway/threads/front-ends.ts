@@ -3,10 +3,12 @@ import net from 'node:net';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { ensurePortFree, LISTENERS } from '../../shared/runtime/port-check.js';
 import type { Metrics } from '../../shared/runtime/metrics.js';
 import { nativeBinaryPath } from '../transport/uws.js';
 import type { ServiceDescription } from '../metadata/description.js';
 import { startGateway, type GatewayServer } from '../server.js';
+import { newestFirst, type Refusal } from '../service/refusals.js';
 import type { OperationService } from '../service/service.js';
 import type { SharedClock } from './clock.js';
 import { FrontEndPool } from './pool.js';
@@ -35,6 +37,8 @@ export interface FrontEnds {
   readonly failed: Promise<Error>;
   /** The uWS binary each front end loaded, this thread's first (null: the slow JS fallback). */
   readonly nativeBinaries: readonly (string | null)[];
+  /** The latest refusals of every front end, newest first: of one SystemUser (null: of none), or of all (undefined). */
+  refusals(systemUser: string | null | undefined, limit: number): Promise<Refusal[]>;
 }
 
 interface FrontEndsOptions {
@@ -68,6 +72,10 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
   const requested = options.port ?? config.service.port;
   const threads = config.service.threads;
   const httpRequested = options.httpPort ?? config.service.httpPort;
+  // Right before the first listener binds: no other process may already serve these ports
+  // (SO_REUSEPORT would let it share them silently); this process's threads bind after.
+  await ensurePortFree(config.service.host, requested, LISTENERS.service);
+  if (httpRequested !== null && config.tls.certFile !== null) await ensurePortFree(config.service.host, httpRequested, LISTENERS.plain);
   if (threads === 1) {
     const gateway = await startGateway({ config, service, logger, clock, metrics, description, port: requested, ...(httpRequested === null ? {} : { httpPort: httpRequested }) });
     return {
@@ -80,6 +88,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
       healthy: async () => true,
       failed: never,
       nativeBinaries: [nativeBinaryPath()],
+      refusals: async (systemUser, limit) => service.refusals.recent(systemUser, limit),
     };
   }
   if (options.sharedClock === null && clock !== Date.now) {
@@ -125,6 +134,7 @@ export async function startFrontEnds(options: FrontEndsOptions): Promise<FrontEn
     healthy: () => pool.healthy(),
     failed: pool.failed,
     nativeBinaries: [nativeBinaryPath(), ...pool.nativeBinaries],
+    refusals: async (systemUser, limit) => newestFirst([...service.refusals.recent(systemUser, limit), ...(await pool.refusals(systemUser, limit))]).slice(0, limit),
   };
 }
 

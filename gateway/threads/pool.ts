@@ -1,6 +1,7 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import type { Refusal } from '../service/refusals.js';
 import { BOOTSTRAP, type FromFrontEnd, type FrontEndData, type ToFrontEnd } from './protocol.js';
 import { decodeError, serveCalls } from './rpc.js';
 import { stateHandlers, type SharedState } from './shared-state.js';
@@ -99,6 +100,11 @@ class FrontEndThread {
   }
 
   /** Sends the question `request(id)`; `read` turns its reply (null: the thread ended first) into the answer; `ifEnded` when it had ended already. */
+  /** This thread's latest refusals; none once it has ended. */
+  refusals(systemUser: string | null | undefined, limit: number): Promise<Refusal[]> {
+    return this.ask((id) => ({ type: 'refusals', id, systemUser, limit }), (reply) => (reply?.type === 'refusals' ? reply.refusals : []), []);
+  }
+
   private ask<T>(request: (id: number) => ToFrontEnd, read: (reply: Reply | null) => T, ifEnded: T): Promise<T> {
     if (this.ended) return Promise.resolve(ifEnded);
     const id = this.nextId++;
@@ -183,6 +189,11 @@ export class FrontEndPool {
 
   get size(): number {
     return this.threads.length;
+  }
+
+  /** Every thread's latest refusals, each thread's newest first. */
+  async refusals(systemUser: string | null | undefined, limit: number): Promise<Refusal[]> {
+    return (await Promise.all(this.threads.map((t) => t.refusals(systemUser, limit)))).flat();
   }
 
   /** Each thread's metrics (prom-client JSON), for the main thread to aggregate. */

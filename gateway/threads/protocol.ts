@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Config } from '../../shared/config/index.js';
+import type { Refusal } from '../service/refusals.js';
 import type { WireError } from './rpc.js';
 
 /** What a front-end thread is started with (workerData). */
@@ -29,6 +30,8 @@ export interface FrontEndData {
 export type ToFrontEnd =
   | { type: 'metrics'; id: number }
   | { type: 'health'; id: number }
+  /** The thread's latest refusals (of one SystemUser, of none: null, or of all: undefined). */
+  | { type: 'refusals'; id: number; systemUser: string | null | undefined; limit: number }
   /** Read TLS_CERT_FILE / TLS_KEY_FILE again (SIGHUP). */
   | { type: 'reload-tls'; id: number }
   | { type: 'close'; graceMs: number };
@@ -41,6 +44,7 @@ export type FromFrontEnd =
   | { type: 'metrics'; id: number; json: object[] }
   /** Whether the thread's own backends answer (GATEWAY_THREAD_CLIENTS=own; otherwise always true). */
   | { type: 'health'; id: number; ok: boolean }
+  | { type: 'refusals'; id: number; refusals: Refusal[] }
   /** The certificate was reloaded (error: null) or not (the old one is still served). */
   | { type: 'reloaded'; id: number; error: string | null }
   /** Uncaught: the thread stopped serving (the process shuts down, see pool.ts). */

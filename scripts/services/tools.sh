@@ -8,6 +8,8 @@
 #             scripts/services/python-requirements.txt from PyPI (foreign consumers: scale-out
 #             layer; zeep, a generated SOAP client: secure layer)
 #   openssl   openssl                        (the private CA of the secure profile)
+#   sqlite3   sqlite3                        (the analysts' queries of docs/analytics.md; embedded layer)
+#   curl      curl                           (the docs' walkthrough, run as written; embedded layer)
 #
 #   bash scripts/services/tools.sh nginx promtool chromium protoc python
 #
@@ -18,7 +20,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-help_if_asked 14 "$@"
+help_if_asked 16 "$@"
 
 # Prints the packages a tool still needs, nothing when it is installed.
 tool_packages() {
@@ -29,6 +31,8 @@ tool_packages() {
     protoc) command -v protoc >/dev/null 2>&1 || printf '%s\n' protobuf-compiler ;;
     python) /usr/bin/python3 -m venv --help >/dev/null 2>&1 && /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || printf '%s\n' python3-venv ;;
     openssl) command -v openssl >/dev/null 2>&1 || printf '%s\n' openssl ;;
+    sqlite3) command -v sqlite3 >/dev/null 2>&1 || printf '%s\n' sqlite3 ;;
+    curl) command -v curl >/dev/null 2>&1 || printf '%s\n' curl ;;
   esac
 }
 
@@ -52,7 +56,7 @@ python_venv() {
 
 pkgs=()
 for tool in "$@"; do
-  case "$tool" in nginx | promtool | chromium | protoc | python | openssl) ;; *) die "unknown tool '$tool' (known: nginx promtool chromium protoc python openssl)" ;; esac
+  case "$tool" in nginx | promtool | chromium | protoc | python | openssl | sqlite3 | curl) ;; *) die "unknown tool '$tool' (known: nginx promtool chromium protoc python openssl sqlite3 curl)" ;; esac
   mapfile -t -O "${#pkgs[@]}" pkgs < <(tool_packages "$tool")
 done
 mkdir -p "$STATE"

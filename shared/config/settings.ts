@@ -302,5 +302,11 @@ export const SETTINGS = {
   },
   log: {
     level: choice({ env: 'LOG_LEVEL', default: 'info', words: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino level' }),
+    format: choice({
+      env: 'LOG_FORMAT',
+      default: 'auto',
+      words: ['auto', 'json', 'pretty'],
+      doc: 'JSON lines, or one readable line per entry (pretty); auto: pretty on a terminal, JSON otherwise',
+    }),
   },
 } satisfies Record<string, Record<string, Setting<unknown>>>;

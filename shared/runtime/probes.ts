@@ -4,6 +4,8 @@ import { sendJson, sendReply } from './http-reply.js';
 import type { Logger } from './logger.js';
 import { createHttpServer, reloadHttpServer, schemeOf, type ServerTls } from './tls.js';
 import { errorMessage } from '../util/error-message.js';
+import { LISTENERS } from './port-check.js';
+import { listenFailure } from './start-error.js';
 
 /**
  * /healthz, /readyz and /metrics, answered alike by every process: the gateway's admin server
@@ -108,7 +110,11 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
     }
   });
   server.listen(options.port, options.host);
-  await once(server, 'listening');
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    throw listenFailure(err, LISTENERS.admin, options.host, options.port) ?? err;
+  }
   const { port } = server.address() as AddressInfo;
   const url = `${schemeOf(options.tls)}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   logger.info({ url }, 'probes and metrics listening');

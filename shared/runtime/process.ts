@@ -1,6 +1,7 @@
-import { ConfigError, describeConfig, loadConfig, type Config } from '../config/index.js';
+import { ConfigError, ConfigurationMissing, describeConfig, loadConfig, type Config } from '../config/index.js';
 import { restoreFastStringPrototype } from './fast-string-prototype.js';
 import { createLogger, type Logger } from './logger.js';
+import { StartError } from './start-error.js';
 import { errorMessage } from '../util/error-message.js';
 
 export interface Running {
@@ -37,7 +38,7 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
     process.stdout.write(describeConfig(config));
     process.exit(0);
   }
-  const logger = createLogger(config.log.level, name);
+  const logger = createLogger(config.log.level, name, { format: config.log.format });
   start(config, logger).then(
     (running) => {
       let stopping = false;
@@ -70,8 +71,20 @@ export function runProcess(name: string, start: (config: Config, logger: Logger)
       void running.failed?.then(() => stop('failure', 1));
     },
     (err: unknown) => {
-      logger.fatal({ err }, `${name} failed to start`);
+      logStartFailure(logger, name, err);
       process.exit(1);
     },
   );
+}
+
+/**
+ * A start failure is one line: what failed, the setting and what to do when the error knows them
+ * (StartError, ConfigurationMissing), else the error's own message. The error with its stack and
+ * cause chain goes first, at debug level (LOG_LEVEL=debug), so the one line stays the last.
+ */
+export function logStartFailure(logger: Logger, name: string, err: unknown): void {
+  logger.debug({ err }, `${name} start failure, in full`);
+  if (err instanceof StartError) logger.fatal({ setting: err.setting }, `${name} cannot start: ${err.message}`);
+  else if (err instanceof ConfigurationMissing) logger.fatal(`${name} cannot start: ${err.message}`);
+  else logger.fatal(`${name} failed to start: ${errorMessage(err)} (LOG_LEVEL=debug logs the cause)`);
 }

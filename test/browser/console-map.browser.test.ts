@@ -129,6 +129,8 @@ describe('console map in Chromium', () => {
     // The tiles on screen are the ones of that zoom, from the test's server.
     await page.waitForSelector(`img.leaflet-tile-loaded[src^="${tileOrigin}/tiles/${Math.round(zoom)}/"]`);
     expect(tileRequests.some((u) => u.startsWith(`/tiles/${Math.round(zoom)}/`))).toBe(true);
+    // Tiles that load: no word of failing ones (console-newcomer.browser.test.ts has the other case).
+    expect(await page.locator('[data-tiles="failing"]').count()).toBe(0);
     // The configured attribution is text, not markup.
     expect(await page.textContent('.leaflet-control-attribution')).toContain(ATTRIBUTION);
     expect(await page.locator('.leaflet-control-attribution b').count()).toBe(0);

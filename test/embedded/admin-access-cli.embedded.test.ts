@@ -23,7 +23,7 @@ interface Run {
 /** The CLI with only the environment given (no --token unless in `args`). */
 function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(TSX, ['cli/admin.ts', '--url', t.app.admin.url, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } }, (err, out, errOut) => {
+    execFile(TSX, ['cli/admin.ts', '--json', '--url', t.app.admin.url, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } }, (err, out, errOut) => {
       resolve({ code: err === null ? 0 : ((err as { code?: number }).code ?? -1), out, err: errOut });
     });
   });
@@ -111,7 +111,7 @@ describe('ADMIN_TOKEN_FILE', () => {
     try {
       expect(other.app.adminToken).toBe('file-held-bootstrap-token');
       const me = await new Promise<Run>((resolve) => {
-        execFile(TSX, ['cli/admin.ts', '--url', other.app.admin.url, 'whoami'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN_FILE: file } }, (err, out, errOut) =>
+        execFile(TSX, ['cli/admin.ts', '--json', '--url', other.app.admin.url, 'whoami'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN_FILE: file } }, (err, out, errOut) =>
           resolve({ code: err === null ? 0 : 1, out, err: errOut }),
         );
       });

@@ -129,7 +129,7 @@ describe('import and the operators CLI', () => {
     expect(deleteWithoutConfirm.code).toBe(1);
     expect(JSON.parse((await cli('providers', 'delete', 'char,lie', '--confirm', 'char,lie')).out)).toMatchObject({ deleted: 'char,lie' });
 
-    const follow = spawn(TSX, ['cli/admin.ts', '--url', t.app.admin.url, '--token', t.app.adminToken, 'events', '--follow', '--provider', 'acme'], { cwd: ROOT });
+    const follow = spawn(TSX, ['cli/admin.ts', '--json', '--url', t.app.admin.url, '--token', t.app.adminToken, 'events', '--follow', '--provider', 'acme'], { cwd: ROOT });
     let out = '';
     follow.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => follow.on('exit', resolve));

@@ -125,7 +125,7 @@ describe('live event streams under load', () => {
   });
 
   it('a suspended `admin events --follow` (SIGSTOP) is cut; the process stays up and serving', async () => {
-    const cli = spawn(process.execPath, ['--import', 'tsx', 'cli/admin.ts', '--url', server.url, '--token', TOKEN, 'events', '--follow'], {
+    const cli = spawn(process.execPath, ['--import', 'tsx', 'cli/admin.ts', '--json', '--url', server.url, '--token', TOKEN, 'events', '--follow'], {
       cwd: REPO,
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -638,7 +638,7 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
   // The caller's admin settings left out: the CLI sees only what the test passes.
   const { ADMIN_URL, ADMIN_TOKEN, ADMIN_HOST, ADMIN_PORT, DATA_DIR, ...env } = process.env;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/admin.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/admin.ts', '--json', ...args], {
       cwd: ROOT,
       env: { ...env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -15,7 +15,7 @@ export interface CliResult {
 /** Runs the operators' CLI against an admin server; resolves with its exit code and output (never rejects on a non-zero exit). */
 export async function runAdminCli(adminUrl: string, token: string, args: readonly string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(TSX, ['cli/admin.ts', '--url', adminUrl, '--token', token, ...args], { cwd: ROOT });
+    const { stdout, stderr } = await run(TSX, ['cli/admin.ts', '--json', '--url', adminUrl, '--token', token, ...args], { cwd: ROOT });
     return { code: 0, out: stdout, err: stderr };
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };

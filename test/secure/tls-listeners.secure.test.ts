@@ -165,7 +165,7 @@ describe('the public port and the admin API over HTTPS', () => {
 
   it('the CLI works over HTTPS with --ca, and says what to do without it', async () => {
     const cli = (args: string[]) =>
-      run(TSX, ['cli/admin.ts', '--url', app.admin.url.replace('127.0.0.1', 'localhost'), '--token', 'tls-token', ...args], { cwd: ROOT }).then(
+      run(TSX, ['cli/admin.ts', '--json', '--url', app.admin.url.replace('127.0.0.1', 'localhost'), '--token', 'tls-token', ...args], { cwd: ROOT }).then(
         (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
         (err: unknown) => {
           const e = err as { code?: number; stdout?: string; stderr?: string };

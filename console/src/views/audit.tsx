@@ -85,10 +85,10 @@ export function AuditView() {
               <td>{e.identity ?? <span class="muted">{t('audit.nobody')}</span>}</td>
               <td>{e.role === null ? '—' : t(`role.${e.role}`)}</td>
               <td>{e.address}</td>
-              <td title={`${e.route} · ${e.requestId}`}>{describeEntry(e, t)}</td>
-              <td>{e.target ?? '—'}</td>
+              <td class="wrap" title={`${e.route} · ${e.requestId}`}>{describeEntry(e, t)}</td>
+              <td class="wrap">{e.target ?? '—'}</td>
               <td><span class={`badge outcome-${e.outcome}`}>{t(`audit.outcome.${e.outcome}`)} {e.status}</span></td>
-              <td>{e.changes.join(', ')}</td>
+              <td class="wrap">{e.changes.join(', ')}</td>
             </tr>
           ))}
         />

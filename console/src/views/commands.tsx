@@ -97,7 +97,7 @@ export function CommandsView() {
         <Table
           loading={latest.data === null}
           empty={commands.length === 0}
-          head={[t('commands.numero'), t('common.provider'), t('commands.cmd'), t('commands.unidad'), t('commands.equipo'), t('common.state'), t('commands.created'), t('commands.deliveries'), t('commands.history'), t('common.actions')]}
+          head={[t('commands.numero'), t('common.provider'), t('commands.cmd'), t('commands.unidad'), t('commands.equipo'), t('common.state'), t('commands.created'), t('commands.deliveries'), t('commands.history'), allows('cancelCommand') ? t('common.actions') : null]}
           rows={commands.map((c) => (
             <tr key={`${c.systemUser ?? ''}/${c.numero}`} data-command={`${c.systemUser ?? ''}/${c.numero}`}>
               <td class="num">{c.numero}</td>
@@ -120,11 +120,11 @@ export function CommandsView() {
                   </details>
                 )}
               </td>
-              <td class="actions">
-                {(c.state === 'pending' || c.state === 'in_process') && allows('cancelCommand') ? (
+              {allows('cancelCommand') ? <td class="actions">
+                {c.state === 'pending' || c.state === 'in_process' ? (
                   <button type="button" class="danger" onClick={() => cancel(c)}>{t('common.cancel')}</button>
                 ) : null}
-              </td>
+              </td> : null}
             </tr>
           ))}
         />

@@ -26,13 +26,13 @@ export function LockoutsView() {
         <Table
           loading={lockouts.data === null}
           empty={list.length === 0}
-          head={[t('common.provider'), t('lockouts.address'), t('lockouts.until'), t('common.actions')]}
+          head={[t('common.provider'), t('lockouts.address'), t('lockouts.until'), allows('liftLockouts') ? t('common.actions') : null]}
           rows={list.map((l) => (
             <tr key={`${l.systemUser}/${l.address ?? '*'}`} data-lockout={l.systemUser}>
               <td>{l.systemUser}</td>
               <td>{l.address ?? <span class="muted">{t('lockouts.everyAddress')}</span>}</td>
               <td><Time iso={l.until} /></td>
-              <td class="actions">{allows('liftLockouts') ? <button type="button" onClick={() => unlock(l.systemUser)}>{t('providers.unlock')}</button> : null}</td>
+              {allows('liftLockouts') ? <td class="actions"><button type="button" onClick={() => unlock(l.systemUser)}>{t('providers.unlock')}</button></td> : null}
             </tr>
           ))}
         />

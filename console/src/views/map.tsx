@@ -51,6 +51,7 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
   const [trackInfo, setTrackInfo] = useState<{ dominio: string; points: number; complete: boolean } | null>(null);
   const [state, setState] = useState<StreamState>('connecting');
   const [error, setError] = useState<string | null>(null);
+  const [tilesLoading, setTilesLoading] = useState(true);
   const container = useRef<HTMLDivElement>(null);
   const fleet = useRef<FleetMap | null>(null);
   const trackOf = useRef<string | null>(null);
@@ -69,7 +70,8 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
 
   useEffect(() => {
     if (tiles === null || container.current === null) return;
-    const map = new FleetMap(container.current, { ...tiles, onSelect: setSelected });
+    setTilesLoading(true);
+    const map = new FleetMap(container.current, { ...tiles, onSelect: setSelected, onTiles: setTilesLoading });
     fleet.current = map;
     return () => {
       fleet.current = null;
@@ -185,7 +187,12 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
           </span>
         </p>
         <div class="map-layout">
-          <div class="map" ref={container} />
+          <div class="map-frame">
+            <div class="map" ref={container} />
+            {tilesLoading || tiles === null ? null : (
+              <p class="map-note" role="status" data-tiles="failing">{t('map.tilesFailing', { host: hostOf(tiles.tileUrl) })}</p>
+            )}
+          </div>
           <aside class="map-side">
             {selected === null ? <p class="muted">{t('map.clickHint')}</p> : (
               <>
@@ -198,4 +205,13 @@ export function MapView({ onUnauthorized }: { onUnauthorized: () => void }) {
       </Section>
     </div>
   );
+}
+
+/** The tile server's host, as the operator would look it up (the template's {s} subdomain left out). */
+function hostOf(template: string): string {
+  try {
+    return new URL(template.replace(/\{[a-z]\}\./g, '').replace(/\{[^}]+\}/g, '0')).host;
+  } catch {
+    return template;
+  }
 }

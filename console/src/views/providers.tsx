@@ -102,6 +102,8 @@ export function ProvidersView() {
   const refresh = (): void => setVersion((v) => v + 1);
   const locked = new Set((lockouts.data?.lockouts ?? []).map((l) => l.systemUser));
   const list = providers.data?.providers ?? [];
+  // A role with no action on providers (a viewer) gets no empty Actions column.
+  const anyAction = allows('changeProvider') || allows('liftLockouts') || allows('providerHistory') || allows('deleteProvider');
 
   const toggle = (p: ProviderView): void => {
     void act(async () => {
@@ -128,7 +130,7 @@ export function ProvidersView() {
         <Table
           loading={providers.data === null}
           empty={list.length === 0}
-          head={[t('providers.systemUser'), t('providers.enabled'), t('providers.timeZoneColumn'), t('providers.requireVehicles'), t('providers.createdAt'), t('common.actions')]}
+          head={[t('providers.systemUser'), t('providers.enabled'), t('providers.timeZoneColumn'), t('providers.requireVehicles'), t('providers.createdAt'), anyAction ? t('common.actions') : null]}
           rows={list.flatMap((p) => {
             const row = (
               <tr key={p.systemUser} data-provider={p.systemUser}>
@@ -139,7 +141,7 @@ export function ProvidersView() {
                 <td>{p.timeZone ?? '—'}</td>
                 <td>{t(p.requireRegisteredVehicles ? 'common.yes' : 'common.no')}</td>
                 <td><Time iso={p.createdAt} /></td>
-                <td class="actions">
+                {anyAction ? <td class="actions">
                   {allows('changeProvider') ? (
                     <>
                       <button type="button" class="secondary" onClick={() => toggle(p)}>{t(p.enabled ? 'providers.disable' : 'providers.enable')}</button>
@@ -153,14 +155,14 @@ export function ProvidersView() {
                     </button>
                   ) : null}
                   {allows('deleteProvider') ? <button type="button" class="danger" onClick={() => setPanel({ systemUser: p.systemUser, kind: 'delete' })}>{t('providers.delete')}</button> : null}
-                </td>
+                </td> : null}
               </tr>
             );
             if (panel?.systemUser !== p.systemUser) return [row];
             return [
               row,
               <tr key={`${p.systemUser}/panel`} class="panel-row">
-                <td colSpan={6}>
+                <td colSpan={anyAction ? 6 : 5}>
                   {panel.kind === 'history' ? (
                     <ProviderHistory systemUser={panel.systemUser} />
                   ) : (

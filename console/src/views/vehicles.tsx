@@ -58,14 +58,14 @@ export function VehiclesView() {
             <Table
               loading={vehicles.data === null && vehicles.error === null}
               empty={list.length === 0}
-              head={[t('common.dominio'), t('common.nroSerie'), t('vehicles.registeredAt'), t('vehicles.lastReport'), t('common.actions')]}
+              head={[t('common.dominio'), t('common.nroSerie'), t('vehicles.registeredAt'), t('vehicles.lastReport'), allows('removeVehicle') ? t('common.actions') : null]}
               rows={list.map((v) => (
                 <tr key={v.dominio} data-vehicle={v.dominio}>
                   <td>{v.dominio}</td>
                   <td>{v.nroSerie}</td>
                   <td><Time iso={v.registeredAt} /></td>
                   <td class="last-report"><Time iso={v.lastReport} /></td>
-                  <td class="actions">{allows('removeVehicle') ? <button type="button" class="danger" onClick={() => remove(v)}>{t('vehicles.remove')}</button> : null}</td>
+                  {allows('removeVehicle') ? <td class="actions"><button type="button" class="danger" onClick={() => remove(v)}>{t('vehicles.remove')}</button></td> : null}
                 </tr>
               ))}
             />

@@ -116,7 +116,17 @@ export function operationRoutes(deps: AdminDeps): Route[] {
     return { status: 204 };
   };
 
+  /** Why providers' calls were refused, newest first: of one SystemUser (`provider`), or of all. */
+  const listRefusals: Handler = async (req) => {
+    onlyQueryParams(req.query, ['provider', 'limit']);
+    const limit = limitOf(req.query.get('limit'));
+    const provider = req.query.get('provider') ?? undefined;
+    const refusals = deps.refusals === undefined ? [] : await deps.refusals(provider, limit);
+    return { status: 200, json: { refusals: refusals as unknown as JsonValue } };
+  };
+
   return [
+    { pattern: ['admin', 'refusals'], handlers: { GET: listRefusals } },
     { pattern: ['healthz'], public: true, handlers: { GET: probes.healthz } },
     { pattern: ['readyz'], public: true, handlers: { GET: probes.readyz } },
     { pattern: ['metrics'], handlers: { GET: probes.metrics } },

@@ -150,7 +150,7 @@ export const STORE_PROBE_SQL = `INSERT INTO store_probe (id, at, pad) VALUES (1,
  * SQLite opens it (SQLite gives its -wal and -shm files the database file's mode). An existing
  * directory or file is tightened the same way; the umask can only take bits away.
  */
-function privateDataFile(dataDir: string, name: string): string {
+export function privateDataFile(dataDir: string, name: string): string {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dataDir, 0o700);
   const file = path.join(dataDir, name);

@@ -5,6 +5,7 @@ import type { Metrics } from '../../runtime/metrics.js';
 import { ArrivalCounter, LocalEventFeed } from './live-feed.js';
 import type { Backends } from '../types.js';
 import { createCommandStore } from './commands.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { openDatabase, type SqliteDatabase } from './database.js';
 import { SqliteEventLog, type EventLogStats } from './event-log.js';
 import { createEventStore } from './event-store.js';
@@ -88,11 +89,19 @@ async function freeBytes(dir: string): Promise<number> {
 
 /**
  * Single-process deployment: everything durable in DATA_DIR/gateway.sqlite, sessions and lockouts in
- * memory (as ASMX InProc state was). One process per data directory.
+ * memory (as ASMX InProc state was). One process per data directory, held by a lock
+ * (data-dir-lock.ts) until `close`.
  */
 export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<EmbeddedBackends> {
   const now = options.now ?? Date.now;
-  const db: SqliteDatabase = openDatabase(options.dataDir, options.sqliteSynchronous);
+  const lock = lockDataDir(options.dataDir);
+  let db: SqliteDatabase;
+  try {
+    db = openDatabase(options.dataDir, options.sqliteSynchronous);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   if (options.offThreadCommits !== false) {
     // Events commit on the writer thread's own connection with the configured durability. This
     // connection carries state changes (command deliveries on every poll, status, providers,
@@ -127,6 +136,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
     });
   } catch (err) {
     db.close();
+    lock.release();
     throw err;
   }
 
@@ -179,6 +189,7 @@ export async function openEmbeddedBackends(options: EmbeddedOptions): Promise<Em
         clearInterval(sweeper);
         await eventLog.close();
         db.close();
+        lock.release();
       })();
       return closing;
     },

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, NetworkError, apiPath, createAdminApi, withQuery } from '../../../console/src/api.js';
 import { addFresh, compareIds, mergeEvents } from '../../../console/src/events-list.js';
-import { CATALOGUES, LANGUAGES, pickLanguage, placeholders, translate, type MessageKey } from '../../../console/src/i18n.js';
+import { CATALOGUES, dateLocale, LANGUAGES, pickLanguage, placeholders, translate, type MessageKey } from '../../../console/src/i18n.js';
 import { backoffDelay, followStream, type StreamState } from '../../../console/src/stream.js';
 import type { EventView } from '../../../console/src/types.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -85,6 +85,17 @@ describe('console language', () => {
     expect(pickLanguage('es', ['en-US'])).toBe('es');
     expect(pickLanguage('klingon', ['es-MX'])).toBe('es');
     expect(LANGUAGES).toEqual(['en', 'es']);
+  });
+
+  it("writes dates in the browser's own locale of the chosen language (as its date fields do), else the language's default", () => {
+    expect(dateLocale('en', ['en-US', 'es'])).toBe('en-US');
+    expect(dateLocale('en', ['es-AR', 'en-AU'])).toBe('en-AU');
+    expect(dateLocale('en', ['en'])).toBe('en-GB');
+    expect(dateLocale('es', ['en-US'])).toBe('es-AR');
+    expect(dateLocale('es', ['es-ES', 'en-US'])).toBe('es-ES');
+    // The point of it: an en-US browser shows month first in both the tables and the Since field.
+    const shown = new Intl.DateTimeFormat(dateLocale('en', ['en-US']), { dateStyle: 'short' }).format(new Date(Date.UTC(2026, 10, 28, 12)));
+    expect(shown).toBe('11/28/26');
   });
 
   it('fills placeholders and leaves unknown ones as written', () => {

@@ -38,6 +38,8 @@ const standIn = {
     else if (op.authentication === 'session' && ctx.sessionId === null) fail(ClientError.of('noSession'));
     else done(true);
   },
+  /** A value the binding could not read: the real layer keeps it with its reason (refusal-reasons.embedded.test.ts). */
+  refusedUnread(): void {},
 } as unknown as OperationService;
 
 const soap11 = (action: string, inner: string, envelopeNs = SOAP11): WireRequest => ({

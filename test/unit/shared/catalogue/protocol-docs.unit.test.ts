@@ -90,7 +90,7 @@ describe('secret and credential parameters', () => {
 
   it('no secret reaches a log line, at the top of the object or one level down', () => {
     const lines: string[] = [];
-    const logger = createLogger('info', 'test', { write: (line: string) => void lines.push(line) });
+    const logger = createLogger('info', 'test', { destination: { write: (line: string) => void lines.push(line) } });
     logger.info({ Password: 'p-top', args: { Password: 'p-nested', NuevaClave: 'n-nested', AntiguaClave: 'a-nested', SystemUser: 'acme' }, password: 'admin-pw' }, 'call');
     const line = lines.join('');
     for (const secret of ['p-top', 'p-nested', 'n-nested', 'a-nested', 'admin-pw']) expect(line).not.toContain(secret);

@@ -4,6 +4,7 @@ import type { Metrics } from '../shared/runtime/metrics.js';
 import { serviceDescription, type ServiceDescription } from './metadata/description.js';
 import { Router } from './router.js';
 import type { OperationService } from './service/service.js';
+import { prefaultYoungGeneration } from '../shared/runtime/warm-start.cjs';
 import { bodyDeadlines } from './transport/body-deadline.js';
 import { Exchange, type RejectReason } from './transport/exchange.js';
 import { uWS, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './transport/uws.js';
@@ -61,6 +62,10 @@ function sslApp(tls: ServerTls): App {
  * drains in-flight requests.
  */
 export async function startGateway({ config, service, logger, clock = Date.now, port, httpPort, metrics, description }: GatewayOptions): Promise<GatewayServer> {
+  // Before any request: the young generation's pages faulted in now rather than under the first
+  // seconds of load (shared/runtime/warm-start.cjs; only in a process launched for serving).
+  const prefaulted = prefaultYoungGeneration();
+  if (prefaulted !== null) logger.debug(prefaulted, 'young generation faulted in');
   const tls = serverTlsFromConfig(config);
   // ASP.NET's cookie, byte for byte; over TLS also `Secure`, so a browser or client never sends the
   // session id back over a plain connection (the id alone authenticates Login-less calls).

@@ -13,6 +13,10 @@
 const { Buffer } = require('node:buffer');
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const Database = require('better-sqlite3');
+const { prefaultYoungGeneration } = require('../../runtime/warm-start.cjs');
+
+// This thread's young generation, faulted in before its first group (warm-start.cjs).
+prefaultYoungGeneration();
 
 /** @type {import('./writer-thread.js').WriterThreadData} */
 const options = workerData;

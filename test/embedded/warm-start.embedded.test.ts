@@ -1,0 +1,51 @@
+/**
+ * A process launched for serving (the semi-space flags `npm start` and the image pass) is warm before
+ * its first request: its young generation faulted in, its SQLite writer thread started
+ * (shared/runtime/warm-start.cjs). Without the flags (tests, tools) nothing of it happens.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { launchedWarm, prefaultYoungGeneration } from '../../shared/runtime/warm-start.cjs';
+import { REPO } from '../helpers/paths.js';
+import { startNode, type Proc } from '../helpers/processes.js';
+
+const FLAGS = ['--max-semi-space-size=64', '--min-semi-space-size=64'];
+let gateway: Proc | null = null;
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+/** The names of a process's threads (/proc/PID/task/TID/comm). */
+function threadNames(pid: number): string[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+}
+
+describe('warm start', () => {
+  it('does nothing in a process launched without the young-generation flags', () => {
+    expect(launchedWarm()).toBe(false);
+    expect(prefaultYoungGeneration()).toBeNull();
+  });
+
+  it('faults in both semi-spaces at once when launched with them: RSS up by most of 128 MB, a second call adds nothing', () => {
+    const probe = `
+      const w = require(${JSON.stringify(path.join(REPO, 'shared/runtime/warm-start.cjs'))});
+      const rss = () => process.memoryUsage().rss / 2 ** 20;
+      const r0 = rss(); const first = w.prefaultYoungGeneration(); const r1 = rss(); w.prefaultYoungGeneration(); const r2 = rss();
+      process.stdout.write(JSON.stringify({ first, grew: r1 - r0, again: r2 - r1 }));`;
+    const out = JSON.parse(execFileSync(process.execPath, [...FLAGS, '-e', probe], { encoding: 'utf8' })) as { first: { allocatedMb: number }; grew: number; again: number };
+    expect(out.first.allocatedMb).toBeGreaterThanOrEqual(256);
+    expect(out.grew).toBeGreaterThan(100);
+    expect(out.again).toBeLessThan(10);
+  });
+
+  it('a gateway launched as npm start launches it has its writer thread before any request, and says it faulted in its heap', { timeout: 60_000 }, async () => {
+    gateway = await startNode('gateway', ['--import', 'tsx', ...FLAGS, 'main.ts'], REPO, { PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'warm', LOG_LEVEL: 'debug', LOG_FORMAT: 'json', GATEWAY_THREADS: '1' });
+    expect(gateway.lines().some((l) => l.includes('young generation faulted in'))).toBe(true);
+    // Node names a worker thread's OS thread "WorkerThread"; the writer is the only one in embedded mode with one front-end thread.
+    const deadline = Date.now() + 10_000;
+    while (!threadNames(gateway.child.pid!).includes('WorkerThread') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(threadNames(gateway.child.pid!)).toContain('WorkerThread');
+  });
+});

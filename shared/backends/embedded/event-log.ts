@@ -6,6 +6,7 @@ import type { StoreAccess } from './store-access.js';
 import { noteReport, type LastReport } from './trips.js';
 import { WriterThread, type GroupWriter, type LastReportRow } from './writer-thread.js';
 import { inlineWriter, threadWriter } from './group-writers.js';
+import { launchedWarm } from '../../runtime/warm-start.cjs';
 
 /**
  * Events per transaction at most. A commit blocks the event loop for a time that grows with its
@@ -139,6 +140,8 @@ export class SqliteEventLog implements EventLog {
     this.rebuildDedupe(db);
 
     this.writer = options.offThread === false ? inlineWriter(db) : threadWriter(db, options.synchronous, options.ringBytes);
+    // A process launched for serving starts its writer now: the first events do not wait for it.
+    if (launchedWarm()) this.writer.open();
   }
 
   private rebuildDedupe(db: SqliteDatabase): void {

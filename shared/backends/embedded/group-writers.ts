@@ -25,6 +25,7 @@ export function inlineWriter(db: SqliteDatabase): GroupWriter {
     probe: async (now, padBytes) => {
       probe.run(now, padBytes);
     },
+    open: () => undefined,
     close: async () => {},
   };
 }

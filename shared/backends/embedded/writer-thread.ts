@@ -19,6 +19,8 @@ export interface GroupWriter {
   write(group: GroupToWrite): Promise<void>;
   /** Commits the readiness probe row on the connection that commits events; rejects if it cannot. */
   probe(now: number, padBytes: number): Promise<void>;
+  /** Gets ready to write before the first write comes (the writer thread starts). */
+  open(): void;
   close(): Promise<void>;
 }
 
@@ -103,6 +105,11 @@ export class WriterThread implements GroupWriter {
   private readonly counts = { waitsForSpace: 0, transferred: 0, wrapsBefore: 0 };
 
   constructor(private readonly options: WriterThreadOptions) {}
+
+  /** Starts the thread now rather than at the first write (a process launched warm: warm-start.cjs). */
+  open(): void {
+    if (this.running === null) this.start();
+  }
 
   write(group: GroupToWrite): Promise<void> {
     return this.send(

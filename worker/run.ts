@@ -1,7 +1,7 @@
 import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
 import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/kafka/security.js';
-import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, plaintextOnTlsPort, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
+import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, LONG_STATEMENT_TIMEOUT_MS, plaintextOnTlsPort, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
@@ -231,6 +231,7 @@ class KafkaClickHouseWorker implements Worker {
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   if (!(options.batchRows >= 1) || !(options.batchMs >= 1)) throw new Error('batchRows and batchMs must be at least 1');
   const client = createClickHouseClient(options.clickhouse);
+  const longStatements = createClickHouseClient({ ...options.clickhouse, requestTimeoutMs: LONG_STATEMENT_TIMEOUT_MS });
   const startDeadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   const database = options.clickhouse.database;
   let writer: ClickHouseEventWriter;
@@ -238,7 +239,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   try {
     const url = options.clickhouse.url;
     const migrate = (): ReturnType<typeof ensureSchema> =>
-      ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }).catch(async (err: unknown) => {
+      ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0, longStatements, log: (fields, message) => options.logger.info(fields, message) }).catch(async (err: unknown) => {
         throw (await plaintextOnTlsPort(url, err)) ?? err;
       });
     const schema = await retry(migrate, {
@@ -262,6 +263,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (schema.exactlyOnce && schema.family === 'legacy') {
       options.logger.warn({ database }, 'this database holds the 18.16 schema on a current ClickHouse: kept as is (docs/analytics.md tells how to move it to the current schema)');
     }
+    await longStatements.close().catch(() => undefined);
     writer = new ClickHouseEventWriter(client, database, {
       family: schema.family,
       exactlyOnce: schema.exactlyOnce,
@@ -271,6 +273,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     });
   } catch (err) {
     await client.close().catch(() => undefined);
+    await longStatements.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorMessage(err.lastError)}`) : err;
   }
   const kafka: KafkaClientOptions = {

@@ -18,10 +18,18 @@ export interface PieceOptions {
 }
 
 /**
+ * Halvings of a batch at most: pieces of a sixteenth. A server that times out whatever the size
+ * (stalled, cut off) would otherwise leave a batch of 20,000 in single events when it heals, and
+ * 20,000 inserts of one row are 20,000 parts for 18.16 to merge.
+ */
+const MAX_HALVINGS = 4;
+
+/**
  * Inserts a batch's events, retried with backoff until every one is stored. An attempt that timed
  * out (ClickHouse said nothing for CLICKHOUSE_INSERT_TIMEOUT_MS: on 18.16, a block writing parts
  * into many partitions already holding many parts) is tried again as two halves, in order, each
- * under its own token; a half that times out again is halved again, down to single events. A
+ * under its own token; a half that times out again is halved again, to a sixteenth of the batch
+ * (MAX_HALVINGS), then retried as it is. A
  * smaller block writes fewer parts and answers sooner, so the worker makes progress where a
  * retry of the whole would time out for ever (and the stuck watchdog, seeing no insert succeed
  * while ClickHouse answers, would end the process). 18.16 finishes an insert the client stopped
@@ -30,11 +38,11 @@ export interface PieceOptions {
  * multiply the inserts, and the parts, once it answers again.
  */
 export async function insertInPieces(messages: readonly BufferedMessage[], options: PieceOptions): Promise<void> {
-  const pieces: (readonly BufferedMessage[])[] = [messages];
+  const pieces: { messages: readonly BufferedMessage[]; halvings: number }[] = [{ messages, halvings: 0 }];
   let attempt = 0;
   let lastError: unknown = null;
   while (pieces.length > 0) {
-    const piece = pieces[0]!;
+    const { messages: piece, halvings } = pieces[0]!;
     const decoded = piece.flatMap((m) => (m.decoded === null ? [] : [m.decoded]));
     if (decoded.length === 0) {
       pieces.shift();
@@ -50,10 +58,10 @@ export async function insertInPieces(messages: readonly BufferedMessage[], optio
       attempt = 0;
     } catch (err) {
       lastError = err;
-      const split = decoded.length > 1 && isInsertTimeout(err);
+      const split = decoded.length > 1 && halvings < MAX_HALVINGS && isInsertTimeout(err);
       if (split) {
         const half = Math.ceil(piece.length / 2);
-        pieces.splice(0, 1, piece.slice(0, half), piece.slice(half));
+        pieces.splice(0, 1, { messages: piece.slice(0, half), halvings: halvings + 1 }, { messages: piece.slice(half), halvings: halvings + 1 });
       }
       const delayMs = backoffDelay(attempt, options.backoff);
       attempt++;

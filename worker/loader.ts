@@ -92,6 +92,11 @@ export class Loader {
     return this.insertFailures.failing;
   }
 
+  /** When inserts started failing since the last one that succeeded (epoch ms), null while they work. */
+  get insertsFailingSince(): number | null {
+    return this.insertFailures.failingSince;
+  }
+
   /** Last-report updates fail since the last one that succeeded. */
   get reportsFailing(): boolean {
     return this.reportFailures.failing;

@@ -22,7 +22,7 @@ runProcess('worker', async (config, logger) => {
     const schema = await ensureSchema(client, config.clickhouse.database, {
       retentionDays: config.clickhouse.retentionDays,
       longStatements,
-      log: (fields, message) => logger.info(fields, message),
+      log: (fields, message, level = 'info') => logger[level](fields, message),
     });
     logger.info({ database: config.clickhouse.database, schema: schema.family, applied: schema.applied, version: schema.current }, 'ClickHouse migrations applied');
   } finally {

@@ -3,25 +3,29 @@
  * shared/backends/clickhouse/repartition.ts), on the real server:
  * - a database at version 2 holding events whose device clocks span decades is moved: every row
  *   the same, the views' tables (`latest_positions`, `arrivals`) untouched, a handful of partitions
- *   where there were a hundred; a run cut short (after a month's attach and before its drop, with
+ *   where there were a hundred; a run cut short (after a step's attach and before its drop, with
  *   its staging table left behind) and two runs at once still end with every row once; rows
- *   inserted while it moves are kept and counted once by `arrivals`;
- * - an insert into a version-2 table that times out (a block over 40 device months) is stored in
- *   halves, then quarters, by the worker's piece logic;
+ *   inserted while it moves are kept and counted once by `arrivals`; the drop of the emptied
+ *   former table waits for an insert begun before the run, or is put off to the next start;
+ * - an insert that times out (a view sleeping 100 ms a row stands in for the slow server) is stored
+ *   in halves, then quarters, by the worker's piece logic;
  * - end to end (two gateways, Kafka, the worker with its stuck watchdog): 1,804 events with device
  *   clocks spread over 1970-2100, sent in batches; every insert under a second, two active
- *   partitions at most, and the watchdog never fires.
+ *   partitions at most, and the watchdog never fires; then inserts made slow (a view sleeping per
+ *   row) time out and go in in pieces, and the watchdog still never fires.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouseClient, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
 import { FORMER_EVENTS, partitionEventsByReceivedMonth, partitionKey, RECEIVED_MONTH_KEY } from '../../shared/backends/clickhouse/repartition.js';
 import { appliedVersions, migrate, MIGRATIONS } from '../../shared/backends/clickhouse/schema.js';
+import { ensureSchema } from '../../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter } from '../../shared/backends/clickhouse/writer.js';
 import type { EventRecord } from '../../shared/backends/types.js';
 import { credentials, event, xmlParams } from '../helpers/harness.js';
 import { startCluster, type Cluster } from '../helpers/scale-out.js';
 import { services, uniqueName } from '../helpers/services.js';
 import { makeEvent } from '../helpers/worker-fixture.js';
+import { waitFor } from '../helpers/wait.js';
 import { Rng } from '../fuzz/prng.js';
 import { batchToken } from '../../worker/batch.js';
 import { insertInPieces } from '../../worker/insert-pieces.js';
@@ -115,7 +119,7 @@ describe('migration 3 on ClickHouse 18.16: events move to partitions by the mont
     expect(await appliedVersions(client, db)).toEqual([1, 2, 3]);
   });
 
-  it('a run cut short between a month’s attach and its drop, its staging table left behind, then run again: every row once', { timeout: 180_000 }, async () => {
+  it('a run cut short between a step’s attach and its drop, its staging table left behind, then run again: every row once', { timeout: 180_000 }, async () => {
     const db = await version2Database();
     const d = quoteIdentifier(db);
     await insert(db, decadesOfClocks(200, 2, 1, 1));
@@ -126,16 +130,35 @@ describe('migration 3 on ClickHouse 18.16: events move to partitions by the mont
     expect(await partitionKey(client, db, 'events')).toBe(RECEIVED_MONTH_KEY);
     // Half of the next month's work, as a killed process leaves it: copied and attached, not dropped from the former table.
     const [next] = await rows<{ p: string }>(`SELECT min(partition) AS p FROM system.parts WHERE database = '${db}' AND table = '${FORMER_EVENTS}' AND active`);
-    await client.command({ query: `CREATE TABLE ${d}.events_moving_deadbeef0000 AS ${d}.events` });
-    await client.command({ query: `INSERT INTO ${d}.events_moving_deadbeef0000 SELECT * FROM ${d}.${FORMER_EVENTS} WHERE toYYYYMM(event_time) = ${Number(next!.p)}` });
-    for (const { p } of await rows<{ p: string }>(`SELECT DISTINCT partition AS p FROM system.parts WHERE database = '${db}' AND table = 'events_moving_deadbeef0000' AND active`)) {
-      await client.command({ query: `ALTER TABLE ${d}.events ATTACH PARTITION ${Number(p)} FROM ${d}.events_moving_deadbeef0000` });
+    await client.command({ query: `CREATE TABLE ${d}.events_moving AS ${d}.events` });
+    await client.command({ query: `INSERT INTO ${d}.events_moving SELECT * FROM ${d}.${FORMER_EVENTS} WHERE toYYYYMM(event_time) = ${Number(next!.p)}` });
+    for (const { p } of await rows<{ p: string }>(`SELECT DISTINCT partition AS p FROM system.parts WHERE database = '${db}' AND table = 'events_moving' AND active`)) {
+      await client.command({ query: `ALTER TABLE ${d}.events ATTACH PARTITION ${Number(p)} FROM ${d}.events_moving` });
     }
     // Until the move ends, the months not yet moved are not in `events`.
     expect((await snapshot(db)).events.length).toBeLessThan(before.events.length);
     expect((await migrate(client, db)).applied).toEqual([3]);
     expect(await snapshot(db)).toEqual(before);
     expect(await tableNames(db)).toEqual(FINAL_TABLES);
+  });
+
+  it('puts the drop of the emptied former table off while an older insert runs; the next start drops it', { timeout: 180_000 }, async () => {
+    const db = await version2Database();
+    const d = quoteIdentifier(db);
+    await insert(db, decadesOfClocks(50, 5, 1, 1));
+    const before = await snapshot(db);
+    await client.command({ query: `CREATE TABLE ${d}.scratch (x UInt8) ENGINE = Memory` });
+    // An insert begun before the run and lasting 12 s (18.16's sleep() stops at 3 s a block: 4 blocks of one row).
+    const older = client.command({ query: `INSERT INTO ${d}.scratch SELECT sleep(3) FROM system.numbers LIMIT 4`, clickhouse_settings: { max_block_size: '1' } });
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await partitionEventsByReceivedMonth(client, db, { waitForInsertsMs: 500 });
+    expect(await tableNames(db)).toContain(FORMER_EVENTS);
+    expect(await activePartitions(db, FORMER_EVENTS)).toBe(0);
+    await older;
+    // A worker's next start (ensureSchema) finishes it.
+    await ensureSchema(client, db, { retentionDays: 0 });
+    expect(await tableNames(db)).toEqual([...FINAL_TABLES, 'scratch'].sort());
+    expect(await snapshot(db)).toEqual(before);
   });
 
   it('two runs at once, and inserts going on meanwhile: every row once, each counted once by arrivals', { timeout: 180_000 }, async () => {
@@ -165,33 +188,33 @@ describe('migration 3 on ClickHouse 18.16: events move to partitions by the mont
 });
 
 describe('an insert that times out goes in in pieces (worker/insert-pieces.ts), on the real 18.16', () => {
-  it('40 events over 40 device months (about 100 ms a month here) against a 2 s timeout: halves, then quarters, all stored', { timeout: 180_000 }, async () => {
-    // A version-2 table is what makes an insert slow: a part written in every device month it touches.
-    const db = await version2Database();
-    const slow = createClickHouseClient({ url: svc.clickhouseUrl, database: 'default', username: 'default', password: '', requestTimeoutMs: 2000 });
+  it('24 events at 100 ms each against a 1 s timeout: halves, then quarters, all stored', { timeout: 120_000 }, async () => {
+    const db = uniqueName('rp');
+    databases.push(db);
+    await migrate(client, db);
+    // A view that sleeps 100 ms per row stands in for a slow server (18.16's sleepEachRow: the time does not depend on the box's load).
+    await client.command({ query: `CREATE MATERIALIZED VIEW ${quoteIdentifier(db)}.slow_mv ENGINE = Null AS SELECT sleepEachRow(0.1) AS slept FROM ${quoteIdentifier(db)}.events` });
+    const slow = createClickHouseClient({ url: svc.clickhouseUrl, database: 'default', username: 'default', password: '', requestTimeoutMs: 1000 });
     try {
       const writer = new ClickHouseEventWriter(slow, db);
-      const batch = Array.from({ length: 40 }, (_, i) => ({
-        partition: 0,
-        offset: BigInt(i),
-        arrivedAt: 0,
-        decoded: { id: BigInt(i + 1), event: makeEvent({ eventTime: { epochMs: Date.UTC(1980 + i, 5, 1), subMsTicks: 0 } }) },
-      }));
+      const batch = Array.from({ length: 24 }, (_, i) => ({ partition: 0, offset: BigInt(i), arrivedAt: 0, decoded: { id: BigInt(i + 1), event: makeEvent() } }));
       const failures: { rows: number; split: boolean }[] = [];
       const stored: number[] = [];
       await insertInPieces(batch, {
         writer,
         tokenOf: (piece) => batchToken('t', 0, piece),
-        backoff: { initialMs: 100, maxMs: 1000 },
+        backoff: { initialMs: 100, maxMs: 500 },
         shouldStop: () => false,
         onFailure: (_err, { rows, split }) => failures.push({ rows, split }),
         onStored: (rows) => stored.push(rows),
       });
-      console.log(`[pieces] 40 device months, 2 s timeout: failed attempts ${JSON.stringify(failures)}, stored pieces ${JSON.stringify(stored)}`);
-      expect(failures[0]).toEqual({ rows: 40, split: true });
-      expect(stored.reduce((a, b) => a + b, 0)).toBe(40);
-      expect(Math.max(...stored)).toBeLessThanOrEqual(20);
-      // Every event once when read (a timed-out piece that 18.16 finished anyway is a duplicate the table collapses).
+      expect(failures).toEqual([
+        { rows: 24, split: true },
+        { rows: 12, split: true },
+        { rows: 12, split: true },
+      ]);
+      expect(stored).toEqual([6, 6, 6, 6]);
+      // Every event once when read (18.16 finished the inserts the client gave up on: duplicates the table collapses).
       const ids = await rows<{ id: string }>(`SELECT id FROM ${quoteIdentifier(db)}.events ORDER BY id LIMIT 1 BY id`);
       expect(ids.map((r) => Number(r.id))).toEqual(batch.map((m) => Number(m.decoded.id)));
     } finally {
@@ -204,8 +227,9 @@ describe('device clocks over decades, end to end on 18.16: inserts stay fast and
   let c: Cluster;
   let watchdogFired = false;
   beforeAll(async () => {
-    // The stuck watchdog at 5 s: it fired after 60 s of timed-out inserts when partitions were by the device's month.
-    c = await startCluster({ STUCK_EXIT_SECONDS: '5', WORKER_BATCH_MS: '50' });
+    // The stuck watchdog at 5 s (it fired after 60 s of timed-out inserts when partitions were by the
+    // device's month), inserts timed out at 1 s.
+    c = await startCluster({ STUCK_EXIT_SECONDS: '5', CLICKHOUSE_INSERT_TIMEOUT_MS: '1000', WORKER_BATCH_MS: '300' });
     void c.worker.failed?.then(() => (watchdogFired = true));
     await c.gw1.provider('acme', 'secret-1');
   }, 120_000);
@@ -238,6 +262,27 @@ describe('device clocks over decades, end to end on 18.16: inserts stay fast and
     console.log(`[decades] 1,804 events, device clocks over 1970-2100: inserts ${insertCount(histogram)}, over 1 s: ${slowest}; active partitions ${await activePartitions(db)}`);
     expect(insertCount(histogram)).toBeGreaterThan(0);
     expect(slowest).toBe(0);
+    expect(watchdogFired).toBe(false);
+  });
+
+  it('inserts that time out (a view sleeping 10 ms a row, 2.5 s a batch against 1 s): in pieces, all stored, the watchdog never fires', { timeout: 120_000 }, async () => {
+    const db = quoteIdentifier(c.env.CLICKHOUSE_DATABASE!);
+    await client.command({ query: `CREATE MATERIALIZED VIEW ${db}.slow_mv ENGINE = Null AS SELECT sleepEachRow(0.01) AS slept FROM ${db}.events` });
+    const before = insertCount(await c.workerMetrics.text());
+    // One vehicle, so one Kafka partition and one batch of 250.
+    const items = Array.from({ length: 250 }, (_, i) => `<pEvento>${xmlParams(event({ Codigo: `slow-${i}` }))}</pEvento>`);
+    const r = await c.gw1.soap11('LoginYInsertarEventos', `${xmlParams(credentials())}<Eventos>${items.join('')}</Eventos>`);
+    const ids = [...r.text.matchAll(/<int>(-?\d+)<\/int>/g)].map((m) => Number(m[1]));
+    expect(ids.filter((id) => id > 0)).toHaveLength(250);
+    expect((await c.waitForRows(ids, 60_000)).size).toBe(250);
+    // Rows show before the insert answers (the view sleeps after the table has them): wait for the worker's count.
+    const inserts = await waitFor('the worker storing the batch in pieces', async () => {
+      const n = insertCount(await c.workerMetrics.text()) - before;
+      return n >= 4 ? n : undefined;
+    }, 60_000);
+    console.log(`[slow] 250 events at 10 ms a row against a 1 s insert timeout: stored in ${inserts} inserts`);
+    // Two checks of the watchdog (every 5 s) past the last insert.
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
     expect(watchdogFired).toBe(false);
   });
 });

@@ -32,8 +32,8 @@ export interface MigrationContext {
   log: MigrationLog;
 }
 
-/** Where a long migration reports its progress (the worker's logger). */
-export type MigrationLog = (fields: Record<string, unknown>, message: string) => void;
+/** Where a long migration reports its progress, and what it could not do (the worker's logger). */
+export type MigrationLog = (fields: Record<string, unknown>, message: string, level?: 'info' | 'warn') => void;
 
 /** .NET DateTime.Ticks of the Unix epoch divided by 10,000: ms from 0001-01-01 to 1970-01-01. */
 const NET_EPOCH_OFFSET_MS = 62_135_596_800_000;

@@ -95,6 +95,24 @@ describe('insertInPieces', () => {
     expect(writer.stored.map((s) => s.ids)).toEqual(batch.map((m) => [m.decoded!.id]));
   });
 
+  it('halves a batch four times at most (a sixteenth), then retries that piece as it is', async () => {
+    // A server that times out whatever the size: splitting further would only multiply inserts.
+    const writer = new FakeWriter(0, timeout);
+    let attempts = 0;
+    const { o, failures } = options(writer, { shouldStop: () => ++attempts > 8 });
+    await expect(insertInPieces(messages(160), o)).rejects.toBeInstanceOf(RetryAborted);
+    expect(failures.map((f) => [f.rows, f.split])).toEqual([
+      [160, true],
+      [80, true],
+      [40, true],
+      [20, true],
+      [10, false],
+      [10, false],
+      [10, false],
+      [10, false],
+    ]);
+  });
+
   it('retries any other failure as it is, without splitting, until it works', async () => {
     const writer = new FakeWriter(100, timeout, 3);
     const { o, failures } = options(writer);

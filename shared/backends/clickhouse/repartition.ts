@@ -119,9 +119,15 @@ async function releaseLock(client: ClickHouseClient, database: string): Promise<
 /** Drops a lock whose holder is gone (silent past its limit; a server restart empties it too); true when it did. */
 async function breakDeadLock(client: ClickHouseClient, database: string): Promise<boolean> {
   const t = tableIn(database);
-  const [lock] = await rows<{ age: string }>(client, `SELECT toUInt64(now() - metadata_modification_time) AS age FROM system.tables WHERE database = ${quoteString(database)} AND name = ${quoteString(LOCK)}`);
+  const [lock] = await rows<{ age: string }>(client, `SELECT toUInt64(greatest(0, now() - metadata_modification_time)) AS age FROM system.tables WHERE database = ${quoteString(database)} AND name = ${quoteString(LOCK)}`);
   if (lock === undefined) return true;
-  const [beat] = await rows<{ steps: string; silent: string }>(client, `SELECT count() AS steps, toUInt64(now() - max(step)) AS silent FROM ${t(LOCK)}`);
+  // The holder may drop it meanwhile: then it is free.
+  const beats = await rows<{ steps: string; silent: string }>(client, `SELECT count() AS steps, toUInt64(greatest(0, now() - max(step))) AS silent FROM ${t(LOCK)}`).catch((err: unknown) => {
+    if (err instanceof Error && /doesn't exist|does not exist|UNKNOWN_TABLE/i.test(err.message)) return null;
+    throw err;
+  });
+  if (beats === null) return true;
+  const [beat] = beats;
   const silent = beat === undefined || beat.steps === '0' ? Number(lock.age) : Number(beat.silent);
   const limit = (await partitionKey(client, database, 'events')) === RECEIVED_MONTH_KEY ? LOCK_SILENT_WHILE_MOVING_S : LOCK_SILENT_BEFORE_SWAP_S;
   if (silent <= limit) return false;

@@ -214,8 +214,12 @@ async function moveMonths(client: ClickHouseClient, database: string, options: R
     if (stuck !== undefined) throw new Error(`month ${stuck.partition} of ${database}.${FORMER_EVENTS} is still there after being moved and dropped 3 times`);
     await heartbeat(client, database);
     const list = step.map((m) => sqlUInt(m.partition)).join(', ');
+    // By name: a column a later migration added to `events` while a move was unfinished takes its default.
+    const columns = (await rows<{ name: string }>(client, `SELECT name FROM system.columns WHERE database = ${quoteString(database)} AND table = ${quoteString(FORMER_EVENTS)}`))
+      .map((c) => quoteIdentifier(c.name))
+      .join(', ');
     await (options.longStatements ?? client).command({
-      query: `INSERT INTO ${table(STAGING)} SELECT * FROM ${table(FORMER_EVENTS)} WHERE toYYYYMM(event_time) IN (${list})`,
+      query: `INSERT INTO ${table(STAGING)} (${columns}) SELECT ${columns} FROM ${table(FORMER_EVENTS)} WHERE toYYYYMM(event_time) IN (${list})`,
     });
     for (const { partition } of await activePartitions(client, database, STAGING)) {
       await client.command({ query: `ALTER TABLE ${table('events')} ATTACH PARTITION ${sqlUInt(partition)} FROM ${table(STAGING)}` });

@@ -4,6 +4,7 @@ import { FailureLog } from '../shared/runtime/failure-log.js';
 import { decodeEvent } from '../shared/events/wire.js';
 import type { ClickHouseEventWriter } from '../shared/backends/clickhouse/writer.js';
 import { retry, RetryAborted, sleep } from './backoff.js';
+import { insertInPieces } from './insert-pieces.js';
 import { batchToken, gridEnd, latestReports, poisonMessage, type BufferedMessage } from './batch.js';
 import { OffsetCommits, type PartitionOffsets } from './offset-commits.js';
 
@@ -30,9 +31,9 @@ interface PartitionQueue extends PartitionOffsets {
  * partition's messages in batches (batchRows, cut on a fixed grid of offsets, or batchMs, whichever
  * first), records last reports, then commits that partition's offsets. Partitions insert in
  * parallel, one insert in flight each, so a slow insert of one does not hold the others and order
- * within a partition is kept. A batch is retried with backoff until stored; offsets move only
- * after that, so nothing is ever committed that is not in ClickHouse. Memory is bounded by
- * maxBuffered (fetching pauses past it).
+ * within a partition is kept. A batch is retried with backoff until stored, in halves after an
+ * attempt that timed out (insert-pieces.ts); offsets move only after that, so nothing is ever
+ * committed that is not in ClickHouse. Memory is bounded by maxBuffered (fetching pauses past it).
  */
 export class Loader {
   readonly stats: LoaderStats = {
@@ -89,6 +90,11 @@ export class Loader {
   /** Inserts fail since the last one that succeeded. */
   get insertsFailing(): boolean {
     return this.insertFailures.failing;
+  }
+
+  /** When inserts started failing since the last one that succeeded (epoch ms), null while they work. */
+  get insertsFailingSince(): number | null {
+    return this.insertFailures.failingSince;
   }
 
   /** Last-report updates fail since the last one that succeeded. */
@@ -272,35 +278,26 @@ export class Loader {
   /** Insert (retried) → last reports (retried) → commit. Throws RetryAborted on abort / drain timeout. */
   private async store(q: PartitionQueue, messages: BufferedMessage[]): Promise<void> {
     const { logger, metrics, backoff } = this.options;
-    const decoded = messages.flatMap((m) => (m.decoded === null ? [] : [m.decoded]));
-    if (decoded.length > 0) {
-      const batch = this.writer.encode(decoded, Date.now());
-      const token = batchToken(this.options.topic, q.partition, messages);
-      let seconds = 0;
-      await retry(
-        async () => {
-          const started = performance.now();
-          await this.writer.insert(batch, token);
-          seconds = (performance.now() - started) / 1000;
-        },
-        {
-          backoff,
-          shouldStop: this.giveUp,
-          wake: this.wake,
-          onFailure: (err, attempt, delayMs) => {
-            this.stats.insertRetries++;
-            this.insertFailures.failed(errorMessage(err), { attempt, delayMs, rows: batch.rows });
-          },
-        },
-      );
-      this.insertFailures.ok();
-      this.stats.insertedRows += batch.rows;
-      this.stats.batches++;
-      this.stats.lastBatchSize = batch.rows;
-      this.stats.maxBatchSize = Math.max(this.stats.maxBatchSize, batch.rows);
-      metrics?.batchSize(batch.rows);
-      metrics?.insertSeconds(seconds);
-    }
+    await insertInPieces(messages, {
+      writer: this.writer,
+      tokenOf: (piece) => batchToken(this.options.topic, q.partition, piece),
+      backoff,
+      shouldStop: this.giveUp,
+      wake: this.wake,
+      onFailure: (err, { attempt, delayMs, rows, split }) => {
+        this.stats.insertRetries++;
+        this.insertFailures.failed(errorMessage(err), { attempt, delayMs, rows, ...(split ? { split: 'timed out: inserting it in two halves' } : {}) });
+      },
+      onStored: (rows, seconds) => {
+        this.insertFailures.ok();
+        this.stats.insertedRows += rows;
+        this.stats.batches++;
+        this.stats.lastBatchSize = rows;
+        this.stats.maxBatchSize = Math.max(this.stats.maxBatchSize, rows);
+        metrics?.batchSize(rows);
+        metrics?.insertSeconds(seconds);
+      },
+    });
 
     const updates = latestReports(messages);
     if (updates.length > 0) {

@@ -89,7 +89,14 @@ export async function startWorkerProcess(
     const watchdog = new StuckWatchdog(
       [
         { name: 'Kafka consumer', engine: 'Kafka', healthy: consuming, engineAnswers: () => kafkaAnswers(kafkaOptions, config.kafka.topic) },
-        { name: 'ClickHouse inserts', engine: 'ClickHouse', healthy: () => !running.failing().inserts, engineAnswers: () => clickhouseAnswers(clickhouse) },
+        {
+          name: 'ClickHouse inserts',
+          engine: 'ClickHouse',
+          healthy: () => !running.failing().inserts,
+          // Inserts that time out go in in pieces (insert-pieces.ts): failing and working by turns is not stuck.
+          failingSince: () => running.insertsFailingSince(),
+          engineAnswers: () => clickhouseAnswers(clickhouse),
+        },
         { name: 'last-report updates', engine: 'Redis', healthy: () => !running.failing().lastReports, engineAnswers: () => redisAnswers(redisOptions) },
         { name: 'Redis client', engine: 'Redis', healthy: () => redis.healthy(), engineAnswers: () => redisAnswers(redisOptions) },
       ],

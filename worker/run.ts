@@ -1,7 +1,7 @@
 import type { Config } from '../shared/config/index.js';
 import type { LastReportSink } from '../shared/backends/types.js';
 import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/kafka/security.js';
-import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, plaintextOnTlsPort, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
+import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, LONG_STATEMENT_TIMEOUT_MS, plaintextOnTlsPort, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';
 import { ClickHouseEventWriter, type InsertFormat } from '../shared/backends/clickhouse/writer.js';
 import { KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
@@ -96,6 +96,8 @@ export interface Worker {
   status(): WorkerStatus;
   /** Inserts, or last-report updates, failing since their last success (the stuck watchdog). */
   failing(): { inserts: boolean; lastReports: boolean };
+  /** When inserts started failing since the last success (epoch ms), null while they work. */
+  insertsFailingSince(): number | null;
   /** Resolves at the first join of the consumer group; rejects when the worker fails for good first. */
   readonly joined: Promise<void>;
   /** SIGTERM: stop fetching, insert and commit what is buffered (within drainTimeoutMs), disconnect. */
@@ -180,6 +182,10 @@ class KafkaClickHouseWorker implements Worker {
     return { inserts: this.loader.insertsFailing, lastReports: this.loader.reportsFailing };
   }
 
+  insertsFailingSince(): number | null {
+    return this.loader.insertsFailingSince;
+  }
+
   status(): WorkerStatus {
     const { phase, reason } = this.consumer.current;
     if (phase === 'consuming' && !this.loader.running) return { ready: false, phase: 'stopped', reason: 'stopping' };
@@ -231,6 +237,9 @@ class KafkaClickHouseWorker implements Worker {
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   if (!(options.batchRows >= 1) || !(options.batchMs >= 1)) throw new Error('batchRows and batchMs must be at least 1');
   const client = createClickHouseClient(options.clickhouse);
+  // Another transport (chdb's in-process engine) has no request timeout to outlast, and is shared: closing a second client would close it.
+  const longStatements = options.clickhouse.connection === undefined ? createClickHouseClient({ ...options.clickhouse, requestTimeoutMs: LONG_STATEMENT_TIMEOUT_MS }) : client;
+  const closeLong = (): Promise<void> => (longStatements === client ? Promise.resolve() : longStatements.close().catch(() => undefined));
   const startDeadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   const database = options.clickhouse.database;
   let writer: ClickHouseEventWriter;
@@ -238,7 +247,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   try {
     const url = options.clickhouse.url;
     const migrate = (): ReturnType<typeof ensureSchema> =>
-      ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0 }).catch(async (err: unknown) => {
+      ensureSchema(client, database, { retentionDays: options.retentionDays ?? 0, longStatements, log: (fields, message, level = 'info') => options.logger[level](fields, message) }).catch(async (err: unknown) => {
         throw (await plaintextOnTlsPort(url, err)) ?? err;
       });
     const schema = await retry(migrate, {
@@ -262,6 +271,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (schema.exactlyOnce && schema.family === 'legacy') {
       options.logger.warn({ database }, 'this database holds the 18.16 schema on a current ClickHouse: kept as is (docs/analytics.md tells how to move it to the current schema)');
     }
+    await closeLong();
     writer = new ClickHouseEventWriter(client, database, {
       family: schema.family,
       exactlyOnce: schema.exactlyOnce,
@@ -270,6 +280,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       ...(options.insertFormat === undefined ? {} : { format: options.insertFormat }),
     });
   } catch (err) {
+    await closeLong();
     await client.close().catch(() => undefined);
     throw err instanceof RetryAborted ? new Error(`ClickHouse at ${describeUrl(options.clickhouse.url)} ${refused.permanent ? 'refused the worker' : 'migrations failed'}: ${errorMessage(err.lastError)}`) : err;
   }

@@ -207,11 +207,9 @@ export class EventIngest {
     if (eventTime === null) return dateProblem('FechaHoraEvento', e.FechaHoraEvento);
     const receptionTime = instantOf(e.FechaHoraRecepcion, zone);
     if (receptionTime === null) return dateProblem('FechaHoraRecepcion', e.FechaHoraRecepcion);
-    const sensors: { clave: string; valor: string }[] = [];
+    // Every pSensor as sent, in order; a Clave or Valor that is absent or nil is '' (docs/protocol.md §Events).
     const sent = e.Sensores;
-    if (sent !== undefined && sent !== null) {
-      for (const s of sent) if (s.Clave !== null && s.Clave !== '') sensors.push({ clave: s.Clave, valor: s.Valor ?? '' });
-    }
+    const sensors = sent === undefined || sent === null ? [] : sent.map((s) => ({ clave: s.Clave ?? '', valor: s.Valor ?? '' }));
     // Out-of-range coordinates are stored, flagged: clients swap lat/lon by mistake (docs/protocol.md §Events).
     const inRange = Math.abs(e.Latitud) <= 90 && Math.abs(e.Longitud) <= 180;
     const valido = e.Valido ?? null;

@@ -53,7 +53,7 @@ static class Generate
         return sb.ToString();
     }
 
-    static string RuntimeName()
+    internal static string RuntimeName()
     {
         Type mono = Type.GetType("Mono.Runtime");
         if (mono == null) return ".NET " + Environment.Version;
@@ -212,7 +212,7 @@ static class Generate
         sb.Append(Json(name)).Append(": ").Append(Json(value));
     }
 
-    static string Json(string s)
+    internal static string Json(string s)
     {
         var sb = new StringBuilder("\"");
         foreach (char c in s) {

@@ -96,7 +96,7 @@ export const EVENT_FIELDS = {
   longitud: { kind: 'real', nullable: false, column: 'longitud', example: -58.4 },
   altitud: { kind: 'real', nullable: false, column: 'altitud', example: 25 },
   velocidad: { kind: 'real', nullable: false, column: 'velocidad', example: 60.5 },
-  /** Null when not sent. */
+  /** Heading. When each field is null or empty: presence.ts. */
   rumbo: { kind: 'real', nullable: true, column: 'rumbo', example: 90 },
   /** False when the coordinates are out of range (stored, flagged) or the device said so. */
   validPosition: { kind: 'bool', nullable: false, column: 'valid_position', example: true },

@@ -32,6 +32,11 @@ export class FailureLog {
     return this.since !== null;
   }
 
+  /** When the failures since the last success began (this log's clock), null while it works. */
+  get failingSince(): number | null {
+    return this.since;
+  }
+
   /** Failures since the last success. */
   get failures(): number {
     return this.total;

@@ -17,6 +17,13 @@ export interface WatchedComponent {
   engine: string;
   /** True while it works; from memory or one short call of the component's own client. */
   healthy(): boolean | Promise<boolean>;
+  /**
+   * When it last started failing (epoch ms, the watchdog's clock), if it keeps count itself: a
+   * success between two checks then starts the clock again, which two checks that both found it
+   * failing cannot tell (a worker whose inserts time out, then go in in pieces, fails and works
+   * by turns). Without it, the clock starts at the first check that finds it failing.
+   */
+  failingSince?(): number | null;
   /** Whether the engine answers a connection made for this question alone (closed after). */
   engineAnswers(): Promise<boolean>;
 }
@@ -78,7 +85,7 @@ export class StuckWatchdog {
           this.failingSince.delete(c);
           continue;
         }
-        const since = this.failingSince.get(c) ?? now();
+        const since = c.failingSince?.() ?? this.failingSince.get(c) ?? now();
         this.failingSince.set(c, since);
         const failingMs = now() - since;
         if (failingMs < this.options.limitMs) continue;

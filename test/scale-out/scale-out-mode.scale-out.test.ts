@@ -42,19 +42,20 @@ describe('scale-out mode', () => {
     expect((admin.json as { events: { id: string }[] }).events.map((e) => e.id)).toContain(String(id));
   });
 
-  it('the batch operation and LoginYInsertarEvento2 with sensors', async () => {
+  it('the batch operation and LoginYInsertarEvento2 with sensors, those without a Clave included', async () => {
     const ev = (o: Record<string, string>) => `<pEvento>${xmlParams(event(o))}</pEvento>`;
     const batch = await c.gw2.soap11('LoginYInsertarEventos', `${xmlParams(credentials())}<Eventos>${ev({ Codigo: 'b1' })}${ev({ Codigo: 'b2', FechaHoraEvento: 'nope' })}${ev({ Codigo: 'b3' })}</Eventos>`);
     const codes = [...batch.text.matchAll(/<int>(-?\d+)<\/int>/g)].map((m) => Number(m[1]));
     expect(codes).toHaveLength(3);
     expect(codes[1]).toBe(-3);
-    const sensors = '<Sensores><pSensor><Clave>temp</Clave><Valor>21.5</Valor></pSensor></Sensores>';
+    // Every reading as sent, those without a Clave too (docs/protocol.md §Events).
+    const sensors = '<Sensores><pSensor><Clave>temp</Clave><Valor>21.5</Valor></pSensor><pSensor><Clave></Clave><Valor>x</Valor></pSensor><pSensor><Valor>y</Valor></pSensor></Sensores>';
     const withSensors = await c.gw1.soap12('LoginYInsertarEvento2', `${xmlParams({ ...credentials(), ...event({ Codigo: 's1' }), Valido: 'true' })}${sensors}`);
     const sid = idOf(withSensors.text);
     const rows = await c.waitForRows([codes[0]!, codes[2]!, sid]);
     expect(rows.get(codes[0]!)?.codigo).toBe('b1');
     expect(rows.get(codes[2]!)?.codigo).toBe('b3');
-    expect(rows.get(sid)).toMatchObject({ sensor_keys: ['temp'], sensor_values: ['21.5'], valido: 1 });
+    expect(rows.get(sid)).toMatchObject({ sensor_keys: ['temp', '', ''], sensor_values: ['21.5', 'x', 'y'], valido: 1 });
   });
 
   it('limits and unstorable values: -3 for that event only, the others reach ClickHouse', async () => {

@@ -23,6 +23,13 @@ export interface ClickHouseOptions {
 }
 
 /**
+ * The request timeout of a client for migration statements that copy data (a month of events in
+ * 18.16's migration 3): an hour, as long as the largest month should take; 18.16 finishes such a
+ * statement even when the client stops waiting, so this bounds only how long a run waits for it.
+ */
+export const LONG_STATEMENT_TIMEOUT_MS = 3_600_000;
+
+/**
  * A client usable against ClickHouse 18.16 and current releases alike. It is created without a
  * default database (the database may not exist yet when migrations run), so every statement names
  * its tables as `db`.`table`. 64-bit integers are asked for as quoted text explicitly (18.16 and
@@ -63,6 +70,15 @@ export function clickHouseOptionsFromConfig(clickhouse: Config['clickhouse'] & {
 export function isPermanentClickHouseError(err: unknown): boolean {
   const text = err instanceof Error ? `${err.message} ${(err as NodeJS.ErrnoException).code ?? ''}` : String(err);
   return /Code: (192|193|194|516)\b|AUTHENTICATION_FAILED|Authentication failed|password is incorrect|Wrong password|Unknown user|UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT|CERT_HAS_EXPIRED|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_SSL_|EPROTO|certificate/i.test(text);
+}
+
+/**
+ * An insert that got no answer in time: the client's request timeout (`Timeout error.`), a socket
+ * timeout, or the server's own limit (code 159, TIMEOUT_EXCEEDED). ClickHouse answers, slowly.
+ */
+export function isInsertTimeout(err: unknown): boolean {
+  const text = err instanceof Error ? `${err.message} ${(err as NodeJS.ErrnoException).code ?? ''}` : String(err);
+  return /Timeout error|ETIMEDOUT|Code: 159\b|TIMEOUT_EXCEEDED/i.test(text);
 }
 
 /** Whether ClickHouse answers a ping from a client made for this question alone (the stuck watchdog's check). */

@@ -55,7 +55,7 @@ function dateTimeText(epochMs: number): string {
   return text;
 }
 
-/** toYYYYMM of the clamped DateTime: the partition a row lands in. */
+/** toYYYYMM of the clamped DateTime of an instant: of `received_at`, the partition an 18.16 row lands in (migration 3). */
 export function partitionMonth(epochMs: number): number {
   const d = new Date(dateTimeSeconds(epochMs) * 1000);
   return d.getUTCFullYear() * 100 + d.getUTCMonth() + 1;

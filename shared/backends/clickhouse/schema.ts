@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from './client.js';
+import { partitionEventsByReceivedMonth } from './repartition.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
 
 /**
@@ -7,7 +8,8 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  * Syntax is limited to what ClickHouse 18.16 AND current releases both accept: no DateTime64,
  * LowCardinality, Bool, Map, TTL or query parameters; MergeTree family with PARTITION BY/ORDER BY;
  * materialized views with `TO`. Every statement is idempotent (`IF NOT EXISTS`), so a migration
- * interrupted half way is simply run again, and two workers starting at once do no harm.
+ * interrupted half way is simply run again, and two workers starting at once do no harm; so is a
+ * migration's `run` (version 3, repartition.ts).
  *
  * Never edit a migration that has shipped: append a new one. 18.16 has no `ADD COLUMN IF NOT
  * EXISTS`: write `ALTER TABLE {db}.events ADD COLUMN name Type`, one column per statement, and
@@ -18,7 +20,20 @@ export interface Migration {
   version: number;
   name: string;
   statements: readonly string[];
+  /** Work no statement list can do (18.16 has no IF for a RENAME), run after them; safe to repeat. */
+  run?: (context: MigrationContext) => Promise<void>;
 }
+
+export interface MigrationContext {
+  client: ClickHouseClient;
+  database: string;
+  /** For statements that may run longer than the client's request timeout (a month of events copied). */
+  longStatements: ClickHouseClient;
+  log: MigrationLog;
+}
+
+/** Where a long migration reports its progress, and what it could not do (the worker's logger). */
+export type MigrationLog = (fields: Record<string, unknown>, message: string, level?: 'info' | 'warn') => void;
 
 /** .NET DateTime.Ticks of the Unix epoch divided by 10,000: ms from 0001-01-01 to 1970-01-01. */
 const NET_EPOCH_OFFSET_MS = 62_135_596_800_000;
@@ -125,6 +140,16 @@ export const MIGRATIONS: readonly Migration[] = [
       GROUP BY bucket, system_user`,
     ],
   },
+  {
+    version: 3,
+    name: 'events partitioned by the month received',
+    statements: [],
+    run: ({ client, database, longStatements, log }) =>
+      partitionEventsByReceivedMonth(client, database, {
+        longStatements,
+        onMoved: (moved) => log({ database, ...moved }, 'moved device months of events into the table partitioned by the month received'),
+      }),
+  },
 ];
 
 function render(statement: string, database: string): string {
@@ -159,6 +184,7 @@ export async function migrate(
   client: ClickHouseClient,
   database: string,
   migrations: readonly Migration[] = MIGRATIONS,
+  options: { longStatements?: ClickHouseClient; log?: MigrationLog } = {},
 ): Promise<MigrationResult> {
   const db = quoteIdentifier(database);
   for (let i = 1; i < migrations.length; i++) {
@@ -183,6 +209,7 @@ export async function migrate(
   for (const migration of migrations) {
     if (done.has(migration.version)) continue;
     for (const statement of migration.statements) await runStatement(client, render(statement, database));
+    await migration.run?.({ client, database, longStatements: options.longStatements ?? client, log: options.log ?? (() => undefined) });
     const now = Math.floor(Date.now() / 1000);
     await client.command({
       query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at)

@@ -28,8 +28,9 @@ export type BinaryBodies = 'request' | 'file';
 
 /**
  * Current releases refuse an INSERT block that touches more than `max_partitions_per_insert_block`
- * (default 100) partitions; 18.16 does not know the setting. A batch whose rows span more
- * partitions than this (18.16 schema: devices with wrong clocks) is split into several inserts.
+ * (default 100) partitions; 18.16 does not know the setting. Both schemas partition by the month
+ * received, so a batch spans one or two; one that spans more (rows inserted by hand) is split into
+ * several inserts.
  */
 const MAX_PARTITIONS_PER_INSERT = 100;
 

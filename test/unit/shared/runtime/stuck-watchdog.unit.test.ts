@@ -1,7 +1,8 @@
 /**
  * The stuck watchdog: a component failing past the limit stops the process only while its engine
  * answers a fresh connection, with one line saying which and why; never before the limit, never
- * while the engine itself is unreachable, and a recovery resets the clock.
+ * while the engine itself is unreachable, and a recovery resets the clock, also one between two
+ * checks when the component keeps its own count.
  */
 import { describe, expect, it } from 'vitest';
 import { StuckWatchdog, type WatchedComponent } from '../../../../shared/runtime/stuck-watchdog.js';
@@ -76,6 +77,24 @@ describe('StuckWatchdog', () => {
     h.advance(50_000);
     expect(await h.watchdog.check()).toBe(false);
     expect(h.state.engineChecks).toBe(0);
+  });
+
+  it('a component that keeps its own count: a success between two checks that both find it failing starts the clock again', async () => {
+    let now = 0;
+    let since: number | null = 0;
+    const pieces: WatchedComponent = { name: 'ClickHouse inserts', engine: 'ClickHouse', healthy: () => since === null, failingSince: () => since, engineAnswers: async () => true };
+    const w = new StuckWatchdog([pieces], { limitMs: 5000, logger: { fatal: () => {}, warn: () => {} }, now: () => now });
+    expect(await w.check()).toBe(false);
+    // Failing at every check, 5 s apart, but a piece went in between each (its count started again).
+    for (let i = 1; i <= 10; i++) {
+      now = i * 5000;
+      since = now - 2000;
+      expect(await w.check()).toBe(false);
+    }
+    // Then nothing goes in for 5 s: stuck.
+    now += 3000;
+    expect(await w.check()).toBe(true);
+    expect((await w.failed).message).toMatch(/^ClickHouse inserts: failing for 5 s/);
   });
 
   it('a component whose health check throws counts as failing', async () => {

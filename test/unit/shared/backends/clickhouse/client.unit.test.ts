@@ -1,6 +1,6 @@
 import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { isPermanentClickHouseError, plaintextOnTlsPort } from '../../../../../shared/backends/clickhouse/client.js';
+import { isInsertTimeout, isPermanentClickHouseError, plaintextOnTlsPort } from '../../../../../shared/backends/clickhouse/client.js';
 
 describe('isPermanentClickHouseError: what the worker stops on at once instead of retrying', () => {
   it.each([
@@ -16,6 +16,16 @@ describe('isPermanentClickHouseError: what the worker stops on at once instead o
 
   it.each(['connect ECONNREFUSED 127.0.0.1:8123', 'read ECONNRESET', 'Timeout error.', 'Code: 159. DB::Exception: Timeout exceeded'])('retries %s', (message) => {
     expect(isPermanentClickHouseError(new Error(message))).toBe(false);
+  });
+});
+
+describe('isInsertTimeout: what the worker splits an insert on (worker/insert-pieces.ts)', () => {
+  it.each(['Timeout error.', 'Code: 159. DB::Exception: Timeout exceeded: elapsed 10.1 seconds', 'TIMEOUT_EXCEEDED', 'connect ETIMEDOUT 10.0.0.1:8123'])('%s', (message) => {
+    expect(isInsertTimeout(new Error(message))).toBe(true);
+  });
+
+  it.each(['connect ECONNREFUSED 127.0.0.1:8123', 'read ECONNRESET', 'Code: 252. DB::Exception: Too many parts (300)', 'Code: 27. Cannot parse input'])('not %s', (message) => {
+    expect(isInsertTimeout(new Error(message))).toBe(false);
   });
 });
 

@@ -85,8 +85,10 @@ static class TimeZones
 
     static string TzdataVersion()
     {
-        // Mono reads /usr/share/zoneinfo; its first line names the release ("# version 2025b").
-        const string path = "/usr/share/zoneinfo/tzdata.zi";
+        // Mono reads $TZDIR (generate.sh points it at the release Node's ICU carries), else
+        // /usr/share/zoneinfo; tzdata.zi's first line names the release ("# version 2026e").
+        string dir = Environment.GetEnvironmentVariable("TZDIR") ?? "/usr/share/zoneinfo";
+        string path = Path.Combine(dir, "tzdata.zi");
         if (!File.Exists(path)) return "unknown";
         string first = File.ReadAllLines(path)[0];
         return first.StartsWith("# version ") ? first.Substring("# version ".Length) : "unknown";

@@ -19,7 +19,7 @@ export interface ZoneFixture {
 
 export interface TimeZonesFixture {
   runtime: string;
-  /** The tz release Mono read (/usr/share/zoneinfo). */
+  /** The tz release Mono read (generate.sh: the one Node's ICU carries). */
   tzdata: string;
   firstLocalMinute: number;
   endLocalMinute: number;

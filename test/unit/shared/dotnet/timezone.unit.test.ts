@@ -157,7 +157,7 @@ describe('resolveInstant against .NET (Mono) for every transition, 1970-2037', (
     expect([...offsets].filter((o) => o !== 0).map(Math.abs).sort()).toEqual(expect.arrayContaining([30, 45]));
   });
 
-  it('ICU (Node) has the transitions the oracle read from /usr/share/zoneinfo, at the same instants and offsets', () => {
+  it('ICU (Node) has the transitions the oracle read, at the same instants and offsets', () => {
     const differences: string[] = [];
     for (const z of FIXTURE.zones) {
       for (const [at, before, after] of z.transitions) {

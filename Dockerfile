@@ -1,6 +1,6 @@
 # Gateway and worker image: one image, the command picks the process
 # (node --max-semi-space-size=64 --min-semi-space-size=64 dist/gateway/main.js | node dist/worker/main.js |
-#  node --max-semi-space-size=64 --min-semi-space-size=64 dist/main.js for the embedded mode; the flags: docs/running.md §Memory).
+#  node --max-semi-space-size=64 --min-semi-space-size=64 dist/main.js for the embedded mode; the flags: docs/running.md §Operating it).
 #
 # Node.js: the version of .node-version (the one CI runs), on Debian 12 (glibc 2.36), as CI's
 # machines; test/unit/repository/runtime.unit.test.ts holds both stages to .node-version.
@@ -31,5 +31,5 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8080 8081
-# The young generation size the gateway is tuned for (docs/running.md §Memory); the same flags as `npm start`.
+# The young generation size the gateway is tuned for (docs/running.md §Operating it); the same flags as `npm start`.
 CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=64", "dist/main.js"]

@@ -2,7 +2,7 @@
 /**
  * Warm from the first request: what a process launched for serving (`npm start`, the image, `npm
  * run gateway`: the launches that size V8's young generation with --min-semi-space-size,
- * docs/running.md §Memory) does before it takes traffic, so that its first seconds of load cost
+ * docs/running.md §Operating it) does before it takes traffic, so that its first seconds of load cost
  * what the later ones do (bench/warm-probe.ts measures it). Plain CommonJS: the SQLite writer thread
  * (writer-thread-main.cjs) runs it too, with no TypeScript loader.
  *

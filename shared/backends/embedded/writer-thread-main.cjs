@@ -53,7 +53,7 @@ const ringView = new DataView(buffer, controlBytes, capacity);
 const ring = makeReader(Buffer.from(buffer, controlBytes, capacity));
 
 /** Inserts a write message's events and last reports; `reader.pos` is at its body. */
-const write = db.transaction((/** @type {import('../../events/binary.js').BinaryReader} */ reader, /** @type {number} */ count) => {
+function write(/** @type {import('../../events/binary.js').BinaryReader} */ reader, /** @type {number} */ count) {
   const storedAt = reader.f64();
   for (let left = count; left > 0; ) {
     const rows = left < chunkRows ? left : chunkRows;
@@ -67,7 +67,7 @@ const write = db.transaction((/** @type {import('../../events/binary.js').Binary
   }
   const reports = reader.u32();
   for (let i = 0; i < reports; i++) upsert.run(reader.text(), reader.text(), reader.f64(), reader.u16());
-});
+}
 
 /** Runs one message whose header starts at `start` of `reader`'s buffer. */
 function handle(/** @type {import('../../events/binary.js').BinaryReader} */ reader, /** @type {DataView} */ view, /** @type {number} */ start) {
@@ -78,40 +78,96 @@ function handle(/** @type {import('../../events/binary.js').BinaryReader} */ rea
   if (type === MESSAGE.write) write(reader, count);
   else if (type === MESSAGE.probe) probe.run(reader.f64(), reader.u32());
   else if (type === MESSAGE.external) {
-    const body = receiveMessageOnPort(options.bodies);
-    if (body === undefined) throw new Error('external event group missing');
-    const own = Buffer.from(/** @type {ArrayBuffer} */ (body.message));
+    const own = externals.get(start);
+    if (own === undefined) throw new Error('external event group missing');
     handle(makeReader(own), new DataView(own.buffer, own.byteOffset, own.byteLength), 0);
   } else throw new Error(`unknown writer message type ${type}`);
 }
 
+/**
+ * The bodies of the external messages being committed, by their marker's position: received once,
+ * before the transaction, since a failed transaction is tried again message by message.
+ * @type {Map<number, Buffer>}
+ */
+const externals = new Map();
+
+/**
+ * Group commit: the messages published while the last commit ran go into one transaction, one
+ * fsync for all of them (under load the main thread publishes a group per event-loop turn, faster
+ * than the disk syncs). If that transaction fails, each message is tried again alone, so a failure
+ * is answered to the message that caused it only.
+ */
+const commitAll = db.transaction((/** @type {number[]} */ starts) => {
+  for (const start of starts) handle(ring, ringView, start);
+});
+const commitOne = db.transaction((/** @type {number} */ start) => handle(ring, ringView, start));
+
 let consumed = 0;
 let readPos = 0;
-for (;;) {
+/** @type {number[]} */
+const starts = [];
+/** @type {number[]} */
+const seqs = [];
+let closing = false;
+while (!closing) {
   // Sleeps until the main thread publishes; returns at once when it already has.
   Atomics.wait(control, CONTROL.published, consumed);
-  if (Atomics.load(control, CONTROL.published) === consumed) continue;
-  const size = ringView.getUint32(readPos, true);
-  const type = ringView.getUint32(readPos + 4, true);
-  const seq = ringView.getUint32(readPos + 8, true);
-  /** @type {{ seq: number, ok: boolean, error?: string } | null} */
-  let reply = null;
-  if (type !== MESSAGE.wrap && type !== MESSAGE.close) {
+  const published = Atomics.load(control, CONTROL.published);
+  if (published === consumed) continue;
+  // Everything published so far, up to a close marker.
+  starts.length = 0;
+  seqs.length = 0;
+  let taken = consumed;
+  let pos = readPos;
+  let freed = 0;
+  while (taken !== published && !closing) {
+    const size = ringView.getUint32(pos, true);
+    const type = ringView.getUint32(pos + 4, true);
+    if (type === MESSAGE.close) closing = true;
+    else if (type !== MESSAGE.wrap) {
+      if (type === MESSAGE.external) {
+        const body = receiveMessageOnPort(options.bodies);
+        if (body !== undefined) externals.set(pos, Buffer.from(/** @type {ArrayBuffer} */ (body.message)));
+      }
+      starts.push(pos);
+      seqs.push(ringView.getUint32(pos + 8, true));
+    }
+    pos = pos + size === capacity ? 0 : pos + size;
+    freed += size;
+    taken = (taken + 1) | 0;
+  }
+  /** @type {{ seqs: number[], ok: true } | null} */
+  let done = null;
+  /** @type {{ seq: number, ok: false, error: string }[]} */
+  const failed = [];
+  if (starts.length > 0) {
     try {
-      handle(ring, ringView, readPos);
-      reply = { seq, ok: true };
-    } catch (error) {
-      reply = { seq, ok: false, error: error instanceof Error ? error.message : String(error) };
+      commitAll(starts);
+      done = { seqs: seqs.slice(), ok: true };
+    } catch {
+      // One by one, in order: what fails alone is answered as failed, the rest committed.
+      /** @type {number[]} */
+      const committed = [];
+      for (let i = 0; i < starts.length; i++) {
+        try {
+          commitOne(/** @type {number} */ (starts[i]));
+          committed.push(/** @type {number} */ (seqs[i]));
+        } catch (error) {
+          failed.push({ seq: /** @type {number} */ (seqs[i]), ok: false, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      done = { seqs: committed, ok: true };
     }
   }
-  // Done with the bytes: free them before answering, so the answer finds the space.
-  readPos = readPos + size === capacity ? 0 : readPos + size;
-  consumed = (consumed + 1) | 0;
-  Atomics.sub(control, CONTROL.used, size);
+  externals.clear();
+  // Done with the bytes: free them before answering, so the answers find the space.
+  readPos = pos;
+  consumed = taken;
+  Atomics.sub(control, CONTROL.used, freed);
   Atomics.store(control, CONTROL.consumed, consumed);
   Atomics.notify(control, CONTROL.consumed);
-  if (reply !== null) port.postMessage(reply);
-  if (type === MESSAGE.close) break;
+  if (done !== null && done.seqs.length > 0) port.postMessage(done);
+  for (const reply of failed) port.postMessage(reply);
 }
 db.close();
 options.bodies.close();

@@ -40,11 +40,8 @@ const MAX_SEQ = 2 ** 31 - 2;
 /** Room for several groups of a thousand typical events (~300 bytes each); pages are touched only as used. */
 const DEFAULT_RING_BYTES = 4 * 1024 * 1024;
 
-interface Reply {
-  seq: number;
-  ok: boolean;
-  error?: string;
-}
+/** The thread's answer: the messages one commit made durable, or one message that failed. */
+type Reply = { seqs: number[]; ok: true } | { seq: number; ok: false; error: string };
 
 interface WriterThreadOptions {
   file: string;
@@ -97,12 +94,14 @@ interface HandoffStats {
   transferred: number;
   /** Wrap markers placed in the ring. */
   wraps: number;
+  /** Transactions the thread committed (the messages waiting when one starts share it). */
+  commits: number;
 }
 
 export class WriterThread implements GroupWriter {
   private running: Running | null = null;
   private seq = 0;
-  private readonly counts = { waitsForSpace: 0, transferred: 0, wrapsBefore: 0 };
+  private readonly counts = { waitsForSpace: 0, transferred: 0, wrapsBefore: 0, commits: 0 };
 
   constructor(private readonly options: WriterThreadOptions) {}
 
@@ -145,8 +144,8 @@ export class WriterThread implements GroupWriter {
   }
 
   get handoff(): HandoffStats {
-    const { waitsForSpace, transferred, wrapsBefore } = this.counts;
-    return { waitsForSpace, transferred, wraps: wrapsBefore + (this.running?.ring.wraps ?? 0) };
+    const { waitsForSpace, transferred, wrapsBefore, commits } = this.counts;
+    return { waitsForSpace, transferred, wraps: wrapsBefore + (this.running?.ring.wraps ?? 0), commits };
   }
 
   /**
@@ -203,11 +202,16 @@ export class WriterThread implements GroupWriter {
   }
 
   private settle(running: Running, reply: Reply): void {
-    const waiter = running.pending.get(reply.seq);
-    if (waiter === undefined) return;
-    running.pending.delete(reply.seq);
-    if (reply.ok) waiter.resolve();
-    else waiter.reject(new Error(reply.error ?? 'commit failed'));
+    if (reply.ok) {
+      this.counts.commits++;
+      for (const seq of reply.seqs) this.take(running, seq)?.resolve();
+    } else this.take(running, reply.seq)?.reject(new Error(reply.error));
+  }
+
+  private take(running: Running, seq: number): { resolve(): void; reject(err: Error): void } | undefined {
+    const waiter = running.pending.get(seq);
+    if (waiter !== undefined) running.pending.delete(seq);
+    return waiter;
   }
 
   private start(): Running {

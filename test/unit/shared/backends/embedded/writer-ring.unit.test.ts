@@ -119,6 +119,23 @@ describe('writer ring', () => {
     expect(db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(20);
   });
 
+  it('commits the messages waiting for it together, and answers a message that fails alone as the only failure', async () => {
+    const db = openDatabase(tempDir(), 'NORMAL');
+    const writer = new WriterThread({ file: db.name, synchronous: 'NORMAL', insertRowsSql: [1, 2, 3].map((n) => EVENT_ROWS.insertRowsSql(n)), upsertSql: UPSERT_LAST_REPORT_SQL, probeSql: STORE_PROBE_SQL });
+    const list = records(40, 6);
+    // Twenty groups placed in one turn: the thread finds most of them waiting and commits them together.
+    await Promise.all(list.slice(0, 20).map((event, i) => writer.write({ ids: [BigInt(i + 1)], events: [event], storedAt: T0, reports: [] })));
+    expect(writer.handoff.commits).toBeLessThan(20);
+    // Twenty more, one of them with an id already stored: the shared transaction fails, each is tried alone.
+    const outcomes = await Promise.allSettled(
+      list.slice(20).map((event, i) => writer.write({ ids: [BigInt(i === 7 ? 3 : 21 + i)], events: [event], storedAt: T0, reports: [] })),
+    );
+    await writer.close();
+    expect(outcomes.map((o) => o.status)).toEqual(list.slice(20).map((_, i) => (i === 7 ? 'rejected' : 'fulfilled')));
+    expect((outcomes[7] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+    expect(db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(39);
+  });
+
   it('a thread killed mid-group fails what it held; the next write starts a new thread; nothing acknowledged is lost', async () => {
     const { db, log, errors } = openLog(true, { maxGroupEvents: 50_000 });
     const first = records(300, 2);

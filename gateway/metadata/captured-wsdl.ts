@@ -12,7 +12,7 @@ import { findOperation, isArrayParam } from '../../shared/catalogue/index.js';
 import { ConfigError } from '../../shared/config/index.js';
 import { errorMessage } from '../../shared/util/error-message.js';
 import { renderWsdl } from './wsdl.js';
-import { compareContracts, contractOf, HTTP, SOAP, SOAP12, WSDL, type ContractComparison, type FactPath } from './wsdl-contract.js';
+import { compareContracts, contractOf, HTTP, SOAP, SOAP12, WSDL, type FactPath, type Facts } from './wsdl-contract.js';
 import { escapeXmlAttr } from './xml-escape.js';
 import { childrenNamed, parseXmlTree, resolveQName, XmlParseError, type Span, type XmlElement } from './xml-tree.js';
 
@@ -124,7 +124,7 @@ function renderer(text: string, spans: readonly Span[]): (serviceUrl: string) =>
 }
 
 /** The gateway's own contract in `namespace`: its generated WSDL read as a captured one is. */
-function servedContract(namespace: string): ReturnType<typeof contractOf> {
+function servedContract(namespace: string): Facts {
   return contractOf(parseXmlTree(renderWsdl({ namespace, serviceUrl: 'http://localhost/' })).root, namespace);
 }
 
@@ -134,7 +134,7 @@ function servedContract(namespace: string): ReturnType<typeof contractOf> {
  */
 function againstTheGateway(defs: XmlElement, namespace: string): { notServed: string[]; beyond: string[] } {
   const captured = contractOf(defs, namespace);
-  const comparison: ContractComparison = compareContracts(captured, servedContract(namespace));
+  const comparison = compareContracts(captured, servedContract(namespace));
   const notServed: string[] = [];
   if (![...captured.keys()].some((label) => label.startsWith('operation '))) {
     notServed.push('it declares no operation (no wsdl:port whose binding and portType it defines)');

@@ -66,8 +66,14 @@ export async function startApplication(options: ApplicationOptions): Promise<App
   const sharedClock = options.clock instanceof SharedClock ? options.clock : null;
   const clock = sharedClock?.now ?? (options.clock as (() => number) | undefined) ?? Date.now;
   const metrics = options.metrics ?? new Metrics();
-  // Checked first: a WSDL_FILE that does not match the catalogue stops the start before any store opens.
+  // Checked first: a WSDL_FILE declaring what the gateway does not serve stops the start before any store opens.
   const description = serviceDescription(config.service);
+  if (description.beyond.length > 0) {
+    logger.info(
+      { wsdlFile: config.service.wsdlFile, beyond: description.beyond },
+      `WSDL_FILE ${config.service.wsdlFile} declares less than this gateway serves; served all the same, not described to its clients: ${description.beyond.join('; ')}`,
+    );
+  }
   // So is a half TLS configuration (a certificate without its key, HTTP_PORT without TLS).
   const serverTls = serverTlsFromConfig(config);
   const mode = options.backends === undefined ? deploymentMode(config) : 'custom';

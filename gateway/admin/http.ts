@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson, type JsonValue } from '../../shared/runtime/http-reply.js';
 import { errorMessage } from '../../shared/util/error-message.js';
+import { AdminError } from './errors.js';
 
 /**
- * Small request/response helpers of the admin API: JSON in, JSON out, errors as
+ * Small request/response helpers of the admin API: JSON in, JSON out, errors (errors.ts) as
  * `{"error": "..."}` (plus `field` when one request field is at fault).
  */
 export { sendReply, type JsonValue } from '../../shared/runtime/http-reply.js';
@@ -11,31 +12,7 @@ export { sendReply, type JsonValue } from '../../shared/runtime/http-reply.js';
 /** Largest request body the admin API reads. */
 const BODY_LIMIT_BYTES = 64 * 1024;
 
-/** A failure the client caused (or a lookup miss), answered with its status and message. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly field?: string,
-    readonly headers: Record<string, string> = {},
-    /** More members of the error's JSON body (a refusal's `requiredRole`). */
-    readonly extra: { [key: string]: JsonValue } = {},
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
-
-/** A 400 naming the request field at fault. */
-export function invalid(field: string, message: string): HttpError {
-  return new HttpError(400, message, field);
-}
-
-export function notFound(message: string): HttpError {
-  return new HttpError(404, message);
-}
-
-export function sendError(res: ServerResponse, error: HttpError): void {
+export function sendError(res: ServerResponse, error: AdminError): void {
   const body: { [key: string]: JsonValue } = { ...error.extra, error: error.message };
   if (error.field !== undefined) body.field = error.field;
   const requestId = res.getHeader('X-Request-Id');
@@ -49,8 +26,7 @@ export function sendError(res: ServerResponse, error: HttpError): void {
  * discarded so the client can read the answer; the connection is then closed.
  */
 export function readBody(req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<Buffer> {
-  const tooLarge = (): HttpError =>
-    new HttpError(413, `Request body exceeds the limit of ${limit} bytes.`, undefined, { Connection: 'close' });
+  const tooLarge = (): AdminError => AdminError.of('bodyTooLarge', { limit });
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     req.resume();
@@ -91,10 +67,7 @@ function utf8Body(raw: Buffer): string {
     return STRICT_UTF8.decode(raw);
   } catch {
     const fault = invalidUtf8At(raw) ?? { byte: 0, line: 1, column: 1 };
-    throw new HttpError(
-      400,
-      `Request body is not valid UTF-8: byte 0x${fault.byte.toString(16).padStart(2, '0')} at line ${fault.line}, column ${fault.column}; send UTF-8.`,
-    );
+    throw AdminError.of('bodyNotUtf8', { byte: fault.byte.toString(16).padStart(2, '0'), line: fault.line, column: fault.column });
   }
 }
 
@@ -145,16 +118,15 @@ export function invalidUtf8At(bytes: Uint8Array): Utf8Fault | null {
 /** Parses a JSON object body; 400 with a clear message for anything else. */
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   const text = utf8Body(raw);
-  if (text.trim() === '') throw new HttpError(400, 'Request body is empty; a JSON object is required.');
+  if (text.trim() === '') throw AdminError.of('bodyEmpty');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    const detail = errorMessage(err);
-    throw new HttpError(400, `Request body is not valid JSON: ${detail}`);
+    throw AdminError.of('bodyNotJson', { detail: errorMessage(err) });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new HttpError(400, 'Request body must be a JSON object.');
+    throw AdminError.of('bodyNotObject');
   }
   return value as Record<string, unknown>;
 }

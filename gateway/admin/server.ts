@@ -11,10 +11,11 @@ import { createHttpServer, reloadHttpServer, schemeOf, serverTlsFromConfig } fro
 import { AdminAccess } from './access.js';
 import { AuditTrail, fieldNames, newCallAudit, targetOfParams, type CallAudit } from './audit-trail.js';
 import { loadConsoleAssets } from './console-assets.js';
-import { HttpError, parseJsonObject, readBody, sendError, sendReply } from './http.js';
-import { roleAllows } from '../../shared/backends/operators.js';
-import { accessOf, allowedKeys, checkRouteTable, isMutating, routeKey } from './roles.js';
-import { adminRoutes, matchRoute, type AdminDeps, type Method, type Reply, type Route } from './routes.js';
+import { AdminError } from './errors.js';
+import { parseJsonObject, readBody, sendError, sendReply } from './http.js';
+import { allowedKeys, allows, checkRoutes, isMutating, isPublic, routeKey } from './roles.js';
+import type { AdminDeps, Method, Reply, Route } from './route.js';
+import { adminRoutes, matchRoute } from './routes.js';
 import { StreamHub } from './stream-hub.js';
 import { StreamRevocation } from './stream-revocation.js';
 
@@ -126,7 +127,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     ...(opts.metrics === undefined ? {} : { metrics: opts.metrics }),
     ...(opts.refusals === undefined ? {} : { refusals: opts.refusals }),
   });
-  checkRouteTable(routes);
+  checkRoutes(routes);
   void trail.checkDurability();
 
   /**
@@ -150,13 +151,10 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     const match = candidates[0];
 
     // Everything but the probes needs a token, unknown paths included (they reveal nothing).
-    if (match?.route.public !== true) {
+    if (match === undefined || !isPublic(match.route)) {
       const auth = await access.authenticate(req.headers, address, clock());
-      const unauthorized = (): HttpError => new HttpError(401, 'Missing or invalid bearer token.', undefined, { 'WWW-Authenticate': 'Bearer' });
-      const locked = (until: number): HttpError =>
-        new HttpError(429, 'Too many invalid tokens from this address; it is locked out of the admin API for now.', undefined, {
-          'Retry-After': String(Math.max(1, Math.ceil((until - clock()) / 1000))),
-        });
+      const unauthorized = (): AdminError => AdminError.of('unauthorized');
+      const locked = (until: number): AdminError => AdminError.of('lockedOut', { retryAfter: Math.max(1, Math.ceil((until - clock()) / 1000)) });
       if (auth.kind === 'missing') throw unauthorized();
       if (auth.kind === 'locked') throw locked(auth.until);
       if (auth.kind === 'refused') {
@@ -168,32 +166,29 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       call.principal = auth.principal;
       call.recorded = isMutating(req.method ?? '');
     }
-    if (segments === null) throw new HttpError(400, 'Malformed percent-encoding in the URL path.');
-    if (match === undefined) throw new HttpError(404, `No such route: ${rawPath}`);
+    if (segments === null) throw AdminError.of('badPathEncoding');
+    if (match === undefined) throw AdminError.of('noSuchRoute', { path: rawPath });
 
     const method = methodOf(req);
     const handler = METHODS.includes(method) ? match.route.handlers[method] : undefined;
     if (handler === undefined) {
       const allowed: string[] = METHODS.filter((m) => match.route.handlers[m] !== undefined);
       if (allowed.includes('GET')) allowed.push('HEAD');
-      throw new HttpError(405, `Method ${req.method ?? ''} not allowed here; use ${allowed.join(', ')}.`, undefined, {
-        Allow: allowed.join(', '),
-      });
+      throw AdminError.of('methodNotAllowed', { method: req.method ?? '', allowed: allowed.join(', ') });
     }
     const key = routeKey(method, match.route.pattern);
     call.route = key;
     call.target = targetOfParams(match.params);
-    const need = accessOf(key);
+    const need = handler.role;
     const principal = call.principal;
-    if (need === undefined) throw new Error(`${key} has no role in ROUTE_ROLES`); // checkRouteTable makes this unreachable
-    if (need !== 'public' && (principal === null || !roleAllows(principal.role, need))) {
+    if (need !== 'public' && (principal === null || !allows(principal.role, need))) {
       call.recorded = true;
       const who = principal === null ? 'no identity was given' : `${principal.identity} is ${principal.role === 'operator' ? 'an' : 'a'} ${principal.role}`;
-      throw new HttpError(403, `${key} needs the ${need} role; ${who}.`, undefined, {}, { requiredRole: need });
+      throw AdminError.of('forbidden', { route: key, role: need, who });
     }
 
     let body: Promise<Record<string, unknown>> | null = null;
-    return handler({
+    return handler.run({
       params: match.params,
       query,
       principal,
@@ -216,7 +211,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
 
   /** The status an error is answered with (and recorded as); the answer itself is sent by `fail`. */
   function statusOf(err: unknown): number {
-    if (err instanceof HttpError) return err.status;
+    if (err instanceof AdminError) return err.status;
     return err instanceof BackendUnavailableError ? 503 : 500;
   }
 
@@ -227,17 +222,17 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       if (!res.writableEnded) res.destroy();
       return;
     }
-    if (err instanceof HttpError) {
+    if (err instanceof AdminError) {
       sendError(res, err);
       return;
     }
     if (err instanceof BackendUnavailableError) {
       storeFailures.failed(err, { requestId, method: req.method, path: (req.url ?? '').split('?')[0] });
-      sendError(res, new HttpError(503, `The store is temporarily unavailable; retry later (request ${requestId}).`, undefined, { 'Retry-After': '5' }));
+      sendError(res, AdminError.of('storeUnavailable', { requestId }));
       return;
     }
     logger.error({ requestId, err, method: req.method, path: (req.url ?? '').split('?')[0] }, 'admin: request failed');
-    sendError(res, new HttpError(500, `Internal error (request ${requestId}); the gateway log has the details under this id.`));
+    sendError(res, AdminError.of('internalError', { requestId }));
   }
 
   function send(req: IncomingMessage, res: ServerResponse, reply: Reply, call: CallAudit): void {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EventFeed, FeedSubscription, StoredEvent } from '../../shared/backends/types.js';
 import type { Logger } from '../../shared/runtime/logger.js';
-import { HttpError } from './http.js';
+import { AdminError } from './errors.js';
 import { eventView } from './views.js';
 
 /**
@@ -85,9 +85,7 @@ export class StreamHub {
    */
   async open(filter: StreamFilter): Promise<StreamTicket> {
     if (this.streams.size >= this.opts.maxStreams) {
-      throw new HttpError(503, `Too many live streams open (${this.opts.maxStreams}, ADMIN_STREAMS_MAX); close one or retry later.`, undefined, {
-        'Retry-After': '30',
-      });
+      throw AdminError.of('tooManyStreams', { max: this.opts.maxStreams });
     }
     const stream: LiveStream = { filter, res: null, held: [], heldBytes: 0, lastWriteAt: Date.now() };
     this.streams.add(stream);

@@ -1,6 +1,6 @@
 import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import { isValidTimeZone } from '../../shared/config/index.js';
-import { HttpError, invalid } from './http.js';
+import { AdminError, invalid, quotedList } from './errors.js';
 
 /** Field checks of the admin API; each failure is a 400 naming the field. */
 
@@ -9,9 +9,7 @@ const SYSTEM_USER_MAX_LENGTH = MAX_LENGTH.systemUser;
 /** Refuses fields the route does not know, so a misspelt field is not silently ignored. */
 export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
   for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) {
-      throw invalid(key, `Unknown field "${key}"; expected ${allowed.map((f) => `"${f}"`).join(', ')}.`);
-    }
+    if (!allowed.includes(key)) throw AdminError.of('unknownField', { name: key, expected: quotedList(allowed) });
   }
 }
 
@@ -112,13 +110,7 @@ export function limitOf(raw: string | null): number {
 
 export function onlyQueryParams(query: URLSearchParams, allowed: readonly string[]): void {
   for (const key of query.keys()) {
-    if (!allowed.includes(key)) {
-      throw new HttpError(
-        400,
-        `Unknown query parameter "${key}"; expected ${allowed.map((f) => `"${f}"`).join(', ')}.`,
-        key,
-      );
-    }
+    if (!allowed.includes(key)) throw AdminError.of('unknownQueryParameter', { name: key, expected: quotedList(allowed) });
   }
 }
 

@@ -1,29 +1,21 @@
 /**
  * `WSDL_FILE`: a deployment's captured WSDL, served verbatim (its documentation texts, its order,
  * its prefixes) with only the `location` of each port address rewritten to the request's URL or
- * PUBLIC_URL. At start the file is checked against the operation catalogue: a WSDL that promises
- * clients an operation, a parameter or a type the gateway does not serve refuses the start.
- * See docs/protocol.md §Metadata.
+ * PUBLIC_URL. At start the file is compared with the gateway's own WSDL (wsdl-contract.ts): the
+ * file is the clients' contract, so the gateway must serve all it declares, and a start is refused
+ * naming each operation, binding, parameter or type member it declares that the gateway does not
+ * serve; what the gateway serves beyond it (a newer gateway's operations and fields) is listed for
+ * a line in the start's log. See docs/protocol.md §Metadata.
  */
 import { readFileSync } from 'node:fs';
-import {
-  httpBindable,
-  isArrayParam,
-  operationList,
-  type ArrayType,
-  type ComplexType,
-  type OperationDef,
-} from '../../shared/catalogue/index.js';
+import { findOperation, isArrayParam } from '../../shared/catalogue/index.js';
 import { ConfigError } from '../../shared/config/index.js';
+import { errorMessage } from '../../shared/util/error-message.js';
+import { renderWsdl } from './wsdl.js';
+import { compareContracts, contractOf, HTTP, SOAP, SOAP12, WSDL, type FactPath, type Facts } from './wsdl-contract.js';
 import { escapeXmlAttr } from './xml-escape.js';
 import { childrenNamed, parseXmlTree, resolveQName, XmlParseError, type Span, type XmlElement } from './xml-tree.js';
-import { errorMessage } from '../../shared/util/error-message.js';
 
-const WSDL = 'http://schemas.xmlsoap.org/wsdl/';
-const XSD = 'http://www.w3.org/2001/XMLSchema';
-const SOAP = 'http://schemas.xmlsoap.org/wsdl/soap/';
-const SOAP12 = 'http://schemas.xmlsoap.org/wsdl/soap12/';
-const HTTP = 'http://schemas.xmlsoap.org/wsdl/http/';
 const ADDRESS_NAMESPACES = new Set([SOAP, SOAP12, HTTP]);
 
 interface CapturedWsdl {
@@ -31,6 +23,8 @@ interface CapturedWsdl {
   render(serviceUrl: string): string;
   /** Local names of the bindings of the SOAP 1.1 and SOAP 1.2 ports, in document order (for ?disco). */
   readonly soapBindings: readonly string[];
+  /** What the gateway serves that the file does not declare, one entry per topmost difference. */
+  readonly beyond: readonly string[];
 }
 
 /** Reads, checks and prepares `path`; throws ConfigError naming every difference found. */
@@ -72,14 +66,17 @@ export function parseCapturedWsdl(bytes: Uint8Array, namespace: string, label: s
   if (target !== namespace) {
     throw new ConfigError(`${label} has targetNamespace "${target}" but SERVICE_NAMESPACE is "${namespace}"; they must be the same.`);
   }
-  const differences = new WsdlChecker(defs, namespace).differences();
-  if (differences.length > 0) {
-    throw new ConfigError(`${label} does not describe the service this gateway serves: ${differences.join('; ')}.`);
+  const { notServed, beyond } = againstTheGateway(defs, namespace);
+  if (notServed.length > 0) {
+    throw new ConfigError(
+      `${label} declares what this gateway does not serve: ${notServed.join('; ')} (a captured WSDL may declare less than the gateway serves, never more).`,
+    );
   }
   const ports = portAddresses(defs);
   return {
     render: renderer(text, ports.map((p) => p.location)),
     soapBindings: ports.filter((p) => p.kind !== HTTP).map((p) => p.binding),
+    beyond,
   };
 }
 
@@ -126,142 +123,55 @@ function renderer(text: string, spans: readonly Span[]): (serviceUrl: string) =>
   };
 }
 
-/** Compares the WSDL's operations, parameters and types with the catalogue. */
-class WsdlChecker {
-  private readonly elements = new Map<string, XmlElement>();
-  private readonly types = new Map<string, XmlElement>();
-  private readonly found: string[] = [];
+/** The gateway's own contract in `namespace`: its generated WSDL read as a captured one is. */
+function servedContract(namespace: string): Facts {
+  return contractOf(parseXmlTree(renderWsdl({ namespace, serviceUrl: 'http://localhost/' })).root, namespace);
+}
 
-  constructor(
-    private readonly defs: XmlElement,
-    private readonly namespace: string,
-  ) {
-    for (const types of childrenNamed(defs, WSDL, 'types')) {
-      for (const schema of childrenNamed(types, XSD, 'schema')) {
-        if (schema.attrs.get('targetNamespace') !== namespace) continue;
-        for (const e of childrenNamed(schema, XSD, 'element')) this.elements.set(e.attrs.get('name') ?? '', e);
-        for (const t of childrenNamed(schema, XSD, 'complexType')) this.types.set(t.attrs.get('name') ?? '', t);
-      }
-    }
+/**
+ * The file's facts the gateway does not serve (why the start is refused), and the gateway's facts
+ * the file lacks (what it serves beyond it), each as one readable entry.
+ */
+function againstTheGateway(defs: XmlElement, namespace: string): { notServed: string[]; beyond: string[] } {
+  const captured = contractOf(defs, namespace);
+  const comparison = compareContracts(captured, servedContract(namespace));
+  const notServed: string[] = [];
+  if (![...captured.keys()].some((label) => label.startsWith('operation '))) {
+    notServed.push('it declares no operation (no wsdl:port whose binding and portType it defines)');
   }
+  const extraOperations = topLabels(comparison.notServed.map((f) => f.path));
+  for (const f of comparison.notServed) {
+    if (saidOfItsOperation(f.path, extraOperations)) continue;
+    notServed.push(f.served === undefined ? f.path.join(': ') : `${f.path.join(': ')} is ${f.captured ?? 'missing'} in the file, ${f.served ?? 'missing'} in the gateway`);
+  }
+  const missingOperations = topLabels(comparison.beyond);
+  const beyond: string[] = [];
+  for (const path of comparison.beyond) {
+    if (saidOfItsOperation(path, missingOperations)) continue;
+    const required = requiredOverHttp(path);
+    if (required === null) beyond.push(path.join(': '));
+    else notServed.push(required);
+  }
+  return { notServed, beyond: beyond.sort() };
+}
 
-  differences(): string[] {
-    const soapPortType = this.portTypesOfAddress(SOAP)[0];
-    if (soapPortType === undefined) {
-      this.found.push('it has no SOAP 1.1 port (wsdl:port with soap:address) whose binding and portType it defines');
-    } else {
-      const declared = this.operationsOf(soapPortType);
-      for (const op of operationList) {
-        const wsdlOp = declared.get(op.name);
-        if (wsdlOp === undefined) this.found.push(`operation ${op.name} is missing`);
-        else this.checkSoapOperation(op, wsdlOp);
-      }
-      for (const name of declared.keys()) {
-        if (!operationList.some((op) => op.name === name)) this.found.push(`operation ${name} is not served by the gateway`);
-      }
-    }
-    for (const portType of this.portTypesOfAddress(HTTP)) this.checkHttpOperations(portType);
-    this.checkTypes();
-    return [...new Set(this.found)]; // the HTTP GET and POST port types repeat the same findings
-  }
+function topLabels(paths: readonly FactPath[]): Set<string> {
+  return new Set(paths.flatMap((path) => (path.length === 1 && path[0] !== undefined ? [path[0]] : [])));
+}
 
-  private qnameTarget(node: XmlElement, attr: string): string | null {
-    const q = resolveQName(node, node.attrs.get(attr) ?? '');
-    return q !== null && q.uri === this.namespace ? q.local : null;
-  }
+/** `binding K: operation X` when `operation X` is said already: an operation is named once, not again per binding. */
+function saidOfItsOperation(path: FactPath, operations: ReadonlySet<string>): boolean {
+  return path.length === 2 && path[0]?.startsWith('binding ') === true && path[1] !== undefined && operations.has(path[1]);
+}
 
-  private named(local: string, name: string | null): XmlElement | null {
-    if (name === null) return null;
-    return childrenNamed(this.defs, WSDL, local).find((n) => n.attrs.get('name') === name) ?? null;
-  }
-
-  /** The portTypes behind the ports whose address is in `addressNs` (those it defines), in document order. */
-  private portTypesOfAddress(addressNs: string): XmlElement[] {
-    const out: XmlElement[] = [];
-    for (const service of childrenNamed(this.defs, WSDL, 'service')) {
-      for (const port of childrenNamed(service, WSDL, 'port')) {
-        if (!port.children.some((c) => c.uri === addressNs && c.local === 'address')) continue;
-        const binding = this.named('binding', this.qnameTarget(port, 'binding'));
-        const portType = binding === null ? null : this.named('portType', this.qnameTarget(binding, 'type'));
-        if (portType !== null) out.push(portType);
-      }
-    }
-    return out;
-  }
-
-  private operationsOf(portType: XmlElement): Map<string, XmlElement> {
-    return new Map(childrenNamed(portType, WSDL, 'operation').map((o) => [o.attrs.get('name') ?? '', o]));
-  }
-
-  /** The parts of the message an operation's input or output refers to. */
-  private parts(operation: XmlElement, direction: 'input' | 'output'): XmlElement[] {
-    const io = childrenNamed(operation, WSDL, direction)[0];
-    const message = io === undefined ? null : this.named('message', this.qnameTarget(io, 'message'));
-    return message === null ? [] : childrenNamed(message, WSDL, 'part');
-  }
-
-  /** Names of the elements of a schema element's or complexType's sequence; null if there is none. */
-  private sequenceNames(node: XmlElement): string[] {
-    const complex = node.local === 'complexType' ? node : childrenNamed(node, XSD, 'complexType')[0];
-    const sequence = complex === undefined ? undefined : childrenNamed(complex, XSD, 'sequence')[0];
-    return sequence === undefined ? [] : childrenNamed(sequence, XSD, 'element').map((e) => e.attrs.get('name') ?? '');
-  }
-
-  private wrapper(operation: XmlElement, direction: 'input' | 'output'): XmlElement | null {
-    const part = this.parts(operation, direction)[0];
-    return part === undefined ? null : (this.elements.get(this.qnameTarget(part, 'element') ?? '') ?? null);
-  }
-
-  private checkSoapOperation(op: OperationDef, wsdlOp: XmlElement): void {
-    const input = this.wrapper(wsdlOp, 'input');
-    if (input === null) {
-      this.found.push(`${op.name}: its input element is not defined in the schema`);
-    } else {
-      this.compareNames(`${op.name}: parameter`, op.params.map((p) => p.name), this.sequenceNames(input));
-    }
-    const output = this.wrapper(wsdlOp, 'output');
-    const result = `${op.name}Result`;
-    if (output === null) this.found.push(`${op.name}: its output element is not defined in the schema`);
-    else this.compareNames(`${op.name}: result element`, [result], this.sequenceNames(output));
-  }
-
-  private checkHttpOperations(portType: XmlElement): void {
-    for (const [name, wsdlOp] of this.operationsOf(portType)) {
-      const op = operationList.find((o) => o.name === name);
-      if (op === undefined) continue; // already reported for the SOAP port type
-      if (!httpBindable(op)) {
-        this.found.push(`operation ${name} is bound to HTTP GET/POST but the gateway serves it over SOAP only`);
-        continue;
-      }
-      const parts = this.parts(wsdlOp, 'input').map((p) => p.attrs.get('name') ?? '');
-      this.compareNames(`${name} (HTTP): parameter`, op.params.map((p) => p.name), parts);
-    }
-  }
-
-  private checkTypes(): void {
-    const seen = new Map<string, ComplexType | ArrayType>();
-    const add = (t: ComplexType | ArrayType): void => {
-      seen.set(t.name, t);
-      if (t.kind === 'array' && typeof t.item !== 'string') add(t.item);
-    };
-    for (const op of operationList) {
-      for (const p of op.params) if (isArrayParam(p)) add(p.type);
-      if (op.result.kind !== 'scalar') add(op.result.type);
-    }
-    for (const t of seen.values()) {
-      const declared = this.types.get(t.name);
-      if (declared === undefined) {
-        this.found.push(`type ${t.name} is missing`);
-        continue;
-      }
-      const expected = t.kind === 'complex' ? t.fields.map((f) => f.name) : [typeof t.item === 'string' ? t.item : t.item.name];
-      this.compareNames(`type ${t.name}: element`, expected, this.sequenceNames(declared));
-    }
-  }
-
-  /** Reports names the gateway reads but the WSDL lacks, and names the WSDL has but the gateway ignores. */
-  private compareNames(what: string, expected: readonly string[], actual: readonly string[]): void {
-    for (const name of expected) if (!actual.includes(name)) this.found.push(`${what} ${name} is missing`);
-    for (const name of actual) if (!expected.includes(name)) this.found.push(`${what} ${name} is not served by the gateway`);
-  }
+/**
+ * A parameter an HTTP GET or POST binding of the file lacks is beyond it when it is a string;
+ * any other is required over HTTP (`missingParameter`), so that binding's clients would fail.
+ */
+function requiredOverHttp(path: FactPath): string | null {
+  const [binding, operation, parameter] = path;
+  if (binding?.startsWith('binding HTTP ') !== true || operation === undefined || parameter === undefined) return null;
+  const param = findOperation(operation.slice('operation '.length))?.params.find((p) => `parameter ${p.name}` === parameter);
+  if (param === undefined || isArrayParam(param) || param.type === 'string') return null;
+  return `${path.join(': ')} is missing, and the gateway requires it over HTTP GET and POST (it is not a string)`;
 }

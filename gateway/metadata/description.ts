@@ -7,11 +7,14 @@ import { renderWsdl } from './wsdl.js';
 export interface ServiceDescription {
   wsdl(serviceUrl: string): string;
   disco(serviceUrl: string): string;
+  /** With WSDL_FILE, what the gateway serves that the file does not declare (said once at start); else empty. */
+  readonly beyond: readonly string[];
 }
 
 /**
  * The generated description by default; with WSDL_FILE the deployment's captured WSDL, checked
- * against the catalogue here, so a mismatch stops the start before anything is opened.
+ * against the generated one here, so a file declaring what the gateway does not serve stops the
+ * start before anything is opened.
  */
 export function serviceDescription(service: Pick<Config['service'], 'namespace' | 'wsdlFile'>): ServiceDescription {
   const namespace = service.namespace;
@@ -19,11 +22,13 @@ export function serviceDescription(service: Pick<Config['service'], 'namespace' 
     return {
       wsdl: (serviceUrl) => renderWsdl({ namespace, serviceUrl }),
       disco: (serviceUrl) => renderDisco({ namespace, serviceUrl }),
+      beyond: [],
     };
   }
   const captured = loadCapturedWsdl(service.wsdlFile, namespace);
   return {
     wsdl: (serviceUrl) => captured.render(serviceUrl),
     disco: (serviceUrl) => renderDisco({ namespace, serviceUrl, soapBindings: captured.soapBindings }),
+    beyond: captured.beyond,
   };
 }

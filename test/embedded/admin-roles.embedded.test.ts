@@ -1,6 +1,6 @@
 /**
  * Identities, roles and the audit trail on the real admin server (embedded mode), driven from the
- * one route table (gateway/admin/roles.ts): every route called as every role, every mutating route
+ * route table derived from the routes' declarations (gateway/admin/roles.ts): every route called as every role, every mutating route
  * checked for its audit entry, tokens issued, used, expired and revoked, token guesses locked out.
  */
 import fs from 'node:fs';
@@ -14,7 +14,8 @@ import { openEmbeddedBackends, type EmbeddedBackends } from '../../shared/backen
 import { loadConfig } from '../../shared/config/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { startAdminServer, type AdminServer } from '../../gateway/admin/server.js';
-import { isMutating, ROUTE_ROLES, type RouteKey } from '../../gateway/admin/roles.js';
+import { isMutating } from '../../gateway/admin/roles.js';
+import { ROUTE_TABLE } from '../helpers/admin-routes.js';
 import { eventRecords } from '../helpers/event-records.js';
 import { openSse } from '../helpers/sse.js';
 
@@ -117,13 +118,10 @@ afterAll(async () => {
 });
 
 describe('the route table', () => {
-  const keys = Object.keys(ROUTE_ROLES) as RouteKey[];
-
   it.each(ROLE_LIST)('a %s may call exactly the routes its role allows; every other one is 403 naming the role needed, and audited', async (role) => {
     const refusedBefore = (await call('GET', `/admin/audit?identity=${role}-ana&limit=1000`, BOOTSTRAP)).json.entries as Json[];
     let refusals = 0;
-    for (const key of keys) {
-      const need = ROUTE_ROLES[key];
+    for (const [key, need] of ROUTE_TABLE) {
       const [method] = key.split(' ');
       const body = method === 'GET' || method === 'DELETE' ? undefined : {};
       const res = await call(method!, samplePath(key), tokens[role], body);
@@ -139,16 +137,16 @@ describe('the route table', () => {
         expect(entry).toMatchObject({ route: key, identity: `${role}-ana`, role, outcome: 'refused', status: 403 });
       }
     }
-    expect(refusals).toBe(keys.filter((k) => RANK[ROUTE_ROLES[k]] > RANK[role]).length);
+    expect(refusals).toBe([...ROUTE_TABLE.values()].filter((need) => RANK[need] > RANK[role]).length);
     const refusedAfter = (await call('GET', `/admin/audit?identity=${role}-ana&limit=1000`, BOOTSTRAP)).json.entries as Json[];
     expect(refusedAfter.filter((e) => e.outcome === 'refused').length - refusedBefore.filter((e) => e.outcome === 'refused').length).toBe(refusals);
   });
 
   it('answers every route but the probes 401 without a token, and records nothing for it', async () => {
     const before = await latestAudit();
-    for (const key of keys) {
+    for (const [key, need] of ROUTE_TABLE) {
       const res = await call(key.split(' ')[0]!, samplePath(key), null);
-      expect(res.status, key).toBe(ROUTE_ROLES[key] === 'public' ? 200 : 401);
+      expect(res.status, key).toBe(need === 'public' ? 200 : 401);
     }
     expect((await latestAudit()).id).toBe(before.id);
   });
@@ -168,7 +166,7 @@ describe('the route table', () => {
  * it must), in an order that leaves each the state it needs. A mutating route added to the table
  * without an entry here fails the first test below.
  */
-const MUTATIONS: { key: RouteKey; path: string; body?: unknown; status: number; target: string | null; changes?: string[] }[] = [
+const MUTATIONS: { key: string; path: string; body?: unknown; status: number; target: string | null; changes?: string[] }[] = [
   { key: 'POST /admin/providers', path: '/admin/providers', body: { systemUser: 'bravo', password: PASSWORDS[1] }, status: 201, target: 'provider/bravo', changes: ['systemUser', 'password'] },
   { key: 'PATCH /admin/providers/:systemUser', path: '/admin/providers/bravo', body: { password: PASSWORDS[2], enabled: false }, status: 200, target: 'provider/bravo', changes: ['password', 'enabled'] },
   { key: 'POST /admin/providers/:systemUser/commands', path: '/admin/providers/bravo/commands', body: { cmd: 'CC', unidad: 'AB1', equipo: 'E1' }, status: 201, target: 'provider/bravo/command/1', changes: ['cmd', 'unidad', 'equipo'] },
@@ -188,7 +186,7 @@ const MUTATIONS: { key: RouteKey; path: string; body?: unknown; status: number; 
 
 describe('the audit trail', () => {
   it('has a call for every mutating route of the table', () => {
-    const mutating = (Object.keys(ROUTE_ROLES) as RouteKey[]).filter((k) => isMutating(k.split(' ')[0]!));
+    const mutating = [...ROUTE_TABLE.keys()].filter((k) => isMutating(k.split(' ')[0]!));
     expect(MUTATIONS.map((m) => m.key).sort()).toEqual([...mutating].sort());
   });
 

@@ -1,10 +1,12 @@
 /**
  * WSDL_FILE: a deployment's captured WSDL served verbatim but for the port addresses, the disco
- * document to match, and a start refused when the file does not describe the gateway's operations.
- * The fixture is in the deployed shape with its own class name, prefixes (xs:, gps:), Spanish
- * documentation, LF line ends, a byte order mark and one single-quoted address.
+ * document to match; an older release's file (less declared) starts and says what is served beyond
+ * it; a file declaring what the gateway does not serve refuses the start (the check itself, case by
+ * case: test/unit/gateway/metadata/captured-wsdl.unit.test.ts). The fixture is in the deployed
+ * shape with its own class name, prefixes (xs:, gps:), Spanish documentation, LF line ends, a byte
+ * order mark and one single-quoted address.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -12,14 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApplication } from '../../gateway/app.js';
 import { parseCapturedWsdl } from '../../gateway/metadata/captured-wsdl.js';
 import { ConfigError, loadConfig } from '../../shared/config/index.js';
+import {
+  BEYOND_OLDER_RELEASE,
+  CAPTURED,
+  CAPTURED_FILE as FIXTURE,
+  CAPTURED_NAMESPACE as NAMESPACE,
+  CAPTURED_TEXT,
+  olderRelease,
+  SERVED_SINCE_CAPTURE,
+} from '../helpers/captured-wsdl.js';
 import { credentials, TestApp, xmlParams } from '../helpers/harness.js';
 import { RawConnection } from '../helpers/raw-connection.js';
-import { FIXTURES } from '../helpers/paths.js';
 
-const FIXTURE = path.join(FIXTURES, 'captured-service.wsdl');
-const CAPTURED = readFileSync(FIXTURE);
-const CAPTURED_TEXT = CAPTURED.toString('utf8');
-const NAMESPACE = 'http://gps.example.com/prestadores/';
 const ORIGINAL_URL = 'http://legacy.example.com/ws/Service.asmx';
 
 /** The fixture with its four port addresses replaced, every other byte (BOM included) untouched. */
@@ -41,6 +47,12 @@ describe('WSDL_FILE served verbatim', () => {
     expect(CAPTURED_TEXT).not.toContain('\r\n');
     expect(CAPTURED_TEXT.split(ORIGINAL_URL)).toHaveLength(5);
     expect(CAPTURED_TEXT).toContain('<http:operation location="/Login" />');
+  });
+
+  it('starts naming nothing beyond the file but what the gateway gained since its capture (today nothing)', () => {
+    const lines = t.logs.filter((l) => l.includes('"wsdlFile"')).map((l) => JSON.parse(l) as { beyond: string[] });
+    expect(lines.length).toBeLessThanOrEqual(1);
+    expect(lines.flatMap((l) => l.beyond)).toEqual(SERVED_SINCE_CAPTURE);
   });
 
   it('?wsdl is the file byte for byte, with each port address set to the request URL', async () => {
@@ -115,14 +127,57 @@ describe('location rewriting', () => {
   });
 });
 
-describe('WSDL_FILE that does not describe this service', () => {
+describe("WSDL_FILE of an older release: less declared than the gateway serves", () => {
+  let dir = '';
+  let file = '';
+  let t: TestApp;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'wsdl-older-'));
+    file = path.join(dir, 'older.wsdl');
+    writeFileSync(file, olderRelease());
+    t = await TestApp.start({ WSDL_FILE: file, SERVICE_NAMESPACE: NAMESPACE });
+    await t.provider('acme', 'secret-1');
+  });
+  afterAll(async () => {
+    await t.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts, and says in one log line what it serves beyond the file', () => {
+    const lines = t.logs.map((l) => JSON.parse(l) as { level: number; msg: string; wsdlFile?: string; beyond?: string[] }).filter((l) => l.wsdlFile !== undefined);
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    expect(line?.level).toBe(30);
+    expect(line?.wsdlFile).toBe(file);
+    expect(line?.beyond).toEqual(BEYOND_OLDER_RELEASE);
+    expect(line?.msg).toBe(
+      `WSDL_FILE ${file} declares less than this gateway serves; served all the same, not described to its clients: ${BEYOND_OLDER_RELEASE.join('; ')}`,
+    );
+  });
+
+  it('serves that file as it is, and what is beyond it all the same', async () => {
+    const wsdl = await (await fetch(`${t.url}?wsdl`)).text();
+    expect(wsdl).not.toContain('ConsultarVehiculosEnViaje');
+    expect(wsdl).toContain('<wsdl:operation name="InsertarEvento">');
+    const r = await t.request(
+      'POST',
+      t.config.service.path,
+      `<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ConsultarVehiculosEnViaje xmlns="${NAMESPACE}">${xmlParams(credentials())}</ConsultarVehiculosEnViaje></soap:Body></soap:Envelope>`,
+      { 'Content-Type': 'text/xml; charset=utf-8', SOAPAction: `"${NAMESPACE}ConsultarVehiculosEnViaje"` },
+    );
+    expect(r.status).toBe(200);
+    expect(r.text).toContain(`<ConsultarVehiculosEnViajeResponse xmlns="${NAMESPACE}"><ConsultarVehiculosEnViajeResult /></ConsultarVehiculosEnViajeResponse>`);
+  });
+});
+
+describe('WSDL_FILE declaring what the gateway does not serve, or unreadable', () => {
   let dir = '';
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'wsdl-file-'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** Starts the real application on `wsdl` and returns why it refused. */
+  /** Starts the real application on `wsdl` and returns why it refused; nothing is opened under DATA_DIR first. */
   async function refusal(name: string, wsdl: string, namespace = NAMESPACE): Promise<Error> {
     const file = path.join(dir, name);
     writeFileSync(file, wsdl);
@@ -133,44 +188,28 @@ describe('WSDL_FILE that does not describe this service', () => {
       await app.close();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
+      expect(readdirSync(dataDir)).toEqual([]);
       return err as Error;
     }
     throw new Error('the gateway started');
   }
 
-  it('a missing operation is named', async () => {
-    // Drop ObtenerComando from the SOAP port type.
-    const without = CAPTURED_TEXT.replace(
-      /\n {4}<wsdl:operation name="ObtenerComando">\n[^]*?<\/wsdl:operation>(?=\n {4}<wsdl:operation name="ComandoProcesado">\n {6}<wsdl:documentation[^\n]*\n {6}<wsdl:input message="gps:ComandoProcesadoSoapIn")/,
-      '',
-    );
-    expect(without).not.toBe(CAPTURED_TEXT);
-    const err = await refusal('missing-op.wsdl', without);
-    expect(err.message).toContain('does not describe the service this gateway serves: operation ObtenerComando is missing.');
-    expect(err.message).toContain(path.join(dir, 'missing-op.wsdl'));
-  });
-
-  it('a renamed parameter is named, both ways', async () => {
-    const renamed = CAPTURED_TEXT.replace(/(<xs:element name="ComandoProcesado">[^]*?name=")NUMERO(")/, '$1Numero$2').replace(
-      /(<wsdl:message name="ComandoProcesadoHttp(?:Get|Post)In">\n\s*<wsdl:part name=")NUMERO(")/g,
-      '$1Numero$2',
-    );
-    expect(renamed).not.toBe(CAPTURED_TEXT);
-    const err = await refusal('renamed-param.wsdl', renamed);
-    expect(err.message).toContain('ComandoProcesado: parameter NUMERO is missing; ComandoProcesado: parameter Numero is not served by the gateway');
-    // Said once although the HTTP GET and POST port types both carry it.
-    expect(err.message.split('ComandoProcesado (HTTP): parameter NUMERO is missing')).toHaveLength(2);
-  });
-
-  it('an operation the gateway does not serve, and a renamed type field', async () => {
-    const extra = CAPTURED_TEXT.replace('<wsdl:operation name="Logout">', '<wsdl:operation name="Reiniciar">').replace(
+  it('an operation and a type member the gateway does not serve: one line naming each, the file and the setting', async () => {
+    const more = CAPTURED_TEXT.replaceAll('<wsdl:operation name="Logout">', '<wsdl:operation name="Reiniciar">').replace(
       /(<xs:complexType name="Comando">[^]*?name=")EQUIPO(")/,
       '$1Equipo$2',
     );
-    const err = await refusal('extra-op.wsdl', extra);
-    expect(err.message).toContain('operation Logout is missing');
-    expect(err.message).toContain('operation Reiniciar is not served by the gateway');
-    expect(err.message).toContain('type Comando: element EQUIPO is missing; type Comando: element Equipo is not served by the gateway');
+    const err = await refusal('more.wsdl', more);
+    expect(err.message).toBe(
+      `WSDL_FILE ${path.join(dir, 'more.wsdl')} declares what this gateway does not serve: operation Reiniciar; type Comando: element Equipo (a captured WSDL may declare less than the gateway serves, never more).`,
+    );
+  });
+
+  it('a member of another type', async () => {
+    const typed = CAPTURED_TEXT.replace(/(<xs:complexType name="pEvento">[^]*?name="Latitud" type=")xs:double/, '$1xs:string');
+    expect((await refusal('typed.wsdl', typed)).message).toContain(
+      'declares what this gateway does not serve: type pEvento: element Latitud is xs:string in the file, xs:double in the gateway',
+    );
   });
 
   it('another namespace, another encoding, broken XML, no file', async () => {

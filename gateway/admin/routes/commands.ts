@@ -1,8 +1,8 @@
 import { auditTarget } from '../../../shared/backends/operators.js';
 import type { CommandState } from '../../../shared/backends/types.js';
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
-import { HttpError, invalid, notFound } from '../http.js';
-import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { AdminError, invalid } from '../errors.js';
+import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../route.js';
 import { limitOf, onlyFields, onlyQueryParams, positiveIntegerOf, requiredText } from '../validate.js';
 import { commandView } from '../views.js';
 
@@ -52,10 +52,8 @@ export function commandRoutes(deps: AdminDeps): Route[] {
     const numero = positiveIntegerOf(param(req, 'numero'), 'numero');
     await providerOr404(backends, systemUser);
     const result = await backends.commands.cancel(systemUser, numero, clock());
-    if (result === null) throw notFound(`Provider "${systemUser}" has no command ${numero}.`);
-    if (result.outcome === 'not-open') {
-      throw new HttpError(409, `Command ${numero} is ${result.command.state}; only a pending or in-process command can be cancelled.`);
-    }
+    if (result === null) throw AdminError.of('commandNotFound', { systemUser, numero });
+    if (result.outcome === 'not-open') throw AdminError.of('commandNotOpen', { numero, state: result.command.state });
     log.info({ systemUser, numero, deliveries: result.command.deliveries }, 'admin: command cancelled');
     return { status: 200, json: commandView(result.command) };
   };
@@ -86,8 +84,8 @@ export function commandRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: ['admin', 'commands'], handlers: { GET: pageCommands } },
-    { pattern: [...PROVIDER, 'commands'], handlers: { GET: listCommands, POST: queueCommand } },
-    { pattern: [...PROVIDER, 'commands', ':numero', 'cancel'], handlers: { POST: cancelCommand } },
+    { pattern: ['admin', 'commands'], handlers: { GET: { role: 'viewer', run: pageCommands } } },
+    { pattern: [...PROVIDER, 'commands'], handlers: { GET: { role: 'viewer', run: listCommands }, POST: { role: 'operator', run: queueCommand } } },
+    { pattern: [...PROVIDER, 'commands', ':numero', 'cancel'], handlers: { POST: { role: 'operator', run: cancelCommand } } },
   ];
 }

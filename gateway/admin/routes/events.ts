@@ -1,4 +1,4 @@
-import type { AdminDeps, Handler, Route } from '../routes.js';
+import type { AdminDeps, Handler, Route } from '../route.js';
 import { eventIdOf, limitOf, onlyQueryParams } from '../validate.js';
 import { eventView } from '../views.js';
 
@@ -37,7 +37,7 @@ export function eventRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: ['admin', 'events'], handlers: { GET: listEvents } },
-    { pattern: ['admin', 'events', 'stream'], handlers: { GET: streamEvents } },
+    { pattern: ['admin', 'events'], handlers: { GET: { role: 'viewer', run: listEvents } } },
+    { pattern: ['admin', 'events', 'stream'], handlers: { GET: { role: 'viewer', run: streamEvents } } },
   ];
 }

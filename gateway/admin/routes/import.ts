@@ -2,8 +2,9 @@ import { auditTarget, type AuditDetail } from '../../../shared/backends/operator
 import type { Provider, ProviderPatch, TripVehicle } from '../../../shared/backends/types.js';
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
 import { hashPassword, verifyPassword } from '../../../shared/domain/passwords.js';
-import { invalid, type JsonValue } from '../http.js';
-import type { AdminDeps, Handler, Route } from '../routes.js';
+import { invalid } from '../errors.js';
+import type { JsonValue } from '../http.js';
+import type { AdminDeps, Handler, Route } from '../route.js';
 import { dominioOf, onlyFields, optionalBoolean, plainText, requiredText, systemUserOf, timeZoneOf } from '../validate.js';
 import { errorMessage } from '../../../shared/util/error-message.js';
 
@@ -219,7 +220,7 @@ export function importRoutes(deps: AdminDeps): Route[] {
   }
 
   return [
-    { pattern: ['admin', 'import', 'providers'], bodyLimit: IMPORT_BODY_LIMIT_BYTES, handlers: { POST: importProviders } },
-    { pattern: ['admin', 'import', 'trips'], bodyLimit: IMPORT_BODY_LIMIT_BYTES, handlers: { POST: importTrips } },
+    { pattern: ['admin', 'import', 'providers'], bodyLimit: IMPORT_BODY_LIMIT_BYTES, handlers: { POST: { role: 'admin', run: importProviders } } },
+    { pattern: ['admin', 'import', 'trips'], bodyLimit: IMPORT_BODY_LIMIT_BYTES, handlers: { POST: { role: 'admin', run: importTrips } } },
   ];
 }

@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { StoredEvent } from '../../../shared/backends/types.js';
-import { invalid } from '../http.js';
-import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { invalid } from '../errors.js';
+import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../route.js';
 import { dominioOf, onlyQueryParams } from '../validate.js';
 import { eventView } from '../views.js';
 
@@ -114,7 +114,7 @@ export function mapRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: [...PROVIDER, 'positions'], handlers: { GET: positions } },
-    { pattern: [...PROVIDER, 'track', ':dominio'], handlers: { GET: track } },
+    { pattern: [...PROVIDER, 'positions'], handlers: { GET: { role: 'viewer', run: positions } } },
+    { pattern: [...PROVIDER, 'track', ':dominio'], handlers: { GET: { role: 'viewer', run: track } } },
   ];
 }

@@ -1,8 +1,9 @@
 import { ACTIVITY_BUCKET_MS, ACTIVITY_WINDOW_MS, type EventActivity } from '../../../shared/backends/types.js';
 import { FailureLog } from '../../../shared/runtime/failure-log.js';
 import { probeHandlers, type Readiness } from '../../../shared/runtime/probes.js';
-import { HttpError, notFound, type JsonValue } from '../http.js';
-import { param, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { AdminError } from '../errors.js';
+import type { JsonValue } from '../http.js';
+import { param, type AdminDeps, type Handler, type Route } from '../route.js';
 import { limitOf, onlyQueryParams } from '../validate.js';
 import { poisonView } from '../views.js';
 
@@ -38,7 +39,7 @@ export function operationRoutes(deps: AdminDeps): Route[] {
     const failing = (status?.checks ?? []).filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail ?? 'not answering'}`);
     return { ready: false, reason: failing.length > 0 ? failing.join('; ') : 'the backends are not ready' };
   };
-  const noMetrics = (): Promise<string> => Promise.reject(notFound('Metrics are not enabled.'));
+  const noMetrics = (): Promise<string> => Promise.reject(AdminError.of('metricsOff'));
   const probes = probeHandlers(readiness, deps.metrics ?? noMetrics, log);
 
   /**
@@ -94,7 +95,7 @@ export function operationRoutes(deps: AdminDeps): Route[] {
   };
 
   const poisonStore = () => {
-    if (backends.poison === null) throw notFound('The embedded mode sets no messages aside: there are none.');
+    if (backends.poison === null) throw AdminError.of('noPoisonEmbedded');
     return backends.poison;
   };
 
@@ -102,16 +103,16 @@ export function operationRoutes(deps: AdminDeps): Route[] {
     const id = param(req, 'id');
     const store = poisonStore();
     const message = await store.get(id);
-    if (message === null) throw notFound(`No poison message "${id}".`);
-    if (message.truncated) throw new HttpError(409, `Poison message "${id}" was too large to keep whole; discard it instead.`);
-    if (!(await store.redrive(id))) throw notFound(`No poison message "${id}".`);
+    if (message === null) throw AdminError.of('poisonNotFound', { id });
+    if (message.truncated) throw AdminError.of('poisonTruncated', { id });
+    if (!(await store.redrive(id))) throw AdminError.of('poisonNotFound', { id });
     log.info({ id, topic: message.topic, reason: message.reason }, 'admin: poison message re-driven');
     return { status: 200, json: { redriven: id } };
   };
 
   const discardPoison: Handler = async (req) => {
     const id = param(req, 'id');
-    if (!(await poisonStore().remove(id))) throw notFound(`No poison message "${id}".`);
+    if (!(await poisonStore().remove(id))) throw AdminError.of('poisonNotFound', { id });
     log.info({ id }, 'admin: poison message discarded');
     return { status: 204 };
   };
@@ -126,14 +127,14 @@ export function operationRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: ['admin', 'refusals'], handlers: { GET: listRefusals } },
-    { pattern: ['healthz'], public: true, handlers: { GET: probes.healthz } },
-    { pattern: ['readyz'], public: true, handlers: { GET: probes.readyz } },
-    { pattern: ['metrics'], handlers: { GET: probes.metrics } },
-    { pattern: ['admin', 'overview'], handlers: { GET: overview } },
-    { pattern: ['admin', 'poison'], handlers: { GET: listPoison } },
-    { pattern: ['admin', 'poison', ':id'], handlers: { DELETE: discardPoison } },
-    { pattern: ['admin', 'poison', ':id', 'redrive'], handlers: { POST: redrivePoison } },
+    { pattern: ['admin', 'refusals'], handlers: { GET: { role: 'viewer', run: listRefusals } } },
+    { pattern: ['healthz'], handlers: { GET: { role: 'public', run: probes.healthz } } },
+    { pattern: ['readyz'], handlers: { GET: { role: 'public', run: probes.readyz } } },
+    { pattern: ['metrics'], handlers: { GET: { role: 'viewer', run: probes.metrics } } },
+    { pattern: ['admin', 'overview'], handlers: { GET: { role: 'viewer', run: overview } } },
+    { pattern: ['admin', 'poison'], handlers: { GET: { role: 'viewer', run: listPoison } } },
+    { pattern: ['admin', 'poison', ':id'], handlers: { DELETE: { role: 'admin', run: discardPoison } } },
+    { pattern: ['admin', 'poison', ':id', 'redrive'], handlers: { POST: { role: 'operator', run: redrivePoison } } },
   ];
 }
 

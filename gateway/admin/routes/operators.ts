@@ -1,7 +1,8 @@
-import { auditTarget, isRole, ROLES, type AuditEntry, type AuditQuery, type OperatorToken } from '../../../shared/backends/operators.js';
+import { auditTarget, isRole, MAX_OPERATOR_TOKENS, ROLES, type AuditEntry, type AuditQuery, type OperatorToken } from '../../../shared/backends/operators.js';
 import { BOOTSTRAP_IDENTITY, newOperatorToken, operatorTokenHash } from '../access.js';
-import { HttpError, invalid, notFound, type JsonValue } from '../http.js';
-import { param, type AdminDeps, type Handler, type Route, type RouteRequest } from '../routes.js';
+import { AdminError, invalid } from '../errors.js';
+import type { JsonValue } from '../http.js';
+import { param, type AdminDeps, type Handler, type Route, type RouteRequest } from '../route.js';
 import { limitOf, onlyFields, onlyQueryParams, positiveIntegerOf, requiredString } from '../validate.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -80,7 +81,7 @@ export function operatorRoutes(deps: AdminDeps): Route[] {
   const whoami: Handler = async (req) => {
     onlyQueryParams(req.query, []);
     const p = req.principal;
-    if (p === null) throw new HttpError(401, 'Missing or invalid bearer token.');
+    if (p === null) throw AdminError.of('unauthorized');
     return { status: 200, json: { identity: p.identity, role: p.role, kind: p.kind, expiresAt: isoOrNull(p.expiresAt), routes: deps.allowedFor(p.role) } };
   };
 
@@ -118,8 +119,8 @@ export function operatorRoutes(deps: AdminDeps): Route[] {
       lastUsedAt: null,
     };
     const outcome = await tokens.create(record);
-    if (outcome === 'exists') throw new HttpError(409, `A token named "${name}" exists; revoke it first to issue a new one.`, 'name');
-    if (outcome === 'full') throw new HttpError(409, 'The gateway holds as many tokens as it keeps (1000); revoke unused ones first.');
+    if (outcome === 'exists') throw AdminError.of('tokenExists', { name });
+    if (outcome === 'full') throw AdminError.of('tokensFull', { max: MAX_OPERATOR_TOKENS });
     req.audit.detail = { role, expiresAt: isoOrNull(expiresAt) };
     log.info({ name, role, expiresAt: isoOrNull(expiresAt), by: record.createdBy }, 'admin: operator token created');
     return { status: 201, json: { ...tokenView(record, now), token } };
@@ -127,8 +128,8 @@ export function operatorRoutes(deps: AdminDeps): Route[] {
 
   const revokeToken: Handler = async (req) => {
     const name = param(req, 'name');
-    if (name === BOOTSTRAP_IDENTITY) throw notFound(`"${BOOTSTRAP_IDENTITY}" is the ADMIN_TOKEN: change it in the gateway's configuration.`);
-    if (!(await tokens.revoke(name))) throw notFound(`No token named "${name}".`);
+    if (name === BOOTSTRAP_IDENTITY) throw AdminError.of('bootstrapNotRevocable', { identity: BOOTSTRAP_IDENTITY });
+    if (!(await tokens.revoke(name))) throw AdminError.of('tokenNotFound', { name });
     log.info({ name, by: req.principal?.identity }, 'admin: operator token revoked');
     return { status: 204 };
   };
@@ -139,13 +140,13 @@ export function operatorRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: ['admin', 'whoami'], handlers: { GET: whoami } },
-    { pattern: ['admin', 'tokens'], handlers: { GET: listTokens, POST: createToken } },
-    { pattern: ['admin', 'tokens', ':name'], handlers: { DELETE: revokeToken } },
-    { pattern: ['admin', 'audit'], handlers: { GET: (req) => page(auditQueryOf(req)) } },
+    { pattern: ['admin', 'whoami'], handlers: { GET: { role: 'viewer', run: whoami } } },
+    { pattern: ['admin', 'tokens'], handlers: { GET: { role: 'admin', run: listTokens }, POST: { role: 'admin', run: createToken } } },
+    { pattern: ['admin', 'tokens', ':name'], handlers: { DELETE: { role: 'admin', run: revokeToken } } },
+    { pattern: ['admin', 'audit'], handlers: { GET: { role: 'admin', run: (req) => page(auditQueryOf(req)) } } },
     {
       pattern: ['admin', 'providers', ':systemUser', 'audit'],
-      handlers: { GET: (req) => page(auditQueryOf(req, auditTarget('provider', param(req, 'systemUser')))) },
+      handlers: { GET: { role: 'operator', run: (req) => page(auditQueryOf(req, auditTarget('provider', param(req, 'systemUser')))) } },
     },
   ];
 }

@@ -1,7 +1,7 @@
 import { auditTarget } from '../../../shared/backends/operators.js';
 import { hashPassword } from '../../../shared/domain/passwords.js';
-import { HttpError, invalid, notFound } from '../http.js';
-import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { AdminError, invalid, quotedList } from '../errors.js';
+import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../route.js';
 import { onlyFields, onlyQueryParams, optionalBoolean, passwordOf, requiredString, systemUserOf, timeZoneOf } from '../validate.js';
 import { lockoutView, providerView } from '../views.js';
 
@@ -17,7 +17,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
     const timeZone = body.timeZone === undefined ? null : timeZoneOf(body.timeZone);
     const requireRegisteredVehicles = optionalBoolean(body, 'requireRegisteredVehicles') ?? false;
     const enabled = optionalBoolean(body, 'enabled') ?? true;
-    const conflict = (): HttpError => new HttpError(409, `Provider "${systemUser}" already exists.`, 'systemUser');
+    const conflict = (): AdminError => AdminError.of('providerExists', { systemUser });
     // Cheap check first, so a duplicate does not pay for a hash; create() settles races.
     if ((await backends.providers.get(systemUser)) !== null) throw conflict();
     const now = clock();
@@ -50,9 +50,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
     const body = await req.body();
     const fields = ['password', 'enabled', 'timeZone', 'requireRegisteredVehicles'] as const;
     onlyFields(body, fields);
-    if (!fields.some((f) => body[f] !== undefined)) {
-      throw new HttpError(400, `Nothing to update: give at least one of ${fields.map((f) => `"${f}"`).join(', ')}.`);
-    }
+    if (!fields.some((f) => body[f] !== undefined)) throw AdminError.of('nothingToUpdate', { fields: quotedList(fields) });
     const password = body.password === undefined ? undefined : passwordOf(body, config.logins.passwordMinLength);
     const enabled = optionalBoolean(body, 'enabled');
     const timeZone = body.timeZone === undefined ? undefined : timeZoneOf(body.timeZone);
@@ -68,7 +66,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
       },
       clock(),
     );
-    if (updated === null) throw notFound(`Provider "${systemUser}" not found.`);
+    if (updated === null) throw AdminError.of('providerNotFound', { systemUser });
     // An operator resetting a password means "let them in again": lift a lockout.
     if (password !== undefined) await backends.lockouts.clear(systemUser);
     log.info(
@@ -90,7 +88,7 @@ export function providerRoutes(deps: AdminDeps): Route[] {
       throw invalid('confirm', `Deleting a provider needs ?confirm= with its SystemUser ("${systemUser}"), so a wrong path cannot delete another one.`);
     }
     await providerOr404(backends, systemUser);
-    if (!(await backends.providers.delete(systemUser))) throw notFound(`Provider "${systemUser}" not found.`);
+    if (!(await backends.providers.delete(systemUser))) throw AdminError.of('providerNotFound', { systemUser });
     const now = clock();
     const sessionsEnded = await backends.sessions.endAll(systemUser, now);
     const commandsCancelled = await backends.commands.cancelAll(systemUser, now);
@@ -115,9 +113,12 @@ export function providerRoutes(deps: AdminDeps): Route[] {
   };
 
   return [
-    { pattern: ['admin', 'providers'], handlers: { GET: listProviders, POST: createProvider } },
-    { pattern: PROVIDER, handlers: { GET: showProvider, PATCH: updateProvider, DELETE: deleteProvider } },
-    { pattern: ['admin', 'lockouts'], handlers: { GET: listLockouts } },
-    { pattern: [...PROVIDER, 'lockouts'], handlers: { DELETE: liftLockouts } },
+    { pattern: ['admin', 'providers'], handlers: { GET: { role: 'viewer', run: listProviders }, POST: { role: 'admin', run: createProvider } } },
+    {
+      pattern: PROVIDER,
+      handlers: { GET: { role: 'viewer', run: showProvider }, PATCH: { role: 'admin', run: updateProvider }, DELETE: { role: 'admin', run: deleteProvider } },
+    },
+    { pattern: ['admin', 'lockouts'], handlers: { GET: { role: 'viewer', run: listLockouts } } },
+    { pattern: [...PROVIDER, 'lockouts'], handlers: { DELETE: { role: 'operator', run: liftLockouts } } },
   ];
 }

@@ -1,6 +1,6 @@
 import { MAX_LENGTH } from '../../../shared/catalogue/index.js';
-import { notFound } from '../http.js';
-import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../routes.js';
+import { AdminError } from '../errors.js';
+import { param, PROVIDER, providerOr404, type AdminDeps, type Handler, type Route } from '../route.js';
 import { dominioOf, limitOf, onlyFields, onlyQueryParams, requiredText } from '../validate.js';
 import { vehicleView } from '../views.js';
 
@@ -40,15 +40,13 @@ export function tripRoutes(deps: AdminDeps): Route[] {
     const systemUser = param(req, 'systemUser');
     const dominio = param(req, 'dominio');
     await providerOr404(backends, systemUser);
-    if (!(await backends.trips.removeVehicle(systemUser, dominio))) {
-      throw notFound(`Vehicle "${dominio}" is not on a trip of provider "${systemUser}".`);
-    }
+    if (!(await backends.trips.removeVehicle(systemUser, dominio))) throw AdminError.of('vehicleNotOnTrip', { dominio, systemUser });
     log.info({ systemUser, dominio }, 'admin: vehicle removed from trip');
     return { status: 204 };
   };
 
   return [
-    { pattern: [...PROVIDER, 'trip', 'vehicles'], handlers: { GET: listVehicles } },
-    { pattern: [...PROVIDER, 'trip', 'vehicles', ':dominio'], handlers: { PUT: putVehicle, DELETE: deleteVehicle } },
+    { pattern: [...PROVIDER, 'trip', 'vehicles'], handlers: { GET: { role: 'viewer', run: listVehicles } } },
+    { pattern: [...PROVIDER, 'trip', 'vehicles', ':dominio'], handlers: { PUT: { role: 'operator', run: putVehicle }, DELETE: { role: 'operator', run: deleteVehicle } } },
   ];
 }

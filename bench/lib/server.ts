@@ -64,7 +64,8 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   // Every server reports its GC pauses (bench/lib/gc-meter.mjs, plain JavaScript: any build can load it).
   const gcFile = path.join(dataDir, 'gc.json');
   const meter = ['--import', pathToFileURL(path.join(ROOT, 'bench', 'lib', 'gc-meter.mjs')).href];
-  const node = options.node ?? process.execPath;
+  // BENCH_NODE=<node executable> runs any bench script's server on another runtime (with BENCH_ROOT, an older build).
+  const node = options.node ?? (process.env.BENCH_NODE || process.execPath);
   const [command, args] = pinned(node, [...launchFlags(root, script), ...meter, ...profiling, ...(options.nodeArgs ?? []), script], process.env.BENCH_PIN_SERVER);
   const child = spawn(command, args, {
     cwd: root,

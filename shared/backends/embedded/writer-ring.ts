@@ -22,7 +22,7 @@ import type { EventRecord } from '../../events/schema.js';
  */
 export const MESSAGE = { write: 1, probe: 2, wrap: 3, external: 4, close: 5 } as const;
 /** Indexes of the control words (Int32) at the start of the shared buffer. */
-export const CONTROL = { published: 0, consumed: 1, used: 2 } as const;
+export const CONTROL = { published: 0, consumed: 1, used: 2, sleeping: 3 } as const;
 export const CONTROL_BYTES = 64;
 export const HEADER_BYTES = 16;
 
@@ -138,7 +138,12 @@ export class WriterRing {
     Atomics.add(this.control, CONTROL.used, size);
     this.writePos = start + size === this.shape.capacity ? 0 : start + size;
     Atomics.add(this.control, CONTROL.published, 1);
-    Atomics.notify(this.control, CONTROL.published);
+    // Wake the thread only when it sleeps: a busy thread reads every published message before it
+    // sleeps again, and a notify is a futex call through V8's waiter list (it was a fifth of the
+    // main thread's time at 30k inserts/s: bench/profile.ts). Safe in this order: the count is
+    // raised before `sleeping` is read, and the thread sets `sleeping` before Atomics.wait, which
+    // returns at once when the count moved.
+    if (Atomics.load(this.control, CONTROL.sleeping) !== 0) Atomics.notify(this.control, CONTROL.published);
   }
 }
 

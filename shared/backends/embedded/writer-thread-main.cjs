@@ -110,8 +110,11 @@ const starts = [];
 const seqs = [];
 let closing = false;
 while (!closing) {
-  // Sleeps until the main thread publishes; returns at once when it already has.
+  // Sleeps until the main thread publishes; returns at once when it already has. `sleeping` tells
+  // the main thread to notify (writer-ring.ts publish): set before the wait, cleared after.
+  Atomics.store(control, CONTROL.sleeping, 1);
   Atomics.wait(control, CONTROL.published, consumed);
+  Atomics.store(control, CONTROL.sleeping, 0);
   const published = Atomics.load(control, CONTROL.published);
   if (published === consumed) continue;
   // Everything published so far, up to a close marker.

@@ -30,11 +30,11 @@ interface HandlerDeps {
 
 export function createHandlers({ backends, config, auth, sessions, ingest }: HandlerDeps): Handlers {
   const insertOne = (event: EventInput, ctx: AuthenticatedCall): Promise<number> =>
-    ingest.insertOne(ctx.provider, withExtras(event, ctx.extras), ctx.operation, ctx.now);
+    ingest.insertOne(ctx.provider, withExtras(event, ctx.extras), ctx.operation, ctx.now, ctx.deadline);
 
   /** CambiarClave confirms AntiguaClave; its twin confirms the Password it logged in with (cached). */
   const changePassword = async (ctx: AuthenticatedCall, current: string | null, next: string | null): Promise<boolean> => {
-    if (current === null || !(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress))) return false;
+    if (current === null || !(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress, ctx.deadline))) return false;
     return auth.changePassword(ctx.provider, current, next, ctx.now);
   };
 
@@ -58,7 +58,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
       return sessions.end(ctx.sessionId, ctx.now);
     },
     async InSession(_a, ctx) {
-      return (await sessions.resolve(ctx.sessionId, ctx.now)) !== null;
+      return (await sessions.resolve(ctx.sessionId, ctx.now, ctx.deadline)) !== null;
     },
 
     CambiarClave: (a, ctx) => changePassword(ctx, a.AntiguaClave, a.NuevaClave),
@@ -67,7 +67,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest }: Han
     InsertarEvento: insertOne,
     LoginYInsertarEvento: insertOne,
     LoginYInsertarEvento2: insertOne,
-    LoginYInsertarEventos: (a, ctx) => ingest.insert(ctx.provider, a.Eventos ?? [], ctx.operation, ctx.now),
+    LoginYInsertarEventos: (a, ctx) => ingest.insert(ctx.provider, a.Eventos ?? [], ctx.operation, ctx.now, ctx.deadline),
 
     ObtenerComando: nextCommand,
     LoginYObtenerComando: nextCommand,

@@ -156,14 +156,14 @@ export class OperationService {
     if (prepared.op.authentication === 'session') return this.sessionProvider(ctx);
     const systemUser = stringArg(args, prepared.systemUserParam);
     const password = stringArg(args, prepared.passwordParam);
-    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress);
+    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress, ctx.deadline);
   }
 
   /** The enabled provider of the request's live session, or null. */
   private async sessionProvider(ctx: CallContext): Promise<Provider | null> {
-    const systemUser = await this.sessions.resolve(ctx.sessionId, ctx.now);
+    const systemUser = await this.sessions.resolve(ctx.sessionId, ctx.now, ctx.deadline);
     if (systemUser === null) return null;
-    const provider = await this.backends.providers.get(systemUser);
+    const provider = await this.backends.providers.get(systemUser, ctx.deadline);
     return provider?.enabled === true ? provider : null;
   }
 }

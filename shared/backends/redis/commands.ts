@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Command, CommandHistoryEntry, CommandState, CommandStore, FinishOutcome } from '../types.js';
 import {
   asArray,
@@ -10,36 +9,52 @@ import {
   pipelineReplies,
   RedisDataError,
   type Guard,
+  type RedisClient,
 } from './connection.js';
 import { pageCommands } from './command-pages.js';
 import type { RedisKeys } from './keys.js';
 
 /*
- * Layout (see keys.ts):
- *   {p}command:seq               INCR → NUMERO (one sequence across providers)
- *   {p}command:{n}               hash: numero, systemUser, cmd, unidad, equipo, state, createdAt,
+ * Layout (see keys.ts; {u} = the provider's slot, {g:commands} a slot of its own):
+ *   {g:commands}:seq             INCR → NUMERO (one sequence across providers)
+ *   {g:commands}:owners          hash NUMERO → SystemUser (paging every provider's commands)
+ *   {u}:command:{n}              hash: numero, systemUser, cmd, unidad, equipo, state, createdAt,
  *                                expiresAt, deliveries, lastDeliveredAt?, finishedAt? (absent = null)
- *   {p}command:{n}:history       list of JSON {at, kind, message}, oldest first
- *   {p}commands:open:{u}         zset of unfinished numeros, score = numero (queue order)
- *   {p}commands:expiry:{u}       zset of the same numeros, score = expiresAt (finds overdue ones)
- *   {p}commands:all:{u}          zset of every numero of the provider, score = numero (list())
- * Every read-modify-write is one Lua script, so gateways racing on a command cannot interleave.
- * Durability: commands must survive a restart (docs/protocol.md §Commands): production Redis needs AOF
- * (appendonly yes, appendfsync everysec or always).
+ *   {u}:command:{n}:history      list of JSON {at, kind, message}, oldest first
+ *   {u}:commands:open            zset of unfinished numeros, score = numero (queue order)
+ *   {u}:commands:expiry          zset of the same numeros, score = expiresAt (finds overdue ones)
+ *   {u}:commands:all             zset of every numero of the provider, score = numero (list())
+ * A command is found by its provider and NUMERO: another provider's NUMERO names no key of this
+ * provider, so a command can never be delivered to, or finished by, another provider. Every
+ * read-modify-write of a command is one Lua script in its provider's slot, so gateways racing on a
+ * command cannot interleave. Durability: commands must survive a restart (docs/protocol.md
+ * §Commands): production Redis needs AOF (appendonly yes, appendfsync everysec or always).
  */
 
-/** KEYS: seq, open, expiry, all. ARGV: command key prefix, systemUser, cmd, unidad, equipo, now, expiresAt, history JSON → numero. */
+/** KEYS: seq, owners. ARGV: systemUser → the next NUMERO, recorded as this provider's. */
+export const COMMAND_NUMBER = new LuaScript(
+  'command-number',
+  `local n = redis.call('INCR', KEYS[1])
+redis.call('HSET', KEYS[2], n, ARGV[1])
+return n`,
+);
+
+/**
+ * KEYS: open, expiry, all, command, history. ARGV: numero, systemUser, cmd, unidad, equipo, now,
+ * expiresAt, history JSON → 1, or 0 when the NUMERO is taken already (the sequence went back: a
+ * failover lost its last increments), which queues nothing.
+ */
 export const COMMAND_ENQUEUE = new LuaScript(
   'command-enqueue',
-  `local n = redis.call('INCR', KEYS[1])
-local key = ARGV[1] .. n
-redis.call('HSET', key, 'numero', n, 'systemUser', ARGV[2], 'cmd', ARGV[3], 'unidad', ARGV[4], 'equipo', ARGV[5],
+  `if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
+local n = ARGV[1]
+redis.call('HSET', KEYS[4], 'numero', n, 'systemUser', ARGV[2], 'cmd', ARGV[3], 'unidad', ARGV[4], 'equipo', ARGV[5],
   'state', 'pending', 'createdAt', ARGV[6], 'expiresAt', ARGV[7], 'deliveries', '0')
-redis.call('RPUSH', key .. ':history', ARGV[8])
-redis.call('ZADD', KEYS[2], n, n)
-redis.call('ZADD', KEYS[3], ARGV[7], n)
-redis.call('ZADD', KEYS[4], n, n)
-return n`,
+redis.call('RPUSH', KEYS[5], ARGV[8])
+redis.call('ZADD', KEYS[1], n, n)
+redis.call('ZADD', KEYS[2], ARGV[7], n)
+redis.call('ZADD', KEYS[3], n, n)
+return 1`,
 );
 
 /**
@@ -211,10 +226,12 @@ function validNumero(numero: number): boolean {
 
 /**
  * A queued command must survive a failover to a replica: it is written on a connection of its own,
- * then WAIT blocks that connection until `replicas` replicas hold it (or `waitMs` passed).
+ * then WAIT blocks that connection until `replicas` replicas hold it (or `waitMs` passed). In a
+ * cluster the NUMERO and the command are on two shards: each write is followed by its own WAIT, in
+ * the same pipeline (so on the same node's connection).
  */
 interface DurableCommandWrites {
-  redis: Redis;
+  redis: RedisClient;
   replicas: number;
   waitMs: number;
 }
@@ -224,27 +241,53 @@ class CommandNotReplicatedError extends Error {
   override readonly name = 'CommandNotReplicatedError';
 }
 
-export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Guard, durable: DurableCommandWrites | null = null): CommandStore {
+function notReplicated(numero: number, acknowledged: number, durable: DurableCommandWrites, outcome: string): CommandNotReplicatedError {
+  return new CommandNotReplicatedError(`Command ${numero} reached ${acknowledged} of ${durable.replicas} Redis replicas within ${durable.waitMs} ms; ${outcome}.`);
+}
+
+/**
+ * Runs a script, and with `durable` WAITs on the same connection right after it: the reply, and how
+ * many replicas held the writes by then (null without durable). EVAL, not EVALSHA: a pipeline
+ * cannot fall back on NOSCRIPT, and commands are queued rarely.
+ */
+async function written(
+  redis: RedisClient,
+  durable: DurableCommandWrites | null,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<{ reply: unknown; replicas: number | null }> {
+  if (durable === null) return { reply: await script.run(redis, keys, args), replicas: null };
+  const [reply, replicas] = pipelineReplies(await durable.redis.pipeline().eval(script.lua, keys.length, ...keys, ...args).wait(durable.replicas, durable.waitMs).exec());
+  if (typeof replicas !== 'number') throw new RedisDataError('WAIT returned a non-integer.');
+  return { reply, replicas };
+}
+
+export function createRedisCommandStore(redis: RedisClient, keys: RedisKeys, guard: Guard, durable: DurableCommandWrites | null = null): CommandStore {
   const store: CommandStore = {
     enqueue(c) {
       return guard('commands.enqueue', async () => {
         const queued = entryJson(c.now, 'queued', '');
-        const numero = await COMMAND_ENQUEUE.run(
-          durable?.redis ?? redis,
-          [keys.commandSeq(), keys.commandsOpen(c.systemUser), keys.commandsExpiry(c.systemUser), keys.commandsAll(c.systemUser)],
-          [keys.commandPrefix(), c.systemUser, c.cmd, c.unidad, c.equipo, decimal(c.now), decimal(c.expiresAt), queued],
+        const number = await written(redis, durable, COMMAND_NUMBER, [keys.commandSeq(), keys.commandOwners()], [c.systemUser]);
+        const numero = number.reply;
+        if (typeof numero !== 'number') throw new RedisDataError('command-number returned a non-integer.');
+        // A NUMERO a failover could hand out again: queue nothing under it.
+        if (durable !== null && (number.replicas ?? 0) < durable.replicas) throw notReplicated(numero, number.replicas ?? 0, durable, 'nothing was queued');
+        const u = c.systemUser;
+        const command = await written(
+          redis,
+          durable,
+          COMMAND_ENQUEUE,
+          [keys.commandsOpen(u), keys.commandsExpiry(u), keys.commandsAll(u), keys.command(u, numero), keys.commandHistory(u, numero)],
+          [decimal(numero), u, c.cmd, c.unidad, c.equipo, decimal(c.now), decimal(c.expiresAt), queued],
         );
-        if (typeof numero !== 'number') throw new RedisDataError('command-enqueue returned a non-integer.');
-        if (durable !== null) {
-          const acknowledged = await durable.redis.wait(durable.replicas, durable.waitMs);
-          if (acknowledged < durable.replicas) {
-            // Not answered "queued": a failover now could lose it. Cancel it so that the error also
-            // means "not queued" (unless Redis failed right now too: then the cancel fails with it).
-            await store.cancel(c.systemUser, numero, c.now);
-            throw new CommandNotReplicatedError(
-              `Command ${numero} reached ${acknowledged} of ${durable.replicas} Redis replicas within ${durable.waitMs} ms; it was cancelled.`,
-            );
-          }
+        if (command.reply === 0) throw new Error(`NUMERO ${numero} is taken already (the sequence went back after a failover); the command was not queued.`);
+        if (command.reply !== 1) throw new RedisDataError(`command-enqueue returned ${JSON.stringify(command.reply)}.`);
+        if (durable !== null && (command.replicas ?? 0) < durable.replicas) {
+          // Not answered "queued": a failover now could lose it. Cancel it so that the error also
+          // means "not queued" (unless Redis failed right now too: then the cancel fails with it).
+          await store.cancel(c.systemUser, numero, c.now);
+          throw notReplicated(numero, command.replicas ?? 0, durable, 'it was cancelled');
         }
         return {
           numero,
@@ -268,7 +311,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
         const reply = await COMMAND_DELIVER.run(
           redis,
           [keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
-          [keys.commandPrefix(), decimal(now), entryJson(now, 'delivered', '')],
+          [keys.commandPrefix(systemUser), decimal(now), entryJson(now, 'delivered', '')],
         );
         if (reply === null) return null;
         const [hash, history] = asArray(reply, 'command-deliver reply');
@@ -281,7 +324,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.appendStatus', async () => {
         const reply = await COMMAND_STATUS.run(
           redis,
-          [keys.command(numero), keys.commandHistory(numero)],
+          [keys.command(systemUser, numero), keys.commandHistory(systemUser, numero)],
           [systemUser, decimal(now), entryJson(now, 'status', message)],
         );
         return reply === 1;
@@ -294,7 +337,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
         const outcome: CommandState = succeeded ? 'succeeded' : 'failed';
         const reply = await COMMAND_FINISH.run(
           redis,
-          [keys.command(numero), keys.commandHistory(numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [keys.command(systemUser, numero), keys.commandHistory(systemUser, numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
           [systemUser, decimal(now), outcome, entryJson(now, 'finished', outcome), decimal(numero)],
         );
         if (reply === 'finished' || reply === 'already-same' || reply === 'rejected') return reply;
@@ -306,14 +349,14 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.list', async () => {
         // Two round trips and no script: a provider with a long history must not block Redis.
         const numeros = await redis.zrange(keys.commandsAll(systemUser), '0', '-1');
-        return loadCommands(redis, keys, numeros.map((n) => parseNumber(n, 'command numero')), now);
+        return loadCommands(redis, keys, numeros.map((n) => ({ systemUser, numero: parseNumber(n, 'command numero') })), now);
       });
     },
 
     get(systemUser, numero, now) {
       if (!validNumero(numero)) return Promise.resolve(null);
       return guard('commands.get', async () => {
-        const [command] = await loadCommands(redis, keys, [numero], now);
+        const [command] = await loadCommands(redis, keys, [{ systemUser, numero }], now);
         return command?.systemUser === systemUser ? command : null;
       });
     },
@@ -323,12 +366,12 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.cancel', async () => {
         const reply = await COMMAND_CANCEL.run(
           redis,
-          [keys.command(numero), keys.commandHistory(numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [keys.command(systemUser, numero), keys.commandHistory(systemUser, numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
           [systemUser, decimal(now), entryJson(now, 'finished', 'cancelled'), decimal(numero)],
         );
         if (reply === 'unknown') return null;
         if (reply !== 'cancelled' && reply !== 'not-open') throw new RedisDataError(`command-cancel returned ${JSON.stringify(reply)}.`);
-        const [command] = await loadCommands(redis, keys, [numero], now);
+        const [command] = await loadCommands(redis, keys, [{ systemUser, numero }], now);
         if (command === undefined) throw new RedisDataError(`Command ${numero} vanished right after command-cancel.`);
         return { outcome: reply, command };
       });
@@ -339,7 +382,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
         const n = await COMMAND_CANCEL_ALL.run(
           redis,
           [keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
-          [keys.commandPrefix(), decimal(now), entryJson(now, 'finished', 'cancelled')],
+          [keys.commandPrefix(systemUser), decimal(now), entryJson(now, 'finished', 'cancelled')],
         );
         if (typeof n !== 'number') throw new RedisDataError('command-cancel-all returned a non-integer.');
         return n;
@@ -353,22 +396,25 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
   return store;
 }
 
-/** The commands with these numeros, in that order; numeros whose hash is gone are left out. */
-export async function loadCommands(redis: Redis, keys: RedisKeys, numeros: readonly number[], now: number): Promise<Command[]> {
-  if (numeros.length === 0) return [];
-  const pipeline = redis.pipeline();
-  for (const numero of numeros) {
-    pipeline.hgetall(keys.command(numero));
-    pipeline.lrange(keys.commandHistory(numero), 0, -1);
-  }
-  const replies = pipelineReplies(await pipeline.exec());
+/** A command named by its provider and NUMERO: where its keys are. */
+export interface CommandRef {
+  systemUser: string;
+  numero: number;
+}
+
+/**
+ * The commands these refs name, in that order; those whose hash is gone are left out. The reads
+ * are issued together: one round trip per shard (auto-pipelining), whatever providers they are of.
+ */
+export async function loadCommands(redis: RedisClient, keys: RedisKeys, refs: readonly CommandRef[], now: number): Promise<Command[]> {
+  if (refs.length === 0) return [];
+  const replies = await Promise.all(
+    refs.map(({ systemUser, numero }) => Promise.all([redis.hgetall(keys.command(systemUser, numero)), redis.lrange(keys.commandHistory(systemUser, numero), 0, -1)])),
+  );
   const out: Command[] = [];
-  for (let i = 0; i < numeros.length; i++) {
-    const hash = replies[2 * i];
-    if (typeof hash !== 'object' || hash === null || Array.isArray(hash)) throw new RedisDataError('HGETALL reply is not a record.');
-    const record = hash as Record<string, string>;
-    if (Object.keys(record).length === 0) continue; // deleted by hand
-    out.push(decodeCommand(record, asStrings(replies[2 * i + 1], 'history'), now, `command ${numeros[i]}`));
-  }
+  replies.forEach(([record, history], i) => {
+    if (Object.keys(record).length === 0) return; // deleted by hand
+    out.push(decodeCommand(record, asStrings(history, 'history'), now, `command ${refs[i]!.numero}`));
+  });
   return out;
 }

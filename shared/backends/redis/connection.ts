@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { BackendUnavailableError } from '../types.js';
+import { DeadlineTimer, TimeoutError } from '../../util/async.js';
+import { timeLeft, type Deadline } from '../../util/deadline.js';
 import { errorMessage } from '../../util/error-message.js';
+
+/** The client of any form: one node or Sentinels (Redis), or Redis Cluster. The command methods are the same. */
+export type RedisClient = Redis | Cluster;
 
 export interface RedisLogger {
   warn(obj: object, msg: string): void;
@@ -34,6 +39,16 @@ function isReplyError(err: unknown): boolean {
   return err instanceof Error && err.name === 'ReplyError';
 }
 
+/**
+ * Replies that say "not here, not now" rather than "no": a node demoted or still loading, and
+ * Redis Cluster's redirections the client gave up following (a slot moving, a shard failing over).
+ * The command was not applied; the call fails as unavailable, to be retried.
+ */
+const TRANSIENT_REPLY = /^(READONLY|LOADING|MASTERDOWN|MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
+function isTransientReply(err: unknown): boolean {
+  return isReplyError(err) && TRANSIENT_REPLY.test((err as Error).message);
+}
+
 function isNoScript(err: unknown): boolean {
   return isReplyError(err) && err instanceof Error && err.message.startsWith('NOSCRIPT');
 }
@@ -58,14 +73,25 @@ export function describeEndpoint(url: string): string {
  * way on every try, and is logged each time the connection is dropped for it.
  */
 export function makeGuard(endpoint: string, outOfStep: (operation: string, err: RedisDataError) => void = () => undefined) {
-  return async function guard<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  // Every call's share of its request's deadline, timed by one timer (the timer's own `ms` is unused).
+  const deadlines = new DeadlineTimer(0, 'Redis');
+  /**
+   * Runs `fn`, mapping its failure. With a `deadline` (the request's, shared/util/deadline.ts) the
+   * call fails as unavailable when it passes, whatever the command's own timeout, and is not sent
+   * at all once it has passed. A command given up this way is not withdrawn: its reply, when it
+   * comes, is matched to it and dropped, so the connection stays in step.
+   */
+  return async function guard<T>(operation: string, fn: () => Promise<T>, deadline?: Deadline): Promise<T> {
+    if (deadline !== undefined && !(timeLeft(deadline) > 0)) throw new RedisUnavailableError(operation, endpoint, new Error("no time left before the request's deadline"));
     try {
-      return await fn();
+      return deadline === undefined ? await fn() : await deadlines.raceUntil(fn(), deadline);
     } catch (err) {
       if (err instanceof RedisDataError) {
         outOfStep(operation, err);
         throw new RedisUnavailableError(operation, endpoint, err);
       }
+      if (err instanceof TimeoutError) throw new RedisUnavailableError(operation, endpoint, new Error("the request's deadline passed"));
+      if (isTransientReply(err)) throw new RedisUnavailableError(operation, endpoint, err);
       if (
         err instanceof RedisUnavailableError ||
         err instanceof TypeError ||
@@ -96,7 +122,7 @@ export class LuaScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  async run(redis: Redis, keys: readonly string[], args: readonly RedisArg[]): Promise<unknown> {
+  async run(redis: RedisClient, keys: readonly string[], args: readonly RedisArg[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {

@@ -1,11 +1,12 @@
-import type { Redis } from 'ioredis';
 import type { EventInstant, LastReportSink, LastReportUpdate, TripStore, TripVehicle } from '../types.js';
-import { asArray, asString, decimal, LuaScript, parseNumber, pipelineReplies, RedisDataError, type Guard } from './connection.js';
+import { asArray, asString, decimal, LuaScript, parseNumber, pipelineReplies, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
 /*
- *   {p}trip:{u}         hash dominio → JSON {"nroSerie": ..., "registeredAt": epoch ms}
- *   {p}lastreport:{u}   hash dominio → "epochMs:subMsTicks" (decimal integers), only ever moved forward
+ * In the provider's slot (keys.ts):
+ *   {u}:trip         hash dominio → JSON {"nroSerie": ..., "registeredAt": epoch ms}
+ *   {u}:tripidx      sorted set of the trip's Dominios (paging)
+ *   {u}:lastreport   hash dominio → "epochMs:subMsTicks" (decimal integers), only ever moved forward
  * Last reports are kept for every Dominio the provider reported, registered or not (the embedded
  * store does the same), so a vehicle registered later shows its latest report at once.
  */
@@ -85,6 +86,22 @@ return #KEYS`,
 /** Updates per script call: keeps each script run short; the calls are pipelined. */
 const RECORD_CHUNK = 500;
 
+/**
+ * The updates in groups one script may take: in a cluster, those of one hash slot (a script's keys
+ * must share one); on one node, all of them.
+ */
+function scriptGroups(updates: readonly LastReportUpdate[], keys: RedisKeys, clustered: boolean): LastReportUpdate[][] {
+  if (!clustered) return [[...updates]];
+  const bySlot = new Map<number, LastReportUpdate[]>();
+  for (const u of updates) {
+    const slot = keys.providerSlot(u.systemUser);
+    const group = bySlot.get(slot);
+    if (group === undefined) bySlot.set(slot, [u]);
+    else group.push(u);
+  }
+  return [...bySlot.values()];
+}
+
 /** .NET ordinal order: UTF-16 code units, which is what JavaScript's < compares. */
 function ordinal(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -130,7 +147,7 @@ function triplets(flat: unknown[], systemUser: string): TripVehicle[] {
   return out;
 }
 
-export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard): TripStore {
+export function createRedisTripStore(redis: RedisClient, keys: RedisKeys, guard: Guard): TripStore {
   return {
     addVehicle(systemUser, dominio, nroSerie, now) {
       return guard('trips.addVehicle', async () => {
@@ -176,8 +193,8 @@ export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard
       });
     },
 
-    isRegistered(systemUser, dominio) {
-      return guard('trips.isRegistered', async () => (await redis.hexists(keys.trip(systemUser), dominio)) === 1);
+    isRegistered(systemUser, dominio, deadline) {
+      return guard('trips.isRegistered', async () => (await redis.hexists(keys.trip(systemUser), dominio)) === 1, deadline);
     },
 
     clear(systemUser) {
@@ -193,7 +210,7 @@ function validInstant(at: EventInstant): boolean {
   return Number.isSafeInteger(at.epochMs) && Number.isInteger(at.subMsTicks) && at.subMsTicks >= 0 && at.subMsTicks <= 9999;
 }
 
-export function createRedisLastReportSink(redis: Redis, keys: RedisKeys, guard: Guard): LastReportSink {
+export function createRedisLastReportSink(redis: RedisClient, keys: RedisKeys, guard: Guard, clustered: boolean): LastReportSink {
   return {
     record(updates: readonly LastReportUpdate[]) {
       return guard('lastReports.record', async () => {
@@ -206,14 +223,15 @@ export function createRedisLastReportSink(redis: Redis, keys: RedisKeys, guard: 
           const current = latest.get(id);
           if (current === undefined || isLater(u.at, current.at)) latest.set(id, u);
         }
-        const all = [...latest.values()];
         const calls: Promise<unknown>[] = [];
-        for (let i = 0; i < all.length; i += RECORD_CHUNK) {
-          const chunk = all.slice(i, i + RECORD_CHUNK);
-          const chunkKeys = chunk.map((u) => keys.lastReports(u.systemUser));
-          const args = chunk.flatMap((u) => [u.dominio, decimal(u.at.epochMs), decimal(u.at.subMsTicks)]);
-          // Issued together: ioredis writes them back to back, one round trip in all.
-          calls.push(LAST_REPORT_RECORD.run(redis, chunkKeys, args));
+        for (const group of scriptGroups([...latest.values()], keys, clustered)) {
+          for (let i = 0; i < group.length; i += RECORD_CHUNK) {
+            const chunk = group.slice(i, i + RECORD_CHUNK);
+            const chunkKeys = chunk.map((u) => keys.lastReports(u.systemUser));
+            const args = chunk.flatMap((u) => [u.dominio, decimal(u.at.epochMs), decimal(u.at.subMsTicks)]);
+            // Issued together: one round trip per shard in all (auto-pipelining).
+            calls.push(LAST_REPORT_RECORD.run(redis, chunkKeys, args));
+          }
         }
         await Promise.all(calls);
       });

@@ -39,6 +39,8 @@ cluster-announce-ip $BIND_HOST
 cluster-node-timeout 2000
 # A shard without a primary stops only its own slots: the others go on serving.
 cluster-require-full-coverage no
+# A replica (re)joining gets its copy at once, not 5 s later: it can be promoted only once it has one.
+repl-diskless-sync-delay 0
 CONF
   } >"$d/redis.conf"
 }
@@ -73,8 +75,19 @@ cluster_replicas_linked() {
     END { exit !(bad == 0 && primaries == 3 && replicas == 3) }'
 }
 
+# Every replica of the cluster holds its primary's data (replication link up), so that it can be
+# promoted: a replica still syncing refuses to fail over.
+cluster_replicas_synced() {
+  local n
+  for ((n = 1; n <= CLUSTER_NODES; n++)); do
+    local info
+    info="$(cluster_cli "$n" info replication | tr -d '\r')"
+    [[ "$info" == *role:master* || "$info" == *master_link_status:up* ]] || return 1
+  done
+}
+
 # Called once every selected node answers: forms the cluster when no node knows another yet, then
-# waits until every node sees it whole, each primary with its replica.
+# waits until every node sees it whole, each primary with its replica, every replica in sync.
 cluster_profile_ready() {
   local n known=0 nodes=() t0 deadline
   for ((n = 1; n <= CLUSTER_NODES; n++)); do
@@ -94,6 +107,10 @@ cluster_profile_ready() {
       ((SECONDS < deadline)) || die "cluster-$n did not see the cluster whole (cluster_state:ok, 6 nodes, 3 primaries each with a linked replica) within ${SERVICES_CLUSTER_TIMEOUT:-60}s"
       sleep 0.2
     done
+  done
+  until cluster_replicas_synced; do
+    ((SECONDS < deadline)) || die "the cluster's replicas were not all in sync with their primaries (master_link_status:up) within ${SERVICES_CLUSTER_TIMEOUT:-60}s"
+    sleep 0.2
   done
   printf '%-11s %-9s %-18s %s\n' cluster "$(redis_version)" "whole in $(elapsed "$t0")" "3 primaries, 3 replicas, 16384 slots"
 }

@@ -160,8 +160,13 @@ async function moveLayout1(redis: RedisClient, keys: RedisKeys, old: Layout1): P
   };
   const ops = new OperatorKeys(keys.prefix);
 
-  // Commands first: their hashes name their providers (deleted ones included).
-  const users = new Set<string>([...(await redis.smembers(old.providers())), ...(await redis.zrange(old.lockouts(), '0', '-1'))]);
+  // Commands first: their hashes name their providers (deleted ones included). The providers the
+  // new layout knows count too: an old process may have written theirs after a first move.
+  const users = new Set<string>([
+    ...(await redis.smembers(old.providers())),
+    ...(await redis.zrange(old.lockouts(), '0', '-1')),
+    ...(await redis.smembers(keys.providers())),
+  ]);
   const seq = Number((await redis.get(old.commandSeq())) ?? '0');
   for (let first = 1; first <= seq; first += CHUNK) {
     const numeros = Array.from({ length: Math.min(CHUNK, seq - first + 1) }, (_, k) => first + k);

@@ -29,7 +29,11 @@ export class RedisUnavailableError extends BackendUnavailableError {
   }
 }
 
-/** A value in Redis that this module did not write in this shape (corruption or a foreign writer). */
+/**
+ * A value in Redis that this module did not write in this shape (corruption or a foreign writer).
+ * It fails the call as it is: retrying would meet the same value (docs/operations.md §Stalls says
+ * why a reply of the wrong shape is not taken for a connection out of step).
+ */
 export class RedisDataError extends Error {
   override readonly name = 'RedisDataError';
 }
@@ -64,15 +68,11 @@ export function describeEndpoint(url: string): string {
 }
 
 /**
- * Wraps connection-level failures as RedisUnavailableError; Redis replies (ReplyError) and
- * programming errors pass through unchanged. A reply of the wrong shape (RedisDataError) is taken
- * for a connection whose replies went out of step with its commands (seen under a link delaying
- * every packet 1 s: an HMGET answered with another call's HGETALL fields), not for stored data:
- * `outOfStep` is told (it drops the connection, so no later command gets a reply meant for another)
- * and the call fails as unavailable, to be retried. Data that really is malformed fails the same
- * way on every try, and is logged each time the connection is dropped for it.
+ * Wraps connection-level failures, and replies that mean "not here, not now", as
+ * RedisUnavailableError; other Redis replies (ReplyError), data of the wrong shape (RedisDataError)
+ * and programming errors pass through unchanged.
  */
-export function makeGuard(endpoint: string, outOfStep: (operation: string, err: RedisDataError) => void = () => undefined) {
+export function makeGuard(endpoint: string) {
   // Every call's share of its request's deadline, timed by one timer (the timer's own `ms` is unused).
   const deadlines = new DeadlineTimer(0, 'Redis');
   /**
@@ -86,14 +86,11 @@ export function makeGuard(endpoint: string, outOfStep: (operation: string, err: 
     try {
       return deadline === undefined ? await fn() : await deadlines.raceUntil(fn(), deadline);
     } catch (err) {
-      if (err instanceof RedisDataError) {
-        outOfStep(operation, err);
-        throw new RedisUnavailableError(operation, endpoint, err);
-      }
       if (err instanceof TimeoutError) throw new RedisUnavailableError(operation, endpoint, new Error("the request's deadline passed"));
       if (isTransientReply(err)) throw new RedisUnavailableError(operation, endpoint, err);
       if (
         err instanceof RedisUnavailableError ||
+        err instanceof RedisDataError ||
         err instanceof TypeError ||
         err instanceof RangeError ||
         isReplyError(err)

@@ -113,16 +113,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   const keys = new RedisKeys(options.keyPrefix ?? 'gw:');
   const redis = createRedisClient(options);
   const clustered = redis instanceof Cluster;
-  // A reply of the wrong shape: the connection's replies are out of step with its commands. Drop it
-  // (its pending calls fail, nothing is resent) and reconnect; one line per second at most.
-  let lastResync = 0;
-  const guard = makeGuard(endpoint, (operation, err) => {
-    const now = Date.now();
-    if (now - lastResync < 1000) return;
-    lastResync = now;
-    logger.warn({ endpoint, operation, err: err.message }, 'Redis reply of the wrong shape: connection dropped and made again (calls answer retry-later)');
-    redis.disconnect(true);
-  });
+  const guard = makeGuard(endpoint);
 
   // Without a listener ioredis would print every failed reconnect; log a lost connection once and
   // its recovery once. The process never dies of it: calls reject, the client reconnects.

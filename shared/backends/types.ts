@@ -108,7 +108,11 @@ export interface SessionStore {
    * the one answered.
    */
   create(id: string, systemUser: string, now: number, ttlMs: number): Promise<Session>;
-  /** Returns the live session and slides its expiry; null when unknown or expired. */
+  /**
+   * Returns the live session and slides its expiry; null when unknown or expired. A store may leave
+   * an expiry that a slide would move by less than a twentieth of the time to live, at most 10 s,
+   * as it is (the Redis store: one read instead of a write per request).
+   */
   touch(id: string, now: number, ttlMs: number, deadline?: Deadline): Promise<Session | null>;
   /** `touch` answered at once, for stores that keep sessions in this thread; absent otherwise. */
   touchNow?(id: string, now: number, ttlMs: number): Session | null;

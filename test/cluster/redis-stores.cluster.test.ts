@@ -11,7 +11,7 @@ import { hashSlot } from '../../shared/backends/redis/slots.js';
 import { newSessionId } from '../../shared/domain/session-ids.js';
 import { provider, storeContract } from '../helpers/store-contract.js';
 import { uniqueName } from '../helpers/services.js';
-import { adminClient, clusterNodes, clusterSettled, clusterStores, deleteByPrefix } from './cluster-services.js';
+import { adminClient, clusterNodes, clusterSettled, clusterStores, deleteByPrefix, migrateSlot, primaryOf } from './cluster-services.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
@@ -130,6 +130,27 @@ describe('what spans the shards', () => {
     for (const u of users) await s.trips.addVehicle(u, 'AB123CD', 'S', T0);
     await s.lastReports.record(users.map((u) => ({ systemUser: u, dominio: 'AB123CD', at })));
     for (const u of users) expect((await s.trips.getVehicle(u, 'AB123CD'))?.lastReport).toEqual(at);
+  });
+
+  it("a worker batch right after a provider's slot moved: its node's call fails, and is done again slot by slot", async () => {
+    const prefix = freshPrefix();
+    const s = await open(prefix);
+    const k = new RedisKeys(prefix);
+    const users = await providersOnEveryShard(k, 2);
+    const at = { epochMs: T0 + 1000, subMsTicks: 0 };
+    await s.lastReports.record(users.map((u) => ({ systemUser: u, dominio: 'D1', at })));
+    // The first provider's slot moves to another primary; the client has not heard of it yet.
+    const slot = k.providerSlot(users[0]!);
+    const from = await primaryOf(slot);
+    const to = (await clusterNodes()).find((n) => n.primary && !n.failing && n.port !== from.port)!;
+    await migrateSlot(slot, { port: to.port, id: to.id });
+    try {
+      const later = { epochMs: T0 + 2000, subMsTicks: 1 };
+      await s.lastReports.record(users.map((u) => ({ systemUser: u, dominio: 'D1', at: later })));
+      for (const u of users) expect(await admin.hget(k.lastReports(u), 'D1'), u).toBe(`${later.epochMs}:${later.subMsTicks}`);
+    } finally {
+      await migrateSlot(slot, { port: from.port, id: from.id });
+    }
   });
 
   it('dedupe claims of many providers in one call: each in its provider\'s slot, answers in the order asked', async () => {

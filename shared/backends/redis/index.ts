@@ -19,7 +19,8 @@ import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
 import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_UPDATE } from './providers.js';
 import { POISON_ADD, POISON_REMOVE, RedisPoisonStore } from './poison.js';
 import { createRedisSessionStore, SESSION_CREATE, SESSION_DESTROY, SESSION_END_ALL, SESSION_TOUCH } from './sessions.js';
-import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
+import { createRedisLastReportSink, LAST_REPORT_RECORD, LAST_REPORT_RECORD_ON_NODE } from './last-reports.js';
+import { createRedisTripStore, TRIP_LIST } from './trips.js';
 import { errorMessage } from '../../util/error-message.js';
 
 export { RedisDataError, RedisUnavailableError, type RedisClient, type RedisLogger } from './connection.js';
@@ -86,6 +87,7 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   COMMAND_CANCEL_ALL,
   TRIP_LIST,
   LAST_REPORT_RECORD,
+  LAST_REPORT_RECORD_ON_NODE,
   DEDUPE_CLAIM,
   DEDUPE_RELEASE_OWN,
   POISON_ADD,
@@ -199,7 +201,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     commands: createRedisCommandStore(redis, keys, guard, durableWrites),
     trips: createRedisTripStore(redis, keys, guard),
     dedupe: new RedisDedupeIndex(redis, keys, guard),
-    lastReports: createRedisLastReportSink(redis, keys, guard, clustered),
+    lastReports: createRedisLastReportSink(redis, keys, guard),
     poison: new RedisPoisonStore(redis, keys, guard),
     operators: createRedisOperatorStores(redis, keys.prefix, guard),
     async healthy() {

@@ -1,4 +1,4 @@
-import type { EventInstant, LastReportSink, LastReportUpdate, TripStore, TripVehicle } from '../types.js';
+import type { EventInstant, TripStore, TripVehicle } from '../types.js';
 import { asArray, asString, decimal, LuaScript, parseNumber, pipelineReplies, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
@@ -58,57 +58,9 @@ end
 return out`,
 );
 
-/**
- * KEYS: one last-report hash per update. ARGV: dominio, epochMs, subMsTicks per update.
- * Writes each instant only when later than the stored one (a corrupt stored value is replaced).
- */
-export const LAST_REPORT_RECORD = new LuaScript(
-  'last-report-record',
-  `for i = 1, #KEYS do
-  local d, ms, tk = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
-  local later = true
-  local cur = redis.call('HGET', KEYS[i], d)
-  if cur then
-    local sep = string.find(cur, ':', 1, true)
-    if sep then
-      local cms, ctk = tonumber(string.sub(cur, 1, sep - 1)), tonumber(string.sub(cur, sep + 1))
-      if cms and ctk then
-        local nms, ntk = tonumber(ms), tonumber(tk)
-        later = nms > cms or (nms == cms and ntk > ctk)
-      end
-    end
-  end
-  if later then redis.call('HSET', KEYS[i], d, ms .. ':' .. tk) end
-end
-return #KEYS`,
-);
-
-/** Updates per script call: keeps each script run short; the calls are pipelined. */
-const RECORD_CHUNK = 500;
-
-/**
- * The updates in groups one script may take: in a cluster, those of one hash slot (a script's keys
- * must share one); on one node, all of them.
- */
-function scriptGroups(updates: readonly LastReportUpdate[], keys: RedisKeys, clustered: boolean): LastReportUpdate[][] {
-  if (!clustered) return [[...updates]];
-  const bySlot = new Map<number, LastReportUpdate[]>();
-  for (const u of updates) {
-    const slot = keys.providerSlot(u.systemUser);
-    const group = bySlot.get(slot);
-    if (group === undefined) bySlot.set(slot, [u]);
-    else group.push(u);
-  }
-  return [...bySlot.values()];
-}
-
 /** .NET ordinal order: UTF-16 code units, which is what JavaScript's < compares. */
 function ordinal(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function isLater(a: EventInstant, b: EventInstant): boolean {
-  return a.epochMs > b.epochMs || (a.epochMs === b.epochMs && a.subMsTicks > b.subMsTicks);
 }
 
 function decodeInstant(text: string, what: string): EventInstant {
@@ -201,39 +153,6 @@ export function createRedisTripStore(redis: RedisClient, keys: RedisKeys, guard:
       return guard('trips.clear', async () => {
         const replies = pipelineReplies(await redis.multi().hlen(keys.trip(systemUser)).del(keys.trip(systemUser), keys.tripIndex(systemUser)).exec());
         return parseNumber(String(replies[0]), 'trip size');
-      });
-    },
-  };
-}
-
-function validInstant(at: EventInstant): boolean {
-  return Number.isSafeInteger(at.epochMs) && Number.isInteger(at.subMsTicks) && at.subMsTicks >= 0 && at.subMsTicks <= 9999;
-}
-
-export function createRedisLastReportSink(redis: RedisClient, keys: RedisKeys, guard: Guard, clustered: boolean): LastReportSink {
-  return {
-    record(updates: readonly LastReportUpdate[]) {
-      return guard('lastReports.record', async () => {
-        // The latest instant per provider and Dominio first, so a burst from one vehicle is one write.
-        const latest = new Map<string, LastReportUpdate>();
-        for (const u of updates) {
-          if (!validInstant(u.at)) throw new RangeError(`Invalid last report instant for ${u.systemUser}/${u.dominio}.`);
-          // The length prefix makes the pair unambiguous whatever characters either part holds.
-          const id = `${u.systemUser.length}:${u.systemUser}${u.dominio}`;
-          const current = latest.get(id);
-          if (current === undefined || isLater(u.at, current.at)) latest.set(id, u);
-        }
-        const calls: Promise<unknown>[] = [];
-        for (const group of scriptGroups([...latest.values()], keys, clustered)) {
-          for (let i = 0; i < group.length; i += RECORD_CHUNK) {
-            const chunk = group.slice(i, i + RECORD_CHUNK);
-            const chunkKeys = chunk.map((u) => keys.lastReports(u.systemUser));
-            const args = chunk.flatMap((u) => [u.dominio, decimal(u.at.epochMs), decimal(u.at.subMsTicks)]);
-            // Issued together: one round trip per shard in all (auto-pipelining).
-            calls.push(LAST_REPORT_RECORD.run(redis, chunkKeys, args));
-          }
-        }
-        await Promise.all(calls);
       });
     },
   };

@@ -20,7 +20,7 @@
  * within one run (bench/RESULTS.md §Redis tier).
  *
  * Run: npm run bench:redis   (env BASELINE, PROVIDERS=10000, EVENTS=40000 per round, ROUNDS=3,
- *      CONCURRENCY=64, SCENARIOS=credentials,session,batch,reports, FORMS=node,cluster1,cluster3)
+ *      CONCURRENCY=64, GATEWAYS=8, SCENARIOS=credentials,session,batch,reports, FORMS=node,cluster1,cluster3)
  */
 import { readFileSync } from 'node:fs';
 import { randomBytes, scryptSync } from 'node:crypto';
@@ -36,6 +36,12 @@ const PROVIDERS = Number(process.env.PROVIDERS ?? 10_000);
 const EVENTS = Number(process.env.EVENTS ?? 40_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
+/**
+ * Gateways (front-end threads) the callers are spread over, each with its own Redis client as each
+ * thread has: a client writes what its callers ask in one event-loop turn as one pipeline per node,
+ * so fewer callers a client means smaller pipelines and more of Redis's CPU in system calls.
+ */
+const GATEWAYS = Number(process.env.GATEWAYS ?? 8);
 const SCENARIOS = (process.env.SCENARIOS ?? 'credentials,session,batch,reports').split(',') as Scenario[];
 const FORMS = (process.env.FORMS ?? 'node,cluster1,cluster3').split(',') as Form[];
 const CLUSTER_PORT = Number(process.env.BENCH_CLUSTER_PORT ?? 16600);
@@ -72,7 +78,8 @@ async function openLayer(root: string, connection: Record<string, unknown>, pref
     src<typeof import('../shared/backends/redis/index.js')>('shared/backends/redis/index.ts'),
     src<{ newSessionId(): string }>('gateway/service/sessions.ts'),
   ]);
-  const stores = await redis.openRedisStores({ ...connection, keyPrefix: prefix, logger: { warn: () => undefined } });
+  const all = await Promise.all(Array.from({ length: GATEWAYS }, () => redis.openRedisStores({ ...connection, keyPrefix: prefix, logger: { warn: () => undefined } })));
+  const stores = all[0]!;
   const passwordHash = cheapHash('bench-secret');
   const sessionIds: string[] = [];
   for (let i = 0; i < PROVIDERS; i += 500) {
@@ -85,30 +92,32 @@ async function openLayer(root: string, connection: Record<string, unknown>, pref
     );
   }
   let nextId = 0n;
-  // What the Kafka event log asks of Redis for an append: the claim of its events' dedupe keys.
-  const eventLog = {
-    async append(events: { systemUser: string; dedupeKey: string }[], deadline?: number) {
-      const ids = events.map(() => ++nextId);
-      const entries = events.map((e, i) => ({ systemUser: e.systemUser, key: e.dedupeKey, id: ids[i]! }));
-      const earlier = await (stores.dedupe.claim as (e: typeof entries, w: number, d?: number) => Promise<(bigint | null)[]>)(entries, WINDOW_MS, deadline);
-      return events.map((_, i) => ({ ok: true as const, id: earlier[i] ?? ids[i]!, duplicate: earlier[i] !== null }));
-    },
-    close: () => Promise.resolve(),
-  };
   // 10,000 providers at the few thousand events/s this box drives are ~1 event/s each; a provider of
   // a 1M-device deployment sends ~10 a second. A 10 s provider cache here misses as often as the
   // default 1 s one does there (every tenth request), for both builds.
   const config = loadConfig({ PROVIDER_CACHE_MS: '10000' });
-  const providers = new CachedProviderStore(stores.providers, config.logins.providerCacheMs);
-  const service = new OperationService({ ...stores, providers, eventLog } as unknown as ConstructorParameters<typeof OperationService>[0], config, { metrics: new Metrics() });
+  const services = all.map((own) => {
+    // What the Kafka event log asks of Redis for an append: the claim of its events' dedupe keys.
+    const eventLog = {
+      async append(events: { systemUser: string; dedupeKey: string }[], deadline?: number) {
+        const ids = events.map(() => ++nextId);
+        const entries = events.map((e, i) => ({ systemUser: e.systemUser, key: e.dedupeKey, id: ids[i]! }));
+        const earlier = await (own.dedupe.claim)(entries, WINDOW_MS, deadline);
+        return events.map((_, i) => ({ ok: true as const, id: earlier[i] ?? ids[i]!, duplicate: earlier[i] !== null }));
+      },
+      close: () => Promise.resolve(),
+    };
+    const providers = new CachedProviderStore(own.providers, config.logins.providerCacheMs);
+    return new OperationService({ ...own, providers, eventLog }, config, { metrics: new Metrics() });
+  });
   const today = () => ({ year: 2026, month: 11, day: 28 });
   const event = (i: number, seq: number) => {
     const text = `2026-11-28T10:${String(seq % 60).padStart(2, '0')}:${String(Math.floor(seq / 60) % 60).padStart(2, '0')}.${String(seq % 1000).padStart(3, '0')}`;
     const dt = { text, parsed: parseXmlDateTime(text, today, { spaceForT: true }) };
     return { Dominio: `AB${seq % 100}CD`, NroSerie: `SN-${i}`, Codigo: String(seq), Latitud: -34.6, Longitud: -58.4, Altitud: 25, Velocidad: 60, FechaHoraEvento: dt, FechaHoraRecepcion: dt };
   };
-  const call = (name: string, args: Record<string, unknown>, sessionId: string | null) =>
-    service.invoke(findOperation(name)!, args, { operation: name, now: Date.now(), deadline: Infinity, sessionId, extras: new Map(), clientAddress: () => '127.0.0.1', newSessionId: null, provider: null } as never);
+  const call = (name: string, args: Record<string, unknown>, sessionId: string | null, seq: number) =>
+    services[seq % GATEWAYS]!.invoke(findOperation(name)!, args, { operation: name, now: Date.now(), deadline: Infinity, sessionId, extras: new Map(), clientAddress: () => '127.0.0.1', newSessionId: null, provider: null });
   const creds = (i: number) => ({ SystemUser: `fleet-${i}`, Password: 'bench-secret' });
   const ok = (answer: unknown, n: number): number => {
     const codes = Array.isArray(answer) ? answer : [answer];
@@ -119,19 +128,21 @@ async function openLayer(root: string, connection: Record<string, unknown>, pref
     async request(scenario, i, seq) {
       switch (scenario) {
         case 'credentials':
-          return ok(await call('LoginYInsertarEvento', { ...creds(i), ...event(i, seq) }, null), 1);
+          return ok(await call('LoginYInsertarEvento', { ...creds(i), ...event(i, seq) }, null, seq), 1);
         case 'session':
-          return ok(await call('InsertarEvento', event(i, seq), sessionIds[i]!), 1);
+          return ok(await call('InsertarEvento', event(i, seq), sessionIds[i]!, seq), 1);
         case 'batch':
-          return ok(await call('LoginYInsertarEventos', { ...creds(i), Eventos: Array.from({ length: BATCH }, (_, k) => event(i, seq * BATCH + k)) }, null), BATCH);
+          return ok(await call('LoginYInsertarEventos', { ...creds(i), Eventos: Array.from({ length: BATCH }, (_, k) => event(i, seq * BATCH + k)) }, null, seq), BATCH);
         case 'reports': {
           const at = { epochMs: Date.now(), subMsTicks: seq % 10_000 };
-          await stores.lastReports.record(Array.from({ length: REPORTS_BATCH }, (_, k) => ({ systemUser: `fleet-${(i + k * 7919) % PROVIDERS}`, dominio: `AB${k % 100}CD`, at })));
+          await all[seq % GATEWAYS]!.lastReports.record(Array.from({ length: REPORTS_BATCH }, (_, k) => ({ systemUser: `fleet-${(i + k * 7919) % PROVIDERS}`, dominio: `AB${k % 100}CD`, at })));
           return REPORTS_BATCH;
         }
       }
     },
-    close: () => stores.close(),
+    close: async () => {
+      for (const own of all) await own.close();
+    },
   };
 }
 
@@ -197,7 +208,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    console.log(`\n${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${new Date().toISOString()}; ${PROVIDERS} providers, ${EVENTS} events a round, ${ROUNDS} rounds, ${CONCURRENCY} callers; medians`);
+    console.log(`\n${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}, ${new Date().toISOString()}; ${PROVIDERS} providers, ${EVENTS} events a round, ${ROUNDS} rounds, ${CONCURRENCY} callers over ${GATEWAYS} clients; medians`);
     console.log('| scenario | form | Redis CPU µs/event | per primary | bench (gateway side) µs/event | events/s |');
     console.log('|---|---|---:|---|---:|---:|');
     for (const scenario of SCENARIOS) {

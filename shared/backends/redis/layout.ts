@@ -18,10 +18,11 @@ import { OperatorKeys } from './operator-tokens.js';
  *
  * Moving a key is RENAME when its new name is free, else a merge that keeps what the new name holds
  * (hashes field by field, sets and sorted sets united, counters the higher of the two). Nothing is
- * copied between shards: only the one-node and Sentinel forms can hold layout 1. Not moved: resend
- * dedupe claims (their key is a digest that does not name the provider; they expire within
- * DEDUPE_WINDOW_MINUTES, and a resend in that window after the upgrade may be stored twice under a
- * new id, as after a failover) and admin token-guess counts (they expire within their window).
+ * copied between shards: only the one-node and Sentinel forms can hold layout 1. Dropped: sessions
+ * (their ids carry no hash slot; their clients log in again once). Not moved: resend dedupe claims
+ * (their key is a digest that does not name the provider; they expire within DEDUPE_WINDOW_MINUTES,
+ * and a resend in that window after the upgrade may be stored twice under a new id, as after a
+ * failover) and admin token-guess counts (they expire within their window).
  * docs/migration.md §Redis key layout says how to upgrade.
  */
 
@@ -184,14 +185,16 @@ async function moveLayout1(redis: RedisClient, keys: RedisKeys, old: Layout1): P
     await move('commands', pairs);
   }
 
-  // Each provider's keys, and its sessions (found through its index).
+  // Each provider's keys. Its sessions (found through its index) are dropped, not moved: their ids
+  // carry no hash slot, so on a cluster they could not share their provider's shard.
   for (const u of users) {
     const sessionIds = await redis.zrange(old.sessions(u), '0', '-1');
-    await move('sessions', sessionIds.map((id) => [old.session(id), keys.session(id)] as const));
+    const dropped = sessionIds.length === 0 ? 0 : await redis.del(...sessionIds.map((id) => old.session(id)));
+    if (dropped > 0) report['sessions dropped'] = (report['sessions dropped'] ?? 0) + dropped;
+    await redis.del(old.sessions(u));
     await move('providers', [
       [old.provider(u), keys.provider(u)],
       [old.lockout(u), keys.lockout(u)],
-      [old.sessions(u), keys.sessionIndex(u)],
       [old.commandsOpen(u), keys.commandsOpen(u)],
       [old.commandsExpiry(u), keys.commandsExpiry(u)],
       [old.commandsAll(u), keys.commandsAll(u)],

@@ -4,14 +4,17 @@
  * differently from ours, a script or transaction whose keys are on two shards (CROSSSLOT), a list or
  * a batch that must gather what several shards hold.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_LAYOUT, RedisKeys, type RedisStores } from '../../shared/backends/redis/index.js';
+import { KEY_LAYOUT, openRedisStores, RedisKeys, type RedisStores } from '../../shared/backends/redis/index.js';
 import { OperatorKeys } from '../../shared/backends/redis/operator-tokens.js';
 import { hashSlot } from '../../shared/backends/redis/slots.js';
 import { newSessionId } from '../../shared/domain/session-ids.js';
+import { REPO } from '../helpers/paths.js';
 import { provider, storeContract } from '../helpers/store-contract.js';
 import { uniqueName } from '../helpers/services.js';
-import { adminClient, clusterNodes, clusterSettled, clusterStores, deleteByPrefix, migrateSlot, primaryOf } from './cluster-services.js';
+import { adminClient, cluster, clusterNodes, clusterSettled, clusterStores, deleteByPrefix, migrateSlot, nodeClient, primaryOf } from './cluster-services.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
@@ -91,6 +94,56 @@ describe('the key layout on the servers', () => {
     const prefix = freshPrefix();
     await open(prefix);
     expect(await admin.get(new RedisKeys(prefix).layout())).toBe(String(KEY_LAYOUT));
+  });
+});
+
+describe("the gateway user's ACL rule on a cluster (docs/security.md)", () => {
+  /** The rule as docs/security.md gives it, for this prefix; `clusterCommands`: with the two commands a cluster adds. */
+  function rule(prefix: string, clusterCommands: boolean): string[] {
+    const doc = readFileSync(path.join(REPO, 'docs/security.md'), 'utf8');
+    const line = /^user gateway on >PASSWORD (.+)$/m.exec(doc)?.[1];
+    if (line === undefined) throw new Error('no gateway rule in docs/security.md');
+    const added = /^user gateway on >PASSWORD \.\.\.the rule above\.\.\. (.+)$/m.exec(doc)?.[1];
+    if (added === undefined) throw new Error("no cluster addition to the gateway rule in docs/security.md");
+    return [...line.replace('~gw:*', `~${prefix}*`).split(' '), ...(clusterCommands ? added.split(' ') : [])];
+  }
+
+  async function asUser(prefix: string, clusterCommands: boolean, run: (s: RedisStores) => Promise<void>): Promise<void> {
+    const user = uniqueName('acl');
+    const nodes = (await clusterNodes()).filter((n) => !n.failing);
+    for (const n of nodes) {
+      const c = nodeClient(n.port);
+      try {
+        await c.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw-1', ...rule(prefix, clusterCommands));
+      } finally {
+        c.disconnect();
+      }
+    }
+    try {
+      const s = await openRedisStores({ clusterNodes: cluster.nodes, username: user, password: 'pw-1', keyPrefix: prefix, logger: { warn: () => undefined }, connectTimeoutMs: 500 });
+      try {
+        await run(s);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      for (const n of nodes) {
+        const c = nodeClient(n.port);
+        await c.call('ACL', 'DELUSER', user).finally(() => c.disconnect());
+      }
+    }
+  }
+
+  it('with +cluster|slots +cluster|info the stores work as that user; without, the client cannot learn the layout', async () => {
+    const prefix = freshPrefix();
+    await asUser(prefix, true, async (s) => {
+      expect(await s.providers.create(provider('acme'))).not.toBeNull();
+      expect((await s.providers.list()).map((p) => p.systemUser)).toEqual(['acme']);
+      expect(await s.dedupe.claim([{ systemUser: 'acme', key: 'k', id: 1n }], MINUTE)).toEqual([null]);
+      await s.lastReports.record([{ systemUser: 'acme', dominio: 'D', at: { epochMs: T0, subMsTicks: 0 } }]);
+      expect((await s.commands.enqueue({ systemUser: 'acme', cmd: 'C', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY })).numero).toBe(1);
+    });
+    await expect(asUser(freshPrefix(), false, () => Promise.resolve())).rejects.toThrow(/unavailable \(open\)/);
   });
 });
 

@@ -150,7 +150,7 @@ describe('ProviderStore', () => {
     for (let i = 0; i < 2; i++) {
       const err: unknown = await b.providers.get('x:y').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RedisDataError);
-      expect((err as Error).message).toBe(`Expected '1' or '0' for ${k.provider('x:y')} enabled, got "yes".`);
+      expect((err as Error).message).toBe(`Expected '1' or '0' for ${k.provider('x:y')} enabled, got 3 characters of something else.`);
     }
     expect(await b.providers.get('nobody')).toBeNull();
     await admin.hset(k.provider('x:y'), 'enabled', '1');

@@ -19,7 +19,7 @@ return n`,
 );
 
 function parseId(text: string, key: string): bigint {
-  if (!/^\d+$/.test(text)) throw new RedisDataError(`Dedupe key ${key} holds ${JSON.stringify(text)}, not an id.`);
+  if (!/^\d+$/.test(text)) throw new RedisDataError(`Dedupe key ${key} holds ${text.length} characters that are not an id.`);
   return BigInt(text);
 }
 

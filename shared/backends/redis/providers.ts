@@ -42,7 +42,7 @@ const LIST_CHUNK = 1000;
 function flag(value: string | undefined, what: string): boolean {
   if (value === '1') return true;
   if (value === '0') return false;
-  throw new RedisDataError(`Expected '1' or '0' for ${what}, got ${JSON.stringify(value)}.`);
+  throw new RedisDataError(`Expected '1' or '0' for ${what}, got ${value === undefined ? 'nothing' : `${value.length} characters of something else`}.`);
 }
 
 function decodeProvider(h: Record<string, string>, key: string): Provider {

@@ -65,7 +65,7 @@ function ordinal(a: string, b: string): number {
 
 function decodeInstant(text: string, what: string): EventInstant {
   const m = /^(-?\d+):(\d+)$/.exec(text);
-  if (m === null) throw new RedisDataError(`Malformed last report ${JSON.stringify(text)} for ${what}.`);
+  if (m === null) throw new RedisDataError(`Malformed last report (${text.length} characters) for ${what}.`);
   return { epochMs: parseNumber(m[1], what), subMsTicks: parseNumber(m[2], what) };
 }
 

@@ -22,7 +22,6 @@ interface FixtureKey {
 const FIXTURE = JSON.parse(readFileSync(path.join(REPO, 'test/fixtures/redis/layout-1.json'), 'utf8')) as { keys: FixtureKey[] };
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 const YEAR = 365 * 86_400_000;
-const quiet = { warn: () => undefined };
 
 let admin: Redis;
 const prefixes: string[] = [];

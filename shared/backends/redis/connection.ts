@@ -31,8 +31,8 @@ export class RedisUnavailableError extends BackendUnavailableError {
 
 /**
  * A value in Redis that this module did not write in this shape (corruption or a foreign writer).
- * It fails the call as it is: retrying would meet the same value (docs/operations.md §Stalls says
- * why a reply of the wrong shape is not taken for a connection out of step).
+ * It fails the call as it is: retrying would meet the same value. (Why a reply of the wrong shape
+ * is not taken for a connection out of step: docs/operations.md §Stalls.)
  */
 export class RedisDataError extends Error {
   override readonly name = 'RedisDataError';

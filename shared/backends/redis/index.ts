@@ -9,7 +9,8 @@ import type {
   SessionStore,
   TripStore,
 } from '../types.js';
-import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_NUMBER, COMMAND_STATUS } from './commands.js';
+import { createRedisCommandStore } from './commands.js';
+import { COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_NUMBER, COMMAND_STATUS } from './command-scripts.js';
 import { makeGuard, RedisUnavailableError, type LuaScript, type RedisClient, type RedisLogger } from './connection.js';
 import { ensureKeyLayout } from './layout.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';

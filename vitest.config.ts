@@ -53,6 +53,19 @@ const LAYERS = {
     hookTimeout: 180_000,
     sequence: { groupOrder: 3 },
   },
+  /**
+   * Redis Cluster (SERVICES_PROFILE=cluster: 3 primaries + 3 replicas, beside the single profile's
+   * Kafka and ClickHouse): the stores held to their contract on it, and a shard's primary killed,
+   * frozen or a slot moved under ingest, one at a time on one cluster restored between cases:
+   * alone, last.
+   */
+  cluster: {
+    globalSetup: ['test/setup/services.ts', 'test/cluster/setup.ts'],
+    fileParallelism: false,
+    testTimeout: 300_000,
+    hookTimeout: 180_000,
+    sequence: { groupOrder: 4 },
+  },
 } satisfies Record<string, Omit<TestProjectInlineConfiguration['test'] & object, 'name' | 'include'>>;
 
 type Layer = keyof typeof LAYERS;

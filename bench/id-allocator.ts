@@ -86,7 +86,7 @@ async function kafkaBlocksPath(prefix: string): Promise<IdPath> {
     async append(keys) {
       const got = await ids.allocate(keys.length);
       await stores.dedupe.claim(
-        keys.map((key, i) => ({ key, id: got[i]! })),
+        keys.map((key, i) => ({ systemUser: 'bench', key, id: got[i]! })),
         600_000,
       );
     },

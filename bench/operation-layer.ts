@@ -64,7 +64,7 @@ async function load(root: string): Promise<Invoker> {
       const text = `2026-11-25T10:${String(seq % 60).padStart(2, '0')}:${String(++seq % 60).padStart(2, '0')}`;
       const dt = { text, parsed: parseXmlDateTime(text, today, { spaceForT: true }) };
       const call = { ...args, FechaHoraEvento: dt, FechaHoraRecepcion: dt };
-      const ctx = { operation: name, now, sessionId: null, extras: new Map(), clientAddress: () => '127.0.0.1', newSessionId: null, provider: null };
+      const ctx = { operation: name, now, deadline: Infinity, sessionId: null, extras: new Map(), clientAddress: () => '127.0.0.1', newSessionId: null, provider: null };
       return service.invoke(op, call, ctx);
     },
     close: async () => {

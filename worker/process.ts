@@ -33,7 +33,7 @@ export async function startWorkerProcess(
   metrics: Metrics,
   options: { probes: boolean; /** Another transport to ClickHouse than HTTP (bench/lib/chdb-worker.ts). */ clickhouseConnection?: ClickHouseOptions['connection'] },
 ): Promise<WorkerProcess> {
-  if (!redisConfigured(config.redis)) throw new Error('The worker needs REDIS_URL or REDIS_SENTINELS (it records last-report times there).');
+  if (!redisConfigured(config.redis)) throw new Error('The worker needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES (it records last-report times there).');
   let worker: Worker | null = null;
   let redisHealthy: () => Promise<boolean> = async () => false;
   const readiness: Readiness = async () => {

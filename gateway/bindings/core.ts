@@ -2,6 +2,7 @@ import proxyaddr from 'proxy-addr';
 import type { OperationDef } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { deadlineIn } from '../../shared/util/deadline.js';
 import { ClientError, type ClientErrorKey, type ClientErrorParams } from '../errors/registry.js';
 import type { CallContext } from '../service/context.js';
 import { readCookie, Status, statusLine, TEXT_PLAIN, type Exchange, type ProxyTrust, type RejectReason } from '../transport/exchange.js';
@@ -94,6 +95,7 @@ export class BindingCore<Frame, Input, Writer> {
     const ctx: CallContext = {
       operation: op.name,
       now,
+      deadline: deadlineIn(config.events.appendTimeoutMs),
       sessionId: readCookie(ex.header('cookie'), config.sessions.cookieName),
       extras: decoded.extras,
       clientAddress: () => ex.clientAddress(this.trust),

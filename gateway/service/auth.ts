@@ -4,6 +4,7 @@ import { MAX_LENGTH } from '../../shared/catalogue/index.js';
 import type { Config } from '../../shared/config/index.js';
 import { hashPassword, verifyPassword } from '../../shared/domain/passwords.js';
 import type { Metrics } from '../../shared/runtime/metrics.js';
+import type { Deadline } from '../../shared/util/deadline.js';
 
 /**
  * Password checks with lockout (docs/protocol.md §Authentication and passwords, §Lockout). Every Login-prefixed call carries
@@ -61,17 +62,17 @@ export class Authenticator {
   }
 
   /** The enabled, unlocked provider these credentials belong to, or null. */
-  async authenticate(systemUser: string | null, password: string | null, now: number, address: () => string, note?: RefusalNote): Promise<Provider | null> {
+  async authenticate(systemUser: string | null, password: string | null, now: number, address: () => string, note?: RefusalNote, deadline?: Deadline): Promise<Provider | null> {
     if (!systemUser || password === null) {
       if (note !== undefined) note.reason = WHY.missing;
       return null;
     }
     // No stored SystemUser or password is this long: refused before any lookup or hash.
     if (systemUser.length > MAX_LENGTH.systemUser || password.length > MAX_LENGTH.password) return this.refuse('too_long', note);
-    const provider = await this.backends.providers.get(systemUser);
+    const provider = await this.backends.providers.get(systemUser, deadline);
     if (provider === null) return this.refuse('unknown_user', note);
     if (!provider.enabled) return this.refuse('disabled', note);
-    return (await this.confirmPassword(provider, password, now, address, note)) ? provider : null;
+    return (await this.confirmPassword(provider, password, now, address, note, deadline)) ? provider : null;
   }
 
   /**
@@ -90,14 +91,14 @@ export class Authenticator {
   }
 
   /** Verifies a password of a known provider (also CambiarClave's AntiguaClave), counting failures. */
-  async confirmPassword(provider: Provider, password: string, now: number, address: () => string, note?: RefusalNote): Promise<boolean> {
-    if ((await this.backends.lockouts.lockedUntil(provider.systemUser, address, now)) !== null) {
+  async confirmPassword(provider: Provider, password: string, now: number, address: () => string, note?: RefusalNote, deadline?: Deadline): Promise<boolean> {
+    if ((await this.backends.lockouts.lockedUntil(provider.systemUser, address, now, deadline)) !== null) {
       this.refuse('locked', note);
       return false;
     }
     if (password.length <= MAX_LENGTH.password && (await this.checkPassword(provider, password, now))) return true;
     this.refuse('wrong_password', note);
-    const lock = await this.backends.lockouts.recordFailure(provider.systemUser, address(), now, this.policy);
+    const lock = await this.backends.lockouts.recordFailure(provider.systemUser, address(), now, this.policy, deadline);
     // A lock is set by the failure that reaches a threshold: its end is exactly now + lockMs.
     if (lock !== null && lock.until === now + this.policy.lockMs) {
       this.metrics?.lockouts.labels({ scope: lock.address === null ? 'user' : 'address' }).inc();

@@ -1,10 +1,16 @@
 import type { Provider } from '../../shared/backends/types.js';
+import type { Deadline } from '../../shared/util/deadline.js';
 
 /** What a handler knows about the call, independent of the binding that carried it. */
 export interface CallContext {
   /** The catalogue operation being called. */
   readonly operation: string;
   readonly now: number;
+  /**
+   * When the call must be answered (APPEND_TIMEOUT_MS from its start): every store call it makes
+   * gets what is left of it, so their waits add up to this, not to one timeout each.
+   */
+  readonly deadline: Deadline;
   /** Value of the session cookie, if the request carried one. */
   readonly sessionId: string | null;
   /** Fields sent that the operation does not declare (see gateway/bindings/arguments.ts). */

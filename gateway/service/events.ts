@@ -1,6 +1,7 @@
 import type { DateTimeValue } from '../../shared/catalogue/index.js';
 import { MAX_LENGTH, ResultCode, type EventInput } from '../../shared/catalogue/index.js';
-import { UniformTimeout, type TimedWaiter } from '../../shared/util/async.js';
+import { DeadlineTimer, type TimedWaiter } from '../../shared/util/async.js';
+import type { Deadline } from '../../shared/util/deadline.js';
 import type { AppendCompletion, AppendOutcome, Backends, EventInstant, EventRecord, Provider } from '../../shared/backends/types.js';
 import { resolveInstant, withinDotNetRange } from '../../shared/dotnet/timezone.js';
 import type { Metrics } from '../../shared/runtime/metrics.js';
@@ -59,6 +60,8 @@ interface IngestOptions {
 /** The call an insert belongs to: whose, which operation, when, from where. */
 export interface IngestCall extends RefusedCall {
   readonly provider: Provider;
+  /** The request's deadline: what the calls before the append took, they leave it less of. */
+  readonly deadline: Deadline;
 }
 
 /**
@@ -68,21 +71,22 @@ export interface IngestCall extends RefusedCall {
 export class EventIngest {
   /** Null when RATE_LIMIT_EVENTS_PER_SECOND is 0 (off). */
   private readonly limiter: RateLimiter | null;
-  /** APPEND_TIMEOUT_MS for every append, one timer for all of them. */
-  private readonly timeout: UniformTimeout;
+  /** Each insert's deadline (its request's: APPEND_TIMEOUT_MS from its start), one timer for all of them. */
+  private readonly timeout: DeadlineTimer;
 
   constructor(
     private readonly backends: Pick<Backends, 'eventLog' | 'trips'>,
     private readonly options: IngestOptions,
   ) {
     this.limiter = options.rateLimitEventsPerSecond <= 0 ? null : (options.rateLimiter ?? new TokenBucketLimiter(options.rateLimitEventsPerSecond));
-    this.timeout = new UniformTimeout(options.appendTimeoutMs, 'event append');
+    this.timeout = new DeadlineTimer(options.appendTimeoutMs, 'event append');
   }
 
   /**
    * The code of each event: its id once durable, else why not. Synchronous until the append (and
    * the rate limit and registration checks when they need a store), so a plain insert costs one
-   * promise chain, the append's.
+   * promise chain, the append's. Answered by `deadline` (the request's: whatever the calls before
+   * the append took, they leave the append only what is left of it).
    */
   insert(call: IngestCall, inputs: readonly EventInput[]): Promise<number[]> {
     return this.run(call, inputs, allCodes);
@@ -97,7 +101,7 @@ export class EventIngest {
     const { provider, operation, now } = call;
     const batch = this.validate(provider, inputs, operation, now);
     if (!provider.requireRegisteredVehicles) return this.limitAndAppend(call, batch, pick);
-    return this.keepRegistered(provider.systemUser, batch).then(() => this.limitAndAppend(call, batch, pick));
+    return this.keepRegistered(provider.systemUser, batch, call.deadline).then(() => this.limitAndAppend(call, batch, pick));
   }
 
   /** Records for the valid events; the invalid ones answered -3, each with its reason. */
@@ -123,12 +127,12 @@ export class EventIngest {
   }
 
   /** REQUIRE_REGISTERED_VEHICLES: events of vehicles on no trip are answered -4 and dropped. */
-  private async keepRegistered(systemUser: string, batch: Batch): Promise<void> {
+  private async keepRegistered(systemUser: string, batch: Batch, deadline: Deadline): Promise<void> {
     const accepted: EventRecord[] = [];
     const positions: number[] = [];
     for (let k = 0; k < batch.accepted.length; k++) {
       const record = batch.accepted[k]!;
-      if (await this.backends.trips.isRegistered(systemUser, record.dominio)) {
+      if (await this.backends.trips.isRegistered(systemUser, record.dominio, deadline)) {
         accepted.push(record);
         positions.push(batch.positions[k]!);
       } else refuse(batch, batch.positions[k]!, ResultCode.VehicleNotRegistered, `Dominio ${quoted(record.dominio)} is on no trip of this provider, which accepts registered vehicles only`);
@@ -148,19 +152,22 @@ export class EventIngest {
   }
 
   /**
-   * Hands the accepted events to the log and answers once it has (or APPEND_TIMEOUT_MS passed: a
-   * late commit is harmless, the client's retry is deduplicated to the same id). One PendingInsert
+   * Hands the accepted events to the log and answers once it has (or the deadline passed: a late
+   * commit is harmless, the client's retry is deduplicated to the same id). One PendingInsert
    * is the call's log completion, timeout waiter and answer at once: the promise returned is the
    * only one the call makes, where a promise per stage (race, then, then) used to be.
    */
   private append<R>(batch: Batch, call: IngestCall, pick: (codes: number[]) => R): Promise<R> {
     if (batch.accepted.length === 0) return Promise.resolve(pick(this.answered(batch, call)));
+    const deadline = call.deadline;
     return new Promise<R>((resolve, reject) => {
       const pending = new PendingInsert(batch, call, this.stored, pick, resolve, reject, this.timeout);
-      this.timeout.track(pending);
+      this.timeout.trackUntil(pending, deadline);
+      // No time left (the calls before took it all): answered -5 already, nothing to hand over.
+      if (pending.settled) return;
       const log = this.backends.eventLog;
-      if (log.appendWith !== undefined) log.appendWith(batch.accepted, pending);
-      else log.append(batch.accepted).then((outcomes) => pending.appended(outcomes), (err: unknown) => pending.refused(err));
+      if (log.appendWith !== undefined) log.appendWith(batch.accepted, pending, deadline);
+      else log.append(batch.accepted, deadline).then((outcomes) => pending.appended(outcomes), (err: unknown) => pending.refused(err));
     });
   }
 
@@ -258,7 +265,7 @@ class PendingInsert<R> implements AppendCompletion, TimedWaiter {
     private readonly pick: (codes: number[]) => R,
     private readonly resolve: (answer: R) => void,
     private readonly reject: (err: unknown) => void,
-    private readonly timeout: UniformTimeout,
+    private readonly timeout: DeadlineTimer,
   ) {}
 
   appended(outcomes: AppendOutcome[]): void {

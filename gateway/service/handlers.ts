@@ -46,7 +46,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest, refus
   const changePassword = async (ctx: AuthenticatedCall, current: string | null, next: string | null): Promise<boolean> => {
     const note: RefusalNote = { reason: null };
     if (current === null) return refused(ctx, 'AntiguaClave is missing');
-    if (!(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress, note))) return refused(ctx, `AntiguaClave: ${note.reason ?? 'wrong password'}`);
+    if (!(await auth.confirmPassword(ctx.provider, current, ctx.now, ctx.clientAddress, note, ctx.deadline))) return refused(ctx, `AntiguaClave: ${note.reason ?? 'wrong password'}`);
     const problem = auth.passwordProblem(current, next);
     if (problem !== null) return refused(ctx, problem);
     return (await auth.changePassword(ctx.provider, current, next, ctx.now)) || refused(ctx, 'the provider was changed or deleted meanwhile');
@@ -75,7 +75,7 @@ export function createHandlers({ backends, config, auth, sessions, ingest, refus
       return sessions.end(ctx.sessionId, ctx.now);
     },
     async InSession(_a, ctx) {
-      return (await sessions.resolve(ctx.sessionId, ctx.now)) !== null;
+      return (await sessions.resolve(ctx.sessionId, ctx.now, ctx.deadline)) !== null;
     },
 
     CambiarClave: (a, ctx) => changePassword(ctx, a.AntiguaClave, a.NuevaClave),

@@ -1,4 +1,5 @@
 import type { Provider, ProviderPatch, ProviderStore } from '../../shared/backends/types.js';
+import type { Deadline } from '../../shared/util/deadline.js';
 
 /**
  * Providers are read on every Login-prefixed call and change rarely. This keeps each one for
@@ -34,13 +35,13 @@ export class CachedProviderStore implements ProviderStore {
     return hit !== undefined && hit.until > this.now() ? hit.provider : undefined;
   }
 
-  async get(systemUser: string): Promise<Provider | null> {
-    if (this.ttlMs <= 0) return this.inner.get(systemUser);
+  async get(systemUser: string, deadline?: Deadline): Promise<Provider | null> {
+    if (this.ttlMs <= 0) return this.inner.get(systemUser, deadline);
     const hit = this.cache.get(systemUser);
     const now = this.now();
     if (hit !== undefined && hit.until > now) return hit.provider;
     const writesBefore = this.writes;
-    const provider = await this.inner.get(systemUser);
+    const provider = await this.inner.get(systemUser, deadline);
     if (this.writes !== writesBefore) return provider;
     // Unknown users are cached too (briefly), so a flood of bad logins costs no lookups.
     if (this.cache.size >= this.maxEntries) this.cache.clear();

@@ -203,17 +203,17 @@ export class OperationService {
     if (prepared.op.authentication === 'session') return this.sessionProvider(ctx, note);
     const systemUser = stringArg(args, prepared.systemUserParam);
     const password = stringArg(args, prepared.passwordParam);
-    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress, note);
+    return this.auth.authenticate(systemUser, password, ctx.now, ctx.clientAddress, note, ctx.deadline);
   }
 
   /** The enabled provider of the request's live session, or null (`note` says why). */
   private async sessionProvider(ctx: CallContext, note: RefusalNote): Promise<Provider | null> {
-    const systemUser = await this.sessions.resolve(ctx.sessionId, ctx.now);
+    const systemUser = await this.sessions.resolve(ctx.sessionId, ctx.now, ctx.deadline);
     if (systemUser === null) {
       note.reason = `no live session: call Login first (a session ends after SESSION_TIMEOUT_MINUTES without a call, and when the gateway restarts)${ctx.sessionId === null ? '; the request sent no session cookie' : ''}`;
       return null;
     }
-    const provider = await this.backends.providers.get(systemUser);
+    const provider = await this.backends.providers.get(systemUser, ctx.deadline);
     if (provider?.enabled === true) return provider;
     note.systemUser = systemUser;
     note.reason = provider === null ? 'the provider of this session was deleted' : 'the provider of this session is disabled';

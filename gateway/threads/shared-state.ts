@@ -46,12 +46,14 @@ const OPS: readonly (readonly [Target, string])[] = (Object.keys(METHODS) as Tar
 
 /**
  * Arguments that cannot cross a thread as they are: lockedUntil's lazy client address (a function)
- * is read on the front end and sent as text. The main thread turns it back into a function.
+ * is read on the front end and sent as text. The main thread turns it back into a function. (A
+ * request's deadline crosses as it is: shared/util/deadline.ts makes it mean the same instant on
+ * every thread.)
  */
 const MARSHAL: Partial<Record<string, { send(args: unknown[]): unknown[]; receive(args: unknown[]): unknown[] }>> = {
   'lockouts.lockedUntil': {
-    send: ([systemUser, address, now]) => [systemUser, (address as () => string)(), now],
-    receive: ([systemUser, address, now]) => [systemUser, () => address, now],
+    send: ([systemUser, address, now, deadline]) => [systemUser, (address as () => string)(), now, deadline],
+    receive: ([systemUser, address, now, deadline]) => [systemUser, () => address, now, deadline],
   },
 };
 

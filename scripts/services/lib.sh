@@ -13,7 +13,8 @@ REPO="$(cd "$SERVICES_SCRIPT_DIR/../.." && pwd)"
 # Redis primary + replica + three Sentinels and three Kafka brokers, next to the same ClickHouse.
 PROFILE="${SERVICES_PROFILE:-single}"
 # secure: every engine with TLS and authentication (secure.sh), on ports of its own.
-case "$PROFILE" in single | ha | secure) ;; *) printf 'SERVICES_PROFILE must be single, ha or secure, got "%s"\n' "$PROFILE" >&2; exit 2 ;; esac
+# cluster: Redis Cluster, 3 primaries + 3 replicas (cluster.sh), beside the single profile's Kafka and ClickHouse.
+case "$PROFILE" in single | ha | secure | cluster) ;; *) printf 'SERVICES_PROFILE must be single, ha, secure or cluster, got "%s"\n' "$PROFILE" >&2; exit 2 ;; esac
 
 STATE="${SERVICES_DIR:-$REPO/.services}"
 case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
@@ -21,6 +22,8 @@ if [[ "$PROFILE" == ha ]]; then
   ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services-ha.env}"
 elif [[ "$PROFILE" == secure ]]; then
   ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services-secure.env}"
+elif [[ "$PROFILE" == cluster ]]; then
+  ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services-cluster.env}"
 else
   ENV_FILE="${SERVICES_ENV_FILE:-$REPO/.services.env}"
 fi
@@ -56,22 +59,29 @@ HA_SENTINEL_NAME="${SERVICES_HA_SENTINEL_NAME:-gateway-redis}"
 HA_KAFKA_HEAP_OPTS="${SERVICES_HA_KAFKA_HEAP_OPTS:--Xms128m -Xmx384m}"
 # The secure profile's ports: Redis base+0, Sentinel base+1, ClickHouse HTTPS base+10, Kafka base+20 (controller base+21).
 SECURE_PORT_BASE="${SERVICES_SECURE_PORT_BASE:-17400}"
+# The cluster profile's ports: node N at base+N-1, its cluster bus at base+10+N-1 (cluster.sh).
+CLUSTER_PORT_BASE="${SERVICES_CLUSTER_PORT_BASE:-16500}"
 
 if [[ "$PROFILE" == ha ]]; then
   ALL_SERVICES=(clickhouse redis-1 redis-2 sentinel-1 sentinel-2 sentinel-3 kafka-1 kafka-2 kafka-3)
 elif [[ "$PROFILE" == secure ]]; then
   ALL_SERVICES=(secure-redis secure-sentinel secure-clickhouse secure-kafka)
+elif [[ "$PROFILE" == cluster ]]; then
+  ALL_SERVICES=(cluster-1 cluster-2 cluster-3 cluster-4 cluster-5 cluster-6)
 else
   ALL_SERVICES=(redis clickhouse kafka)
 fi
 
 # svc_fn <function> <service> [args]: calls <service>_<function>; the HA nodes share one
-# implementation a kind (ha.sh: ha_redis_*, ha_sentinel_*, ha_kafka_*) taking the node number.
+# implementation a kind (ha.sh: ha_redis_*, ha_sentinel_*, ha_kafka_*) taking the node number, and
+# so do the cluster's (cluster.sh: cluster_node_*).
 svc_fn() {
   local fn="$1" svc="$2"
   shift 2
   if [[ "$svc" =~ ^(redis|sentinel|kafka)-([1-9])$ ]]; then
     "ha_${BASH_REMATCH[1]}_$fn" "${BASH_REMATCH[2]}" "$@"
+  elif [[ "$svc" =~ ^cluster-([1-9])$ ]]; then
+    "cluster_node_$fn" "${BASH_REMATCH[1]}" "$@"
   else
     "${svc}_$fn" "$@"
   fi
@@ -174,6 +184,10 @@ pid_matches() {
       [[ "$cmd" == *redis-s* && "$cwd" == "$STATE/secure/${svc#secure-}" ]]
       ;;
     secure-clickhouse) [[ "$cmd" == *clickhouse* && "$cmd" == *"--config-file=$STATE/secure/clickhouse/config.xml"* ]] ;;
+    cluster-[1-9])
+      cwd="$(readlink "/proc/$pid/cwd" 2>/dev/null)" || return 1
+      [[ "$cmd" == *redis-server* && "$cwd" == "$STATE/cluster/$svc" ]]
+      ;;
     secure-kafka) [[ "$cmd" == *java* && "$cmd" == *kafka.Kafka* && "$cmd" == *"$STATE/secure/kafka/server.properties"* ]] ;;
     *) return 1 ;;
   esac
@@ -361,6 +375,11 @@ write_env_file() {
   fi
   if [[ "$PROFILE" == secure ]]; then
     secure_env_lines >"$tmp"
+    mv -f "$tmp" "$ENV_FILE"
+    return
+  fi
+  if [[ "$PROFILE" == cluster ]]; then
+    cluster_env_lines >"$tmp"
     mv -f "$tmp" "$ENV_FILE"
     return
   fi

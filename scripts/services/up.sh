@@ -26,6 +26,9 @@ source "$SERVICES_SCRIPT_DIR/ha.sh"
 # The secure profile's engines (SERVICES_PROFILE=secure): secure-redis, -sentinel, -clickhouse, -kafka.
 # shellcheck source=secure.sh
 source "$SERVICES_SCRIPT_DIR/secure.sh"
+# The cluster profile's nodes (SERVICES_PROFILE=cluster): cluster_node_* <node>, and the forming of the cluster.
+# shellcheck source=cluster.sh
+source "$SERVICES_SCRIPT_DIR/cluster.sh"
 
 help_if_asked 13 "$@"
 
@@ -77,7 +80,7 @@ declare -A PID=() T0=() STATUS=()
 for svc in "${SELECTED[@]}"; do
   if [[ "${SERVICES_FRESH:-0}" == 1 ]]; then
     stop_service "$svc" >/dev/null
-    if [[ "$svc" == *-[1-9] ]]; then rm -rf "${STATE:?}/ha/$svc"; elif [[ "$svc" == secure-* ]]; then rm -rf "${STATE:?}/secure/${svc#secure-}"; else rm -rf "${STATE:?}/$svc"; fi
+    if [[ "$svc" == cluster-[1-9] ]]; then rm -rf "${STATE:?}/cluster/$svc"; elif [[ "$svc" == *-[1-9] ]]; then rm -rf "${STATE:?}/ha/$svc"; elif [[ "$svc" == secure-* ]]; then rm -rf "${STATE:?}/secure/${svc#secure-}"; else rm -rf "${STATE:?}/$svc"; fi
     log "$svc: data wiped (SERVICES_FRESH=1)"
   fi
   if pid="$(service_pid "$svc")"; then
@@ -117,6 +120,9 @@ for svc in "${SELECTED[@]}"; do
   ver="${described%%$'\t'*}" addr="${described#*$'\t'}"
   printf '%-11s %-9s %-18s pid %-7s %s\n' "$svc" "$ver" "$took" "$pid" "$addr"
 done
+
+# A profile whose nodes form something together once they all answer (the cluster) does it now.
+if declare -F "${PROFILE}_profile_ready" >/dev/null; then "${PROFILE}_profile_ready"; fi
 
 write_env_file
 printf 'services    up in %s; env: %s; state: %s\n' "$(elapsed "$T_ALL")" "$ENV_FILE" "$STATE"

@@ -2,6 +2,7 @@ import type { WatchedComponent } from '../runtime/stuck-watchdog.js';
 import type { EventInstant } from '../events/instant.js';
 import type { EventRecord } from '../events/schema.js';
 import type { OperatorStores } from './operators.js';
+import type { Deadline } from '../util/deadline.js';
 
 /**
  * A backend (Redis, Kafka, ClickHouse, the local store) cannot be reached right now. The operation
@@ -13,7 +14,9 @@ export class BackendUnavailableError extends Error {}
  * The seams between the operation layer and storage. Each interface has an embedded
  * implementation (SQLite + memory, `embedded/`) and a scale-out one (Redis/Kafka/ClickHouse).
  * Everything is async so both fit; times are epoch milliseconds passed in by the caller, so
- * tests control the clock.
+ * tests control the clock. The calls a request makes on its way to an answer take its `deadline`
+ * (shared/util/deadline.ts): a store that waits on a server gives up when it passes (failing as
+ * unavailable) and sends nothing once it has; one that answers from memory ignores it.
  *
  * Synchronous twins (`peek` of `get`, `lockedUntilNow` of `lockedUntil`, `touchNow` of `touch`,
  * `appendWith` of `append`; `takeNow` of a RateLimiter's `take`) follow one rule: a twin is offered
@@ -43,7 +46,7 @@ export type ProviderPatch = Partial<Pick<Provider, 'passwordHash' | 'enabled' | 
 export interface ProviderStore {
   /** Returns null when a provider with that SystemUser already exists. */
   create(provider: Provider): Promise<Provider | null>;
-  get(systemUser: string): Promise<Provider | null>;
+  get(systemUser: string, deadline?: Deadline): Promise<Provider | null>;
   /** `get` answered from memory when this store holds the answer (a cache hit), else undefined. */
   peek?(systemUser: string): Provider | null | undefined;
   update(systemUser: string, patch: ProviderPatch, now: number): Promise<Provider | null>;
@@ -81,11 +84,11 @@ export interface LockoutStore {
    * end, else null. The address is asked for only when needed: reading it costs a system call, and
    * most logins are of SystemUsers with no failures at all.
    */
-  lockedUntil(systemUser: string, address: () => string, now: number): Promise<number | null>;
+  lockedUntil(systemUser: string, address: () => string, now: number, deadline?: Deadline): Promise<number | null>;
   /** `lockedUntil` answered at once, for stores that keep locks in this thread; absent otherwise. */
   lockedUntilNow?(systemUser: string, address: () => string, now: number): number | null;
   /** Counts one failure and applies the policy; the lock now in force for that address (the SystemUser-wide one first), else null. */
-  recordFailure(systemUser: string, address: string, now: number, policy: LockoutPolicy): Promise<Lockout | null>;
+  recordFailure(systemUser: string, address: string, now: number, policy: LockoutPolicy, deadline?: Deadline): Promise<Lockout | null>;
   /** Lifts every lock of the SystemUser and forgets its failures (operators, a password reset). */
   clear(systemUser: string): Promise<void>;
   /** Locks in force, soonest ending first (operators' view). */
@@ -99,10 +102,18 @@ export interface Session {
 }
 
 export interface SessionStore {
-  /** Stores a new session under a fresh id. */
+  /**
+   * Stores a new session under a fresh id: `id`, or `id` with a stamp of the store's in its last
+   * characters (the Redis store's hash slot, shared/domain/session-ids.ts). The id to hand out is
+   * the one answered.
+   */
   create(id: string, systemUser: string, now: number, ttlMs: number): Promise<Session>;
-  /** Returns the live session and slides its expiry; null when unknown or expired. */
-  touch(id: string, now: number, ttlMs: number): Promise<Session | null>;
+  /**
+   * Returns the live session and slides its expiry; null when unknown or expired. A store may leave
+   * an expiry that a slide would move by less than a twentieth of the time to live, at most 10 s,
+   * as it is (the Redis store: one read instead of a write per request).
+   */
+  touch(id: string, now: number, ttlMs: number, deadline?: Deadline): Promise<Session | null>;
   /** `touch` answered at once, for stores that keep sessions in this thread; absent otherwise. */
   touchNow?(id: string, now: number, ttlMs: number): Session | null;
   /** True when a live session was removed. */
@@ -214,7 +225,7 @@ export interface TripStore {
   pageVehicles(systemUser: string, page: VehiclePageQuery): Promise<TripVehicle[]>;
   /** One vehicle of the trip, or null. */
   getVehicle(systemUser: string, dominio: string): Promise<TripVehicle | null>;
-  isRegistered(systemUser: string, dominio: string): Promise<boolean>;
+  isRegistered(systemUser: string, dominio: string, deadline?: Deadline): Promise<boolean>;
   /** Removes every vehicle from the provider's trip (a deleted provider); how many. */
   clear(systemUser: string): Promise<number>;
 }
@@ -232,13 +243,14 @@ export type AppendOutcome =
  * for an event whose dedupeKey was seen inside the dedupe window.
  */
 export interface EventLog {
-  append(events: EventRecord[]): Promise<AppendOutcome[]>;
+  /** `deadline`: answer by then (its events unavailable if not stored by then); default the log's own APPEND_TIMEOUT_MS. */
+  append(events: EventRecord[], deadline?: Deadline): Promise<AppendOutcome[]>;
   /**
    * `append` answering through `completion` instead of a promise (a log that has it spares every
    * insert its promise chain): exactly one of its methods is called once, possibly before this
    * returns. A rejection of `append` is `refused` here.
    */
-  appendWith?(events: EventRecord[], completion: AppendCompletion): void;
+  appendWith?(events: EventRecord[], completion: AppendCompletion, deadline?: Deadline): void;
   /** Flushes what is queued and stops accepting. */
   close(): Promise<void>;
 }
@@ -373,12 +385,19 @@ export interface DedupeIndex {
    * Claims each key for its id unless already claimed inside the window. Returns, per entry,
    * null when the claim is new, or the id claimed earlier (the event is a resend).
    */
-  claim(entries: readonly { key: string; id: bigint }[], windowMs: number): Promise<(bigint | null)[]>;
+  claim(entries: readonly DedupeEntry[], windowMs: number, deadline?: Deadline): Promise<(bigint | null)[]>;
   /**
    * Forgets claims (operators' tool). The Kafka event log does not call it on a failed send: the
    * broker may still have written the event, so the claim is kept and a retry reuses the id.
    */
-  release(keys: readonly string[]): Promise<void>;
+  release(entries: readonly Omit<DedupeEntry, 'id'>[]): Promise<void>;
+}
+
+/** One event's claim: its dedupe key (which already names the provider), its provider (where the claim is kept) and its id. */
+export interface DedupeEntry {
+  systemUser: string;
+  key: string;
+  id: bigint;
 }
 
 export interface LastReportUpdate {

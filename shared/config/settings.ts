@@ -7,11 +7,12 @@ import {
   isValidTimeZone,
   mapTileUrl,
   optionalPort,
+  nodeAddresses,
   readableFile,
-  sentinelAddresses,
+  redisKeyPrefix,
   servicePath,
   trustedProxies,
-  type RedisSentinelAddress,
+  type RedisNodeAddress,
 } from './values.js';
 
 /**
@@ -182,13 +183,21 @@ export const SETTINGS = {
   /** Redis: shared state of the scale-out mode. */
   redis: {
     url: optional({ env: 'REDIS_URL', defaultText: '(embedded)', show: maskUrlPassword, doc: 'Redis for shared state' }),
-    sentinels: custom<RedisSentinelAddress[] | null>({
+    sentinels: custom<RedisNodeAddress[] | null>({
       env: 'REDIS_SENTINELS',
       defaultText: '(none)',
-      parse: sentinelAddresses,
+      parse: nodeAddresses('REDIS_SENTINELS'),
       fallback: () => null,
       show: (v) => (v === null ? '(unset)' : v.map((s) => `${s.host}:${s.port}`).join(',')),
       doc: 'Sentinels to ask for the current primary',
+    }),
+    clusterNodes: custom<RedisNodeAddress[] | null>({
+      env: 'REDIS_CLUSTER_NODES',
+      defaultText: '(none)',
+      parse: nodeAddresses('REDIS_CLUSTER_NODES'),
+      fallback: () => null,
+      show: (v) => (v === null ? '(unset)' : v.map((s) => `${s.host}:${s.port}`).join(',')),
+      doc: 'Redis Cluster: some of its nodes (host:port,...), the client finds the others',
     }),
     username: optional({ env: 'REDIS_USERNAME', defaultText: '(none)', doc: 'Redis ACL user (instead of one inside REDIS_URL)' }),
     password: optional({ env: 'REDIS_PASSWORD', secret: true, defaultText: '(none)', doc: "that user's password (instead of one inside REDIS_URL)" }),
@@ -199,12 +208,12 @@ export const SETTINGS = {
     sentinelTls: choice({ env: 'REDIS_SENTINEL_TLS', default: 'off', words: ['off', 'on'], doc: 'reach the Sentinels over TLS' }),
     commandReplicas: whole({
       env: 'REDIS_COMMAND_REPLICAS',
-      default: (env) => (env.REDIS_SENTINELS?.trim() ? 1 : 0),
-      defaultText: '`1` with Sentinels, else `0`',
+      default: (env) => (env.REDIS_SENTINELS?.trim() || env.REDIS_CLUSTER_NODES?.trim() ? 1 : 0),
+      defaultText: '`1` with Sentinels or a cluster, else `0`',
       doc: 'replicas that must hold a queued command before the operator is told it is queued',
     }),
     commandWaitMs: whole({ env: 'REDIS_COMMAND_WAIT_MS', default: 1000, min: 10, doc: 'longest wait for those replicas' }),
-    keyPrefix: text({ env: 'REDIS_KEY_PREFIX', default: 'gw:', doc: 'prefix of every key' }),
+    keyPrefix: text({ env: 'REDIS_KEY_PREFIX', default: 'gw:', check: redisKeyPrefix, doc: 'prefix of every key (no { or })' }),
     commandTimeoutMs: whole({
       env: 'REDIS_COMMAND_TIMEOUT_MS',
       default: 2000,

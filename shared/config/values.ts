@@ -29,7 +29,8 @@ export function isValidTimeZone(zone: string): boolean {
   }
 }
 
-export interface RedisSentinelAddress {
+/** A Sentinel's or a cluster node's address. */
+export interface RedisNodeAddress {
   host: string;
   port: number;
 }
@@ -40,15 +41,23 @@ export const commaList = (raw: string): string[] =>
     .map((s) => s.trim())
     .filter((s) => s !== '');
 
-/** REDIS_SENTINELS: `host:port,host:port,...` (IPv6 hosts in brackets). */
-export function sentinelAddresses(raw: string): RedisSentinelAddress[] | null {
-  const list = commaList(raw).map((a) => {
-    const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(a);
-    const port = m === null ? NaN : Number(m[2]);
-    if (m === null || port < 1 || port > 65535) throw new SettingError(`REDIS_SENTINELS must be host:port,host:port,...; "${a}" is not host:port.`);
-    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-  });
-  return list.length === 0 ? null : list;
+/** REDIS_SENTINELS, REDIS_CLUSTER_NODES: `host:port,host:port,...` (IPv6 hosts in brackets). */
+export function nodeAddresses(env: string): (raw: string) => RedisNodeAddress[] | null {
+  return (raw) => {
+    const list = commaList(raw).map((a) => {
+      const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(a);
+      const port = m === null ? NaN : Number(m[2]);
+      if (m === null || port < 1 || port > 65535) throw new SettingError(`${env} must be host:port,host:port,...; "${a}" is not host:port.`);
+      return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+    });
+    return list.length === 0 ? null : list;
+  };
+}
+
+/** REDIS_KEY_PREFIX: a brace would become every key's hash tag and put every key in one Redis Cluster slot. */
+export function redisKeyPrefix(raw: string): string {
+  if (/[{}]/.test(raw)) throw new SettingError(`REDIS_KEY_PREFIX must not contain { or } (Redis Cluster reads them as a hash tag), got "${raw}".`);
+  return raw;
 }
 
 export function servicePath(raw: string): string {

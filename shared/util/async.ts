@@ -1,3 +1,5 @@
+import { clockMs } from './deadline.js';
+
 /** A promise that did not settle in time (see withTimeout). */
 export class TimeoutError extends Error {
   override readonly name = 'TimeoutError';
@@ -17,7 +19,7 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** A call `UniformTimeout` times: `track` sets its deadline, `settle` or the timer ends it. */
+/** A call `DeadlineTimer` times: `track` sets its deadline, `settle` or the timer ends it. */
 export interface TimedWaiter {
   deadline: number;
   settled: boolean;
@@ -37,23 +39,29 @@ const PASSED: TimedWaiter = Object.freeze({ deadline: 0, settled: true, expire: 
 const COMPACT_AFTER = 1024;
 
 /**
- * `withTimeout` for many calls that all wait the same `ms` (APPEND_TIMEOUT_MS on every insert).
- * Their deadlines come in the order the calls do, so one timer, armed for the oldest call still
- * waiting, serves them all: no timer to insert and remove and no extra race promises per call,
- * which withTimeout costs on every insert. The timer is not cleared when the queue empties (it
- * fires once, finds nothing and is not re-armed), so a steady trickle of calls arms it once per
- * `ms`, not once per call; it is unref'd and never keeps the process alive.
+ * `withTimeout` for many calls at once (every insert's APPEND_TIMEOUT_MS, every Redis call's
+ * share of its request's deadline). The waiters are kept in deadline order and one timer, armed
+ * for the earliest one still waiting, serves them all: no timer to insert and remove and no extra
+ * race promises per call, which withTimeout costs on every insert. Deadlines mostly come in order
+ * (each is its request's start plus the same time), so a waiter is nearly always appended; one
+ * that arrives out of order (a request that waited for its credentials first) is put in its place
+ * from the back. The timer is not cleared when the queue empties (it fires once, finds nothing and
+ * is not re-armed), so a steady trickle of calls arms it about once per `ms`, not once per call;
+ * it is unref'd and never keeps the process alive.
  */
-export class UniformTimeout {
+export class DeadlineTimer {
   private waiting: TimedWaiter[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** When the armed timer fires (on `now`'s clock). */
+  private armedFor = Infinity;
 
   constructor(
+    /** What `track` and `race` allow a call. */
     private readonly ms: number,
     private readonly what: string,
-    /** Monotonic by default: a wall-clock step must not expire or stall every waiter at once. */
-    private readonly now: () => number = () => performance.now(),
+    /** Monotonic by default (shared/util/deadline.ts): a wall-clock step must not expire or stall every waiter at once. */
+    private readonly now: () => number = clockMs,
   ) {}
 
   /** Calls still waiting (for tests and diagnostics). */
@@ -64,26 +72,39 @@ export class UniformTimeout {
   }
 
   /**
-   * Starts timing `waiter` (a caller's own object: no promise or closure per call); the caller
-   * calls `settle` when its call ends. With no time at all it expires before this returns.
+   * Starts timing `waiter` for `ms` (a caller's own object: no promise or closure per call); the
+   * caller calls `settle` when its call ends. With no time at all it expires before this returns.
    */
   track(waiter: TimedWaiter): void {
+    this.trackUntil(waiter, this.now() + this.ms);
+  }
+
+  /** `track` until a given instant on this timer's clock (a request's deadline). */
+  trackUntil(waiter: TimedWaiter, deadline: number): void {
     waiter.settled = false;
-    if (this.ms <= 0) {
+    waiter.deadline = deadline;
+    if (!(deadline > this.now())) {
       waiter.settled = true;
       waiter.expire(new TimeoutError(`${this.what}: no time left`));
       return;
     }
-    waiter.deadline = this.now() + this.ms;
-    this.waiting.push(waiter);
-    if (this.timer === null) this.arm(this.ms);
+    const waiting = this.waiting;
+    let at = waiting.length;
+    while (at > this.head && waiting[at - 1]!.deadline > deadline) at--;
+    if (at === waiting.length) waiting.push(waiter);
+    else waiting.splice(at, 0, waiter);
+    if (deadline < this.armedFor) this.arm(deadline);
   }
 
   race<T>(promise: Promise<T>): Promise<T> {
-    if (this.ms <= 0) return Promise.reject(new TimeoutError(`${this.what}: no time left`));
+    return this.raceUntil(promise, this.now() + this.ms);
+  }
+
+  /** The promise's outcome, or a TimeoutError at `deadline`. The promise itself goes on. */
+  raceUntil<T>(promise: Promise<T>, deadline: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const waiter: TimedWaiter = { deadline: 0, expire: reject, settled: false };
-      this.track(waiter);
+      this.trackUntil(waiter, deadline);
       promise.then(
         (value) => {
           if (this.settle(waiter)) resolve(value);
@@ -116,13 +137,16 @@ export class UniformTimeout {
     }
   }
 
-  private arm(delay: number): void {
-    this.timer = setTimeout(() => this.expireDue(), Math.max(0, delay));
+  private arm(deadline: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.armedFor = deadline;
+    this.timer = setTimeout(() => this.expireDue(), Math.max(0, deadline - this.now()));
     this.timer.unref();
   }
 
   private expireDue(): void {
     this.timer = null;
+    this.armedFor = Infinity;
     const now = this.now();
     const waiting = this.waiting;
     while (this.head < waiting.length) {
@@ -130,11 +154,11 @@ export class UniformTimeout {
       if (!waiter.settled) {
         if (waiter.deadline > now) break;
         waiter.settled = true;
-        waiter.expire(new TimeoutError(`${this.what} did not answer within ${Math.round(this.ms)} ms`));
+        waiter.expire(new TimeoutError(`${this.what} did not answer in time`));
       }
       waiting[this.head++] = PASSED;
     }
     this.dropSettled();
-    if (this.head < this.waiting.length) this.arm(this.waiting[this.head]!.deadline - now);
+    if (this.head < this.waiting.length) this.arm(this.waiting[this.head]!.deadline);
   }
 }

@@ -8,6 +8,7 @@
  */
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ANSWER_SLACK_MS } from '../helpers/failover-load.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { postSoapInsert } from '../helpers/harness.js';
 import { startProc, type Proc } from '../helpers/processes.js';
@@ -124,10 +125,12 @@ export async function startStallRun(engine: Engine, extraEnv: Record<string, str
     CLICKHOUSE_DATABASE: uniqueName('stall'),
     WORKER_BATCH_MS: '200',
     APPEND_TIMEOUT_MS: String(APPEND_TIMEOUT_MS),
-    // An insert can wait for two Redis calls in turn (the lockout check, then the append's), so the
-    // bound APPEND_TIMEOUT_MS + 1 s holds while two command deadlines fit in APPEND_TIMEOUT_MS, as
-    // the defaults' 2 x 2 s within 5 s do (docs/configuration.md REDIS_COMMAND_TIMEOUT_MS).
-    REDIS_COMMAND_TIMEOUT_MS: String(APPEND_TIMEOUT_MS / 2),
+    // An insert asks Redis three things in turn here (the provider, never cached, the lockout check,
+    // the dedupe claim), each allowed more than a third of APPEND_TIMEOUT_MS: only the insert's own
+    // deadline, which every call shares, answers it within APPEND_TIMEOUT_MS (docs/operations.md
+    // §What an insert asks Redis). A command deadline per call would answer it after up to 7.5 s.
+    REDIS_COMMAND_TIMEOUT_MS: String(APPEND_TIMEOUT_MS - 500),
+    PROVIDER_CACHE_MS: '0',
     GATEWAY_THREADS: '1',
     ADMIN_TOKEN: 'stall-token',
     HOST: '127.0.0.1',
@@ -283,9 +286,10 @@ export async function tally(run: StallRun, ms = 90_000): Promise<Tally> {
   return t;
 }
 
-/** The guarantees of one case, as issue 28 states them. */
+/** The guarantees of one case, as issues 28 and 37 state them. */
 export function expectCase(f: CaseFigures, opts: { maxSlowestMs?: number } = {}): void {
-  expect(f.slowestAnswerMs, `${f.case}: slowest answer during the fault`).toBeLessThanOrEqual(opts.maxSlowestMs ?? APPEND_TIMEOUT_MS + 1000);
+  // One deadline per insert: answered within APPEND_TIMEOUT_MS whatever it waited for (the slack is the client's side of it).
+  expect(f.slowestAnswerMs, `${f.case}: slowest answer during the fault`).toBeLessThanOrEqual(opts.maxSlowestMs ?? APPEND_TIMEOUT_MS + ANSWER_SLACK_MS);
   expect(f.firstAckAfterHealS * 1000, `${f.case}: first acknowledged insert after the heal`).toBeLessThanOrEqual(RESUME_BOUND_MS);
   // Every insert is answered with an int (an id, or -5): a Server fault or silence is a defect.
   expect(f.noAnswer, `${f.case}: inserts answered with a fault or not at all`).toBe(0);

@@ -1,7 +1,7 @@
 /**
  * The HA profile's engines (SERVICES_PROFILE=ha: Redis primary + replica + three Sentinels, three
  * Kafka brokers) and what the failure tests run on them: gateways and a worker as real processes
- * (so that they can be kill -9'd), a steady insert load, and the tally of what was acknowledged.
+ * (so that they can be kill -9'd); the load and the tally are helpers/failover-load.ts's.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,12 +9,12 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openRedisStores, type RedisStores } from '../../shared/backends/redis/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
-import { postSoapInsert } from '../helpers/harness.js';
+import { report as reportAs, startLoad, tally as tallyIn, type Answer, type Tally } from '../helpers/failover-load.js';
 import { startProc, type Proc } from '../helpers/processes.js';
 import { uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
-export { sleep, startProc, waitFor, type Proc };
+export { sleep, startLoad, startProc, waitFor, type Proc };
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -198,121 +198,10 @@ export async function stopRun(run: Run | undefined): Promise<void> {
 }
 
 export function report(name: string, figures: object): void {
-  console.log(`[ha] ${name}: ${JSON.stringify(figures)}`);
+  reportAs('ha', name, figures);
 }
 
-// ---- the insert load ---------------------------------------------------------------------------
-
-export interface Answer {
-  /** NroSerie of the event: unique, so every acknowledged id must name exactly this event. */
-  marker: string;
-  /** The int answered (> 0: acknowledged), or null when the connection failed (gateway killed). */
-  code: number | null;
-  startedAt: number;
-  endedAt: number;
-}
-
-/** `loops` concurrent clients inserting distinct events, each to the next live gateway. */
-export function startLoad(runId: string, gateways: () => string[], loops: number) {
-  const answers: Answer[] = [];
-  let running = true;
-  let seq = 0;
-  const one = async (url: string): Promise<void> => {
-    const marker = `${runId}-${seq++}`;
-    const startedAt = Date.now();
-    const code = await postSoapInsert(url, marker, seq);
-    answers.push({ marker, code, startedAt, endedAt: Date.now() });
-  };
-  const loop = async (i: number): Promise<void> => {
-    while (running) {
-      const live = gateways();
-      if (live.length === 0) {
-        await sleep(50);
-        continue;
-      }
-      await one(live[(i + seq) % live.length]!);
-      // A failing answer comes back at once: pace the retries as a client would.
-      if ((answers.at(-1)?.code ?? 0) <= 0) await sleep(50);
-    }
-  };
-  const done = Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
-  return {
-    answers,
-    acknowledgedSince: (t: number) => answers.filter((a) => a.startedAt >= t && (a.code ?? 0) > 0).length,
-    async stop(): Promise<Answer[]> {
-      running = false;
-      await done;
-      return answers;
-    },
-  };
-}
-
-/** Seconds during which inserts answered -5 (merged intervals of the requests that did). */
-export function secondsOfMinus5(answers: readonly Answer[]): number {
-  const spans = answers
-    .filter((a) => a.code === -5)
-    .map((a) => [a.startedAt, a.endedAt] as const)
-    .sort((x, y) => x[0] - y[0]);
-  let total = 0;
-  let cur: [number, number] | null = null;
-  for (const [s, e] of spans) {
-    if (cur !== null && s <= cur[1]) cur[1] = Math.max(cur[1], e);
-    else {
-      if (cur !== null) total += cur[1] - cur[0];
-      cur = [s, e];
-    }
-  }
-  if (cur !== null) total += cur[1] - cur[0];
-  return Math.round(total / 100) / 10;
-}
-
-/** The folding of a 64-bit id into the xs:int clients receive (docs/protocol.md). */
-export const fold = (id: bigint): number => Number(((id - 1n) % 2147483647n) + 1n);
-
-export interface Tally {
-  acknowledged: number;
-  idsIssuedTwice: number;
-  lost: number;
-  minus5Seconds: number;
-  minus5Answers: number;
-  connectionErrors: number;
-}
-
-/**
- * Compares what was acknowledged with what ClickHouse holds (FINAL: one row an id), polling until
- * every acknowledged event arrived or `ms` passed. Lost = acknowledged but absent, or present under
- * another id than the one answered (its id was given to another event too).
- */
-export async function tally(answers: readonly Answer[], env: Record<string, string>, ms = 90_000): Promise<Tally> {
-  const acked = answers.filter((a) => (a.code ?? 0) > 0);
-  const byCode = new Map<number, number>();
-  for (const a of acked) byCode.set(a.code!, (byCode.get(a.code!) ?? 0) + 1);
-  const idsIssuedTwice = [...byCode.values()].filter((n) => n > 1).length;
-  const url = `${ha.clickhouseUrl}/?database=${env.CLICKHOUSE_DATABASE}`;
-  let lost = acked.length;
-  const deadline = Date.now() + ms;
-  while (lost > 0 && Date.now() < deadline) {
-    const res = await fetch(url, { method: 'POST', body: 'SELECT toString(id) AS id, nro_serie FROM events FINAL FORMAT JSONEachRow' }).catch(() => null);
-    if (res?.ok === true) {
-      const stored = new Map<string, number[]>();
-      for (const line of (await res.text()).split('\n')) {
-        if (line === '') continue;
-        const row = JSON.parse(line) as { id: string; nro_serie: string };
-        stored.set(row.nro_serie, [...(stored.get(row.nro_serie) ?? []), fold(BigInt(row.id))]);
-      }
-      lost = acked.filter((a) => {
-        const ids = stored.get(a.marker);
-        return ids?.length !== 1 || ids[0] !== a.code;
-      }).length;
-    }
-    if (lost > 0) await sleep(1000);
-  }
-  return {
-    acknowledged: acked.length,
-    idsIssuedTwice,
-    lost,
-    minus5Seconds: secondsOfMinus5(answers),
-    minus5Answers: answers.filter((a) => a.code === -5).length,
-    connectionErrors: answers.filter((a) => a.code === null).length,
-  };
+/** What `tally` of helpers/failover-load.ts finds in this run's ClickHouse database. */
+export function tally(answers: readonly Answer[], env: Record<string, string>, ms?: number): Promise<Tally> {
+  return tallyIn(answers, { url: ha.clickhouseUrl, database: env.CLICKHOUSE_DATABASE! }, ms);
 }

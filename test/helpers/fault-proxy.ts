@@ -8,20 +8,31 @@ import net from 'node:net';
  * - halfOpen(): the engine's side of every connection is closed, the client's side kept open and
  *   silent (a peer gone without a FIN or an RST); new connections as in blackHole();
  * - reset(): every connection is reset (RST), and so is every new one until heal();
- * - slow(ms): every chunk, both ways, is held `ms` before it is passed on (order kept).
+ * - slow(ms): every chunk, both ways, is held `ms` before it is passed on.
  * heal() forwards new connections again. Connections that were black-holed or half-open stay dead,
  * as they do behind a real network fault: only a client that drops them and connects again recovers.
+ *
+ * Like TCP, it never reorders a connection's bytes: each direction is one queue, and a chunk goes
+ * out only after every chunk that came before it, also across a heal (a chunk arriving after the
+ * heal waits for those still held). It once passed such a chunk on at once, ahead of the held ones:
+ * a client then read replies in another order than it sent its commands (the Redis reply desync of
+ * docs/operations.md §Stalls).
  */
 export type FaultMode = 'pass' | 'blackhole' | 'halfopen' | 'reset' | 'slow';
+
+/** One direction of a connection: the chunks held, in the order they came, each with when it may go. */
+interface Lane {
+  held: { at: number; chunk: Buffer }[];
+  timer: NodeJS.Timeout | null;
+}
 
 interface Pair {
   client: net.Socket;
   server: net.Socket | null;
   /** Dead pairs forward nothing, ever again. */
   dead: boolean;
-  /** When each direction's last held chunk goes out (slow mode keeps order). */
-  up: number;
-  down: number;
+  up: Lane;
+  down: Lane;
 }
 
 export class FaultProxy {
@@ -95,6 +106,7 @@ export class FaultProxy {
   heal(): void {
     this.mode = 'pass';
     this.delayMs = 0;
+    // Held chunks go when they are due, and whatever comes meanwhile waits behind them.
   }
 
   async close(): Promise<void> {
@@ -109,7 +121,7 @@ export class FaultProxy {
       client.resetAndDestroy();
       return;
     }
-    const pair: Pair = { client, server: null, dead: this.mode === 'blackhole' || this.mode === 'halfopen', up: 0, down: 0 };
+    const pair: Pair = { client, server: null, dead: this.mode === 'blackhole' || this.mode === 'halfopen', up: { held: [], timer: null }, down: { held: [], timer: null } };
     this.pairs.add(pair);
     client.on('close', () => this.drop(pair, false));
     client.on('data', (chunk: Buffer) => this.forward(pair, chunk, 'up'));
@@ -126,23 +138,43 @@ export class FaultProxy {
 
   private forward(pair: Pair, chunk: Buffer, way: 'up' | 'down'): void {
     if (pair.dead) return;
-    const write = (): void => {
-      if (pair.dead) return;
-      const to = way === 'up' ? pair.server : pair.client;
-      to?.write(chunk);
-    };
-    if (this.mode !== 'slow') {
-      write();
+    const lane = pair[way];
+    const now = Date.now();
+    const at = this.mode === 'slow' ? now + this.delayMs : now;
+    // Nothing held before it and no delay: straight on. Otherwise behind the last one held.
+    if (lane.held.length === 0 && at <= now) {
+      this.write(pair, way, chunk);
       return;
     }
-    const at = Math.max(Date.now() + this.delayMs, pair[way]);
-    pair[way] = at;
-    setTimeout(write, at - Date.now());
+    lane.held.push({ at: Math.max(at, lane.held.at(-1)?.at ?? at), chunk });
+    if (lane.timer === null) this.drainLater(pair, way);
+  }
+
+  private write(pair: Pair, way: 'up' | 'down', chunk: Buffer): void {
+    if (pair.dead) return;
+    (way === 'up' ? pair.server : pair.client)?.write(chunk);
+  }
+
+  /** Writes a lane's chunks that are due, in order, then waits for the next one's time. */
+  private drainLater(pair: Pair, way: 'up' | 'down'): void {
+    const lane = pair[way];
+    const next = lane.held[0];
+    if (next === undefined || pair.dead) return;
+    lane.timer = setTimeout(() => {
+      lane.timer = null;
+      const now = Date.now();
+      while (lane.held.length > 0 && lane.held[0]!.at <= now) this.write(pair, way, lane.held.shift()!.chunk);
+      this.drainLater(pair, way);
+    }, Math.max(0, next.at - Date.now()));
   }
 
   private drop(pair: Pair, reset: boolean): void {
     if (!this.pairs.delete(pair)) return;
     pair.dead = true;
+    for (const lane of [pair.up, pair.down]) {
+      if (lane.timer !== null) clearTimeout(lane.timer);
+      lane.held.length = 0;
+    }
     if (reset) {
       pair.client.resetAndDestroy();
       pair.server?.resetAndDestroy();

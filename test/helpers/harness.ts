@@ -201,12 +201,12 @@ export function credentials(user = 'acme', password = 'secret-1'): Record<string
 }
 
 /**
- * One LoginYInsertarEvento over SOAP 1.1 to a gateway at `url` (acme's credentials, an event whose
- * NroSerie is `marker`): the Result code, or null when no answer came within 10 s or none could be
- * read from it. What the load of the fault and HA tests sends.
+ * One LoginYInsertarEvento over SOAP 1.1 to a gateway at `url` (`user`'s credentials, default acme's,
+ * password secret-1; an event whose NroSerie is `marker`): the Result code, or null when no answer
+ * came within 10 s or none could be read from it. What the load of the fault and HA tests sends.
  */
-export async function postSoapInsert(url: string, marker: string, codigo: number): Promise<number | null> {
-  const body = soap11Envelope('LoginYInsertarEvento', xmlParams({ ...credentials(), ...event({ NroSerie: marker, Codigo: String(codigo % 90) }) }));
+export async function postSoapInsert(url: string, marker: string, codigo: number, user = 'acme'): Promise<number | null> {
+  const body = soap11Envelope('LoginYInsertarEvento', xmlParams({ ...credentials(user), ...event({ NroSerie: marker, Codigo: String(codigo % 90) }) }));
   try {
     const res = await fetch(url, {
       method: 'POST',

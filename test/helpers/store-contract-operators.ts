@@ -4,6 +4,7 @@
  * implementations both run it.
  */
 import { describe, expect, it } from 'vitest';
+import { newSessionId } from '../../shared/domain/session-ids.js';
 import type { ContractStores, StoreFactory } from './store-contract.js';
 import { provider } from './store-contract.js';
 
@@ -33,20 +34,21 @@ export function operatorContract(stores: StoreFactory): void {
   describe('SessionStore.endAll', () => {
     it("ends every session of one SystemUser, counting the live ones, and leaves others' alone", async () => {
       const b = await open();
-      await b.sessions.create('a1', 'acme', T0, 20 * MINUTE);
-      await b.sessions.create('a2', 'acme', T0, 20 * MINUTE);
-      await b.sessions.create('a3', 'acme', T0, MINUTE); // expired by the time of endAll
-      await b.sessions.create('o1', 'other', T0, 20 * MINUTE);
+      const create = async (user: string, ttl: number, at = T0): Promise<string> => (await b.sessions.create(newSessionId(), user, at, ttl)).id;
+      const a1 = await create('acme', 20 * MINUTE);
+      const a2 = await create('acme', 20 * MINUTE);
+      const a3 = await create('acme', MINUTE); // expired by the time of endAll
+      const o1 = await create('other', 20 * MINUTE);
       // A touched session is ended too (its slid expiry is what counts).
-      expect(await b.sessions.touch('a2', T0 + 10 * MINUTE, 20 * MINUTE)).not.toBeNull();
+      expect(await b.sessions.touch(a2, T0 + 10 * MINUTE, 20 * MINUTE)).not.toBeNull();
       expect(await b.sessions.endAll('acme', T0 + 2 * MINUTE)).toBe(2);
-      for (const id of ['a1', 'a2', 'a3']) expect(await b.sessions.touch(id, T0 + 3 * MINUTE, 20 * MINUTE)).toBeNull();
-      expect(await b.sessions.touch('o1', T0 + 3 * MINUTE, 20 * MINUTE)).not.toBeNull();
+      for (const id of [a1, a2, a3]) expect(await b.sessions.touch(id, T0 + 3 * MINUTE, 20 * MINUTE)).toBeNull();
+      expect(await b.sessions.touch(o1, T0 + 3 * MINUTE, 20 * MINUTE)).not.toBeNull();
       expect(await b.sessions.endAll('acme', T0 + 3 * MINUTE)).toBe(0);
       // New sessions after that work as usual.
-      await b.sessions.create('a4', 'acme', T0 + 4 * MINUTE, 20 * MINUTE);
-      expect(await b.sessions.touch('a4', T0 + 5 * MINUTE, 20 * MINUTE)).not.toBeNull();
-      expect(await b.sessions.destroy('a4', T0 + 5 * MINUTE)).toBe(true);
+      const a4 = await create('acme', 20 * MINUTE, T0 + 4 * MINUTE);
+      expect(await b.sessions.touch(a4, T0 + 5 * MINUTE, 20 * MINUTE)).not.toBeNull();
+      expect(await b.sessions.destroy(a4, T0 + 5 * MINUTE)).toBe(true);
       expect(await b.sessions.endAll('acme', T0 + 5 * MINUTE)).toBe(0);
     });
   });

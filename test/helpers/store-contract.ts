@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Backends, Provider } from '../../shared/backends/types.js';
 import { CachedProviderStore } from '../../gateway/service/provider-cache.js';
+import { newSessionId } from '../../shared/domain/session-ids.js';
 import { accessContract } from './store-contract-access.js';
 import { operatorContract } from './store-contract-operators.js';
 
@@ -79,15 +80,16 @@ export function storeContract(stores: StoreFactory): void {
       }
       const touchNow = sessions.touchNow.bind(sessions);
       const ttl = 20 * MINUTE;
-      await sessions.create('s1', 'Acme', T0, ttl);
-      const now = touchNow('s1', T0 + MINUTE, ttl);
-      expect(now).toEqual(await sessions.touch('s1', T0 + MINUTE, ttl));
+      const { id: s1 } = await sessions.create(newSessionId(), 'Acme', T0, ttl);
+      const now = touchNow(s1, T0 + MINUTE, ttl);
+      expect(now).toEqual(await sessions.touch(s1, T0 + MINUTE, ttl));
       expect(now?.expiresAt).toBe(T0 + MINUTE + ttl);
       // Slid by touchNow: still live past the first expiry.
-      expect(touchNow('s1', T0 + ttl + 30_000, ttl)).toEqual(await sessions.touch('s1', T0 + ttl + 30_000, ttl));
-      expect(touchNow('unknown', T0, ttl)).toEqual(await sessions.touch('unknown', T0, ttl));
-      expect(touchNow('s1', T0 + 10 * DAY, ttl)).toBeNull();
-      expect(await sessions.touch('s1', T0 + 10 * DAY, ttl)).toBeNull();
+      expect(touchNow(s1, T0 + ttl + 30_000, ttl)).toEqual(await sessions.touch(s1, T0 + ttl + 30_000, ttl));
+      const unknown = newSessionId();
+      expect(touchNow(unknown, T0, ttl)).toEqual(await sessions.touch(unknown, T0, ttl));
+      expect(touchNow(s1, T0 + 10 * DAY, ttl)).toBeNull();
+      expect(await sessions.touch(s1, T0 + 10 * DAY, ttl)).toBeNull();
       await b.close();
     });
 
@@ -214,36 +216,42 @@ export function storeContract(stores: StoreFactory): void {
     it('slides expiry on touch and drops expired sessions', async () => {
       const b = await open();
       const ttl = 20 * MINUTE;
-      expect(await b.sessions.create('s1', 'acme', T0, ttl)).toEqual({ id: 's1', systemUser: 'acme', expiresAt: T0 + ttl });
-      expect(await b.sessions.touch('s1', T0 + 19 * MINUTE, ttl)).toEqual({
-        id: 's1',
+      const given = newSessionId();
+      const created = await b.sessions.create(given, 'acme', T0, ttl);
+      const s1 = created.id;
+      expect(created).toEqual({ id: s1, systemUser: 'acme', expiresAt: T0 + ttl });
+      // The id answered is the one given, or the same with a store's stamp in its last characters.
+      expect(s1).toMatch(/^[a-z0-5]{24}$/);
+      expect(s1.slice(0, 21)).toBe(given.slice(0, 21));
+      expect(await b.sessions.touch(s1, T0 + 19 * MINUTE, ttl)).toEqual({
+        id: s1,
         systemUser: 'acme',
         expiresAt: T0 + 39 * MINUTE,
       });
       // Still alive 30 minutes after creation because the touch slid it.
-      expect(await b.sessions.touch('s1', T0 + 30 * MINUTE, ttl)).not.toBeNull();
+      expect(await b.sessions.touch(s1, T0 + 30 * MINUTE, ttl)).not.toBeNull();
       // Expired exactly at expiresAt.
-      expect(await b.sessions.touch('s1', T0 + 50 * MINUTE, ttl)).toBeNull();
-      expect(await b.sessions.touch('s1', T0 + 50 * MINUTE - 1, ttl)).toBeNull(); // deleted, not revived
-      expect(await b.sessions.touch('unknown', T0, ttl)).toBeNull();
+      expect(await b.sessions.touch(s1, T0 + 50 * MINUTE, ttl)).toBeNull();
+      expect(await b.sessions.touch(s1, T0 + 50 * MINUTE - 1, ttl)).toBeNull(); // deleted, not revived
+      expect(await b.sessions.touch(newSessionId(), T0, ttl)).toBeNull();
     });
 
     it('destroy is true only for a live session', async () => {
       const b = await open();
-      await b.sessions.create('live', 'acme', T0, MINUTE);
-      await b.sessions.create('dead', 'acme', T0, MINUTE);
-      expect(await b.sessions.destroy('live', T0 + 1)).toBe(true);
-      expect(await b.sessions.destroy('live', T0 + 1)).toBe(false);
-      expect(await b.sessions.touch('live', T0 + 2, MINUTE)).toBeNull();
-      expect(await b.sessions.destroy('dead', T0 + MINUTE)).toBe(false);
-      expect(await b.sessions.destroy('never', T0)).toBe(false);
+      const { id: live } = await b.sessions.create(newSessionId(), 'acme', T0, MINUTE);
+      const { id: dead } = await b.sessions.create(newSessionId(), 'acme', T0, MINUTE);
+      expect(await b.sessions.destroy(live, T0 + 1)).toBe(true);
+      expect(await b.sessions.destroy(live, T0 + 1)).toBe(false);
+      expect(await b.sessions.touch(live, T0 + 2, MINUTE)).toBeNull();
+      expect(await b.sessions.destroy(dead, T0 + MINUTE)).toBe(false);
+      expect(await b.sessions.destroy(newSessionId(), T0)).toBe(false);
     });
 
     it('a returned session is a copy', async () => {
       const b = await open();
-      const s = await b.sessions.create('s', 'acme', T0, MINUTE);
+      const s = await b.sessions.create(newSessionId(), 'acme', T0, MINUTE);
       s.expiresAt = T0 + 100 * MINUTE;
-      expect(await b.sessions.touch('s', T0 + 2 * MINUTE, MINUTE)).toBeNull();
+      expect(await b.sessions.touch(s.id, T0 + 2 * MINUTE, MINUTE)).toBeNull();
     });
 
   });

@@ -204,11 +204,12 @@ describe('the Redis audit store', () => {
     const store = new RedisAuditStore(redis, new OperatorKeys(prefix), makeGuard('test'), 5);
     const T0 = Date.UTC(2024, 0, 1);
     for (let i = 0; i < 8; i++) await store.append(auditRecord(T0 + i, { identity: `who-${i}`, target: `provider/p${i}` }));
-    expect(await redis.zcard(`${prefix}audit:all`)).toBe(5);
+    const k = new OperatorKeys(prefix);
+    expect(await redis.zcard(k.audit('all'))).toBe(5);
     expect((await store.page({ limit: 10 })).entries.map((e) => e.identity)).toEqual(['who-7', 'who-6', 'who-5', 'who-4', 'who-3']);
-    expect(await redis.exists(`${prefix}audit:identity:who-0`, `${prefix}audit:scope:provider/p0`)).toBe(0);
+    expect(await redis.exists(k.audit('identity:who-0'), k.audit('scope:provider/p0'))).toBe(0);
     expect(await store.expire(T0 + 100, 100)).toBe(5);
-    expect((await redis.keys(`${prefix}*`)).sort()).toEqual([`${prefix}audit:seq`]);
+    expect((await redis.keys(`${prefix}*`)).sort()).toEqual([k.audit('seq')]);
   });
 });
 

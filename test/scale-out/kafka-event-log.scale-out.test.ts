@@ -17,7 +17,7 @@ import { Kafka, logLevel, type Admin, type Producer, type ProducerRecord, type R
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTopic, KafkaAdmin } from '../../shared/backends/kafka/client.js';
 import { KafkaEventLog, KeyPartitioner, openKafkaEventLog, type KafkaEventLogOptions } from '../../shared/backends/kafka/event-log.js';
-import type { AppendOutcome, DedupeIndex, EventRecord, IdAllocator } from '../../shared/backends/types.js';
+import type { AppendOutcome, DedupeEntry, DedupeIndex, EventRecord, IdAllocator } from '../../shared/backends/types.js';
 import { exampleEventRecord } from '../../shared/events/schema.js';
 import { decodeEvent, messageKey } from '../../shared/events/wire.js';
 import { services, uniqueName } from '../helpers/services.js';
@@ -51,7 +51,7 @@ class MemoryDedupe implements DedupeIndex {
   readonly claims = new Map<string, { id: bigint; at: number }>();
   readonly released: string[] = [];
   failWith: Error | null = null;
-  async claim(entries: readonly { key: string; id: bigint }[], windowMs: number): Promise<(bigint | null)[]> {
+  async claim(entries: readonly DedupeEntry[], windowMs: number): Promise<(bigint | null)[]> {
     if (this.failWith) throw this.failWith;
     const now = Date.now();
     return entries.map(({ key, id }) => {
@@ -61,8 +61,8 @@ class MemoryDedupe implements DedupeIndex {
       return null;
     });
   }
-  async release(keys: readonly string[]): Promise<void> {
-    for (const key of keys) {
+  async release(entries: readonly Omit<DedupeEntry, 'id'>[]): Promise<void> {
+    for (const { key } of entries) {
       this.claims.delete(key);
       this.released.push(key);
     }
@@ -315,7 +315,7 @@ describe('KafkaEventLog (real Kafka)', () => {
     // Another gateway claimed a key, then died before publishing: the resend here publishes that id.
     const orphan = makeEvent({ dominio: 'DUP002' });
     const [orphanId] = await ids.allocate(1);
-    await dedupe.claim([{ key: orphan.dedupeKey, id: orphanId as bigint }], 600_000);
+    await dedupe.claim([{ systemUser: orphan.systemUser, key: orphan.dedupeKey, id: orphanId as bigint }], 600_000);
     const [o4] = await log.append([orphan]);
     expect(o4).toEqual({ ok: true, id: orphanId, duplicate: true });
 

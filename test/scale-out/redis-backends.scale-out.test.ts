@@ -8,15 +8,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   openRedisStores,
   RedisDataError,
+  RedisKeys,
   RedisUnavailableError,
   type RedisStores,
   type RedisStoresOptions,
 } from '../../shared/backends/redis/index.js';
+import { hashSlot } from '../../shared/backends/redis/slots.js';
+import { newSessionId } from '../../shared/domain/session-ids.js';
 import { services, uniqueName } from '../helpers/services.js';
-import { waitFor } from '../helpers/wait.js';
 
-/** Retries `call` until the client, reconnecting, answers it. */
-const waitUntilServes = (call: () => Promise<unknown>): Promise<unknown> => waitFor('Redis serving again', () => call().then(() => true, () => false), 10_000);
 import { provider, storeContract } from '../helpers/store-contract.js';
 import { REPO } from '../helpers/paths.js';
 import { freePort } from '../helpers/spawned.js';
@@ -129,10 +129,10 @@ describe('openRedisStores', () => {
 
 describe('ProviderStore', () => {
   it('stores explicit fields: booleans as 1/0, numbers as decimal text, a null time zone as no field', async () => {
-    const prefix = freshPrefix();
-    const b = await open(prefix);
+    const k = new RedisKeys(freshPrefix());
+    const b = await open(k.prefix);
     await b.providers.create({ ...provider('x:y'), requireRegisteredVehicles: true });
-    expect(await admin.hgetall(`${prefix}provider:x:y`)).toEqual({
+    expect(await admin.hgetall(k.provider('x:y'))).toEqual({
       systemUser: 'x:y',
       passwordHash: 'scrypt$16384$8$1$c2FsdA==$aGFzaA==',
       enabled: '1',
@@ -140,18 +140,20 @@ describe('ProviderStore', () => {
       createdAt: String(T0),
       updatedAt: String(T0),
     });
-    expect(await admin.smembers(`${prefix}providers`)).toEqual(['x:y']);
+    expect(await admin.smembers(k.providers())).toEqual(['x:y']);
     await b.providers.update('x:y', { enabled: false, timeZone: 'UTC' }, T0 + 1);
-    expect(await admin.hmget(`${prefix}provider:x:y`, 'enabled', 'timeZone')).toEqual(['0', 'UTC']);
+    expect(await admin.hmget(k.provider('x:y'), 'enabled', 'timeZone')).toEqual(['0', 'UTC']);
 
-    // A reply of a shape this module did not write fails the call as unavailable (retry later),
-    // naming the data error; the connection is dropped and made again, and serves the next call.
-    await admin.hset(`${prefix}provider:x:y`, 'enabled', 'yes');
-    const err: unknown = await b.providers.get('x:y').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(RedisUnavailableError);
-    expect((err as Error).cause).toBeInstanceOf(RedisDataError);
-    await admin.hset(`${prefix}provider:x:y`, 'enabled', '1');
-    await waitUntilServes(() => b.providers.get('x:y'));
+    // A value of a shape this module did not write fails the call as a data error naming the key
+    // (not its value), on every try, and the connection goes on serving the other calls.
+    await admin.hset(k.provider('x:y'), 'enabled', 'yes');
+    for (let i = 0; i < 2; i++) {
+      const err: unknown = await b.providers.get('x:y').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RedisDataError);
+      expect((err as Error).message).toBe(`Expected '1' or '0' for ${k.provider('x:y')} enabled, got 3 characters of something else.`);
+    }
+    expect(await b.providers.get('nobody')).toBeNull();
+    await admin.hset(k.provider('x:y'), 'enabled', '1');
     expect((await b.providers.get('x:y'))?.enabled).toBe(true);
   });
 
@@ -174,14 +176,16 @@ describe('LockoutStore', () => {
   const policy = { maxFailures: 10, userMaxFailures: 100, windowMs: 15 * MINUTE, lockMs: 15 * MINUTE };
 
   it('keeps one hash per SystemUser that Redis expires after the window and the lock (plus slack)', async () => {
-    const prefix = freshPrefix();
-    const b = await open(prefix);
+    const k = new RedisKeys(freshPrefix());
+    const b = await open(k.prefix);
     await b.lockouts.recordFailure('u', 'a', T0, policy);
-    const failuresTtl = await admin.pttl(`${prefix}lockout:u`);
+    const failuresTtl = await admin.pttl(k.lockout('u'));
     expect(failuresTtl).toBeGreaterThan(15 * MINUTE - 5000);
     expect(failuresTtl).toBeLessThanOrEqual(16 * MINUTE);
     for (let i = 1; i < 10; i++) await b.lockouts.recordFailure('u', 'a', T0 + i, policy);
-    expect(await admin.hget(`${prefix}lockout:u`, 'l:a')).toBe(String(T0 + 9 + 15 * MINUTE));
+    expect(await admin.hget(k.lockout('u'), 'l:a')).toBe(String(T0 + 9 + 15 * MINUTE));
+    // The operators' index holds the lock's end too (a second call: the index is in a slot of its own).
+    expect(await admin.zscore(k.lockoutIndex(), 'u')).toBe(String(T0 + 9 + 15 * MINUTE));
     // Epoch milliseconds survive Lua exactly (no 1.7e+12 formatting).
     expect(await b.lockouts.lockedUntil('u', () => 'a', T0 + 10)).toBe(T0 + 9 + 15 * MINUTE);
   });
@@ -198,42 +202,56 @@ describe('LockoutStore', () => {
   });
 
   it('keeps at most the threshold of failure times per address, and drops stale addresses', async () => {
-    const prefix = freshPrefix();
-    const b = await open(prefix);
+    const k = new RedisKeys(freshPrefix());
+    const b = await open(k.prefix);
     const small = { ...policy, userMaxFailures: 50 };
     for (let i = 0; i < 9; i++) await b.lockouts.recordFailure('flood', 'same', T0 + i, small);
-    expect((await admin.hget(`${prefix}lockout:flood`, 'f:same'))?.split(',')).toHaveLength(9);
+    expect((await admin.hget(k.lockout('flood'), 'f:same'))?.split(',')).toHaveLength(9);
     // Addresses that failed once, window after window, below the SystemUser-wide ceiling: the
     // stale ones are pruned, so the hash never holds much more than two windows' worth.
     for (let w = 0; w < 6; w++) {
       for (let i = 0; i < 45; i++) await b.lockouts.recordFailure('flood', `w${w}-${i}`, T0 + w * 16 * MINUTE + i, small);
     }
-    expect(await admin.hlen(`${prefix}lockout:flood`)).toBeLessThanOrEqual(2 * 50 + 8);
+    expect(await admin.hlen(k.lockout('flood'))).toBeLessThanOrEqual(2 * 50 + 8);
     // Once the SystemUser is locked everywhere, nothing more is recorded.
     for (let i = 0; i < 60; i++) await b.lockouts.recordFailure('flood', `late-${i}`, T0 + 200 * MINUTE + i, small);
-    const fields = await admin.hkeys(`${prefix}lockout:flood`);
+    const fields = await admin.hkeys(k.lockout('flood'));
     expect(fields.filter((f) => f.startsWith('f:late-'))).toHaveLength(50);
   });
 });
 
 describe('SessionStore', () => {
   it('is shared by gateways, keeps odd SystemUsers intact and gives the key a real expiry', async () => {
-    const prefix = freshPrefix();
-    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const k = new RedisKeys(freshPrefix());
+    const [a, b] = await Promise.all([open(k.prefix), open(k.prefix)]);
     const user = 'ñandú "quoted" \\ / \u{1F69A}';
-    await a.sessions.create('abc', user, T0, 20 * MINUTE);
-    expect(await b.sessions.touch('abc', T0 + MINUTE, 20 * MINUTE)).toEqual({ id: 'abc', systemUser: user, expiresAt: T0 + 21 * MINUTE });
-    expect(await a.sessions.touch('abc', T0 + 2 * MINUTE, 20 * MINUTE)).toEqual({ id: 'abc', systemUser: user, expiresAt: T0 + 22 * MINUTE });
-    const ttl = await admin.pttl(`${prefix}session:abc`);
+    const { id } = await a.sessions.create(newSessionId(), user, T0, 20 * MINUTE);
+    expect(await b.sessions.touch(id, T0 + MINUTE, 20 * MINUTE)).toEqual({ id, systemUser: user, expiresAt: T0 + 21 * MINUTE });
+    expect(await a.sessions.touch(id, T0 + 2 * MINUTE, 20 * MINUTE)).toEqual({ id, systemUser: user, expiresAt: T0 + 22 * MINUTE });
+    const ttl = await admin.pttl(k.session(id));
     expect(ttl).toBeGreaterThan(20 * MINUTE - 5000);
     expect(ttl).toBeLessThanOrEqual(20 * MINUTE);
-    expect(await b.sessions.destroy('abc', T0 + 3 * MINUTE)).toBe(true);
-    expect(await admin.exists(`${prefix}session:abc`)).toBe(0);
+    expect(await b.sessions.destroy(id, T0 + 3 * MINUTE)).toBe(true);
+    expect(await admin.exists(k.session(id))).toBe(0);
 
     // Redis frees abandoned sessions by itself.
-    await a.sessions.create('short', 'acme', Date.now(), 100);
+    const short = await a.sessions.create(newSessionId(), 'acme', Date.now(), 100);
     await sleep(250);
-    expect(await admin.exists(`${prefix}session:short`)).toBe(0);
+    expect(await admin.exists(k.session(short.id))).toBe(0);
+  });
+
+  it('hands out ids that carry the provider\'s hash slot, so the session lives in its provider\'s slot', async () => {
+    const k = new RedisKeys(freshPrefix());
+    const a = await open(k.prefix);
+    for (const user of ['acme', 'x}y', 'ñandú', '{tagged}']) {
+      const given = newSessionId();
+      const { id } = await a.sessions.create(given, user, T0, 20 * MINUTE);
+      expect(id).toMatch(/^[a-z0-5]{24}$/);
+      expect(id.slice(0, 21)).toBe(given.slice(0, 21));
+      // The session key's slot is the provider's (Redis computes the same: test/cluster/).
+      expect(hashSlot(k.session(id))).toBe(hashSlot(k.provider(user)));
+      expect(await a.sessions.touch(id, T0 + MINUTE, 20 * MINUTE)).toMatchObject({ id, systemUser: user });
+    }
   });
 });
 
@@ -243,7 +261,7 @@ describe('CommandStore', () => {
     const s = await open(prefix, { commandTimeoutMs: 500 });
     // Written to the socket, then the connection is cut before the reply can arrive.
     const pending = s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
-    s.redis.stream.destroy();
+    (s.redis as Redis).stream.destroy();
     const outcome = await pending.then(
       () => 'ok',
       (e: unknown) => e,
@@ -330,8 +348,8 @@ describe('TripStore and LastReportSink', () => {
     const winner = batches.findIndex((_, k) => (k * 7919) % 20 === 19);
     const expected = { epochMs: t + 19_000, subMsTicks: winner };
     expect((await b.trips.listVehicles('acme')).map((v) => v.lastReport)).toEqual([expected, expected, expected]);
-    expect(await admin.hlen(`${prefix}lastreport:acme`)).toBe(1200);
-    expect(await admin.hget(`${prefix}lastreport:acme`, 'D1199')).toBe(`${t + 19_000}:${winner}`);
+    expect(await admin.hlen(new RedisKeys(prefix).lastReports('acme'))).toBe(1200);
+    expect(await admin.hget(new RedisKeys(prefix).lastReports('acme'), 'D1199')).toBe(`${t + 19_000}:${winner}`);
   });
 });
 
@@ -340,13 +358,14 @@ describe('trip pages (Redis)', () => {
     const prefix = freshPrefix();
     const a = await open(prefix);
     // As an older gateway wrote it: the hash alone.
-    for (const d of ['C3', 'A1', 'B2']) await admin.hset(`${prefix}trip:acme`, d, JSON.stringify({ nroSerie: 'S', registeredAt: T0 }));
+    const k = new RedisKeys(prefix);
+    for (const d of ['C3', 'A1', 'B2']) await admin.hset(k.trip('acme'), d, JSON.stringify({ nroSerie: 'S', registeredAt: T0 }));
     expect((await a.trips.pageVehicles('acme', { limit: 2 })).map((v) => v.dominio)).toEqual(['A1', 'B2']);
-    expect(await admin.zcard(`${prefix}tripidx:acme`)).toBe(3);
+    expect(await admin.zcard(k.tripIndex('acme'))).toBe(3);
     await a.trips.addVehicle('acme', 'D4', 'S', T0);
     expect((await a.trips.pageVehicles('acme', { limit: 10, afterDominio: 'B2' })).map((v) => v.dominio)).toEqual(['C3', 'D4']);
     // A vehicle written by an older gateway meanwhile (index and hash differ in size) is picked up too.
-    await admin.hset(`${prefix}trip:acme`, 'A0', JSON.stringify({ nroSerie: 'S', registeredAt: T0 }));
+    await admin.hset(k.trip('acme'), 'A0', JSON.stringify({ nroSerie: 'S', registeredAt: T0 }));
     expect((await a.trips.pageVehicles('acme', { limit: 1 })).map((v) => v.dominio)).toEqual(['A0']);
   });
 });
@@ -361,47 +380,53 @@ describe('DedupeIndex', () => {
     const [a, b] = await Promise.all([open(prefix), open(prefix)]);
     const W = 10 * MINUTE;
     expect(await a.dedupe.claim([], W)).toEqual([]);
-    expect(await a.dedupe.claim([{ key: 'k1', id: 1n }, { key: 'k2', id: 2n }], W)).toEqual([null, null]);
+    const u = 'acme';
+    expect(await a.dedupe.claim([{ systemUser: u, key: 'k1', id: 1n }, { systemUser: u, key: 'k2', id: 2n }], W)).toEqual([null, null]);
     // A resend on another gateway, and a duplicate inside one call.
-    expect(await b.dedupe.claim([{ key: 'k1', id: 10n }, { key: 'k3', id: 11n }, { key: 'k3', id: 12n }], W)).toEqual([1n, null, 11n]);
-    const ttl = await admin.pttl(`${prefix}dedupe:k1`);
+    expect(await b.dedupe.claim([{ systemUser: u, key: 'k1', id: 10n }, { systemUser: u, key: 'k3', id: 11n }, { systemUser: u, key: 'k3', id: 12n }], W)).toEqual([1n, null, 11n]);
+    const k = new RedisKeys(prefix);
+    const ttl = await admin.pttl(k.dedupe(u, 'k1'));
     expect(ttl).toBeGreaterThan(W - 5000);
     expect(ttl).toBeLessThanOrEqual(W);
-    expect(await admin.get(`${prefix}dedupe:k1`)).toBe('1');
+    expect(await admin.get(k.dedupe(u, 'k1'))).toBe('1');
+    // One provider's claims are its own: the same key of another provider is another claim.
+    expect(await b.dedupe.claim([{ systemUser: 'other', key: 'k1', id: 40n }, { systemUser: u, key: 'k1', id: 41n }], W)).toEqual([null, 1n]);
 
     // Events that could not be stored: forget their claims so a retry is stored.
-    await a.dedupe.release(['k1', 'k3', 'never-claimed']);
+    await a.dedupe.release(['k1', 'k3', 'never-claimed'].map((key) => ({ systemUser: u, key })));
     await a.dedupe.release([]);
-    expect(await b.dedupe.claim([{ key: 'k1', id: 20n }, { key: 'k2', id: 21n }, { key: 'k3', id: 22n }], W)).toEqual([null, 2n, null]);
+    expect(await b.dedupe.claim([{ systemUser: u, key: 'k1', id: 20n }, { systemUser: u, key: 'k2', id: 21n }, { systemUser: u, key: 'k3', id: 22n }], W)).toEqual([null, 2n, null]);
 
     // Compare-and-delete: only claims still holding our id go.
-    await a.dedupe.releaseClaims([{ key: 'k1', id: 999n }, { key: 'k2', id: 2n }]);
-    expect(await a.dedupe.claim([{ key: 'k1', id: 30n }, { key: 'k2', id: 31n }], W)).toEqual([20n, null]);
+    await a.dedupe.releaseClaims([{ systemUser: u, key: 'k1', id: 999n }, { systemUser: u, key: 'k2', id: 2n }]);
+    expect(await a.dedupe.claim([{ systemUser: u, key: 'k1', id: 30n }, { systemUser: u, key: 'k2', id: 31n }], W)).toEqual([20n, null]);
 
     // Claiming again with the id a key already holds is our own claim, not a resend.
-    expect(await a.dedupe.claim([{ key: 'k1', id: 20n }], W)).toEqual([null]);
+    expect(await a.dedupe.claim([{ systemUser: u, key: 'k1', id: 20n }], W)).toEqual([null]);
 
     // Ids beyond 2^53 come back exact.
     const big = 2n ** 62n + 7n;
-    expect(await a.dedupe.claim([{ key: 'big', id: big }], W)).toEqual([null]);
-    expect(await b.dedupe.claim([{ key: 'big', id: 1n }], W)).toEqual([big]);
+    expect(await a.dedupe.claim([{ systemUser: u, key: 'big', id: big }], W)).toEqual([null]);
+    expect(await b.dedupe.claim([{ systemUser: u, key: 'big', id: 1n }], W)).toEqual([big]);
   });
 
   it('forgets a claim after the window', async () => {
     const b = await open(freshPrefix());
-    expect(await b.dedupe.claim([{ key: 'w', id: 5n }], 300)).toEqual([null]);
-    expect(await b.dedupe.claim([{ key: 'w', id: 6n }], 300)).toEqual([5n]);
+    expect(await b.dedupe.claim([{ systemUser: 'acme', key: 'w', id: 5n }], 300)).toEqual([null]);
+    expect(await b.dedupe.claim([{ systemUser: 'acme', key: 'w', id: 6n }], 300)).toEqual([5n]);
     await sleep(400);
-    expect(await b.dedupe.claim([{ key: 'w', id: 7n }], 300)).toEqual([null]);
+    expect(await b.dedupe.claim([{ systemUser: 'acme', key: 'w', id: 7n }], 300)).toEqual([null]);
   });
 
   it('claims thousands of keys in one call', async () => {
     const b = await open(freshPrefix());
-    const entries = Array.from({ length: 5000 }, (_, i) => ({ key: `bulk-${i}`, id: BigInt(i + 1) }));
+    // Three providers interleaved: each one's claims go to its slot, answers in the order asked.
+    const entries = Array.from({ length: 5000 }, (_, i) => ({ systemUser: `p${i % 3}`, key: `bulk-${i}`, id: BigInt(i + 1) }));
     expect((await b.dedupe.claim(entries, MINUTE)).every((r) => r === null)).toBe(true);
     const again = await b.dedupe.claim(entries.map((e) => ({ ...e, id: e.id + 10_000n })), MINUTE);
     expect(again).toEqual(entries.map((e) => e.id));
-    await b.dedupe.release(entries.map((e) => e.key));
+    await b.dedupe.release(entries);
+    expect(await b.dedupe.claim(entries.slice(0, 3), MINUTE)).toEqual([null, null, null]);
   });
 });
 
@@ -452,13 +477,13 @@ describe('Redis down', () => {
         logger: { warn: (_obj, msg) => warnings.push(msg) },
       });
       try {
-        await s.sessions.create('s1', 'acme', T0, MINUTE);
+        const { id: s1 } = await s.sessions.create(newSessionId(), 'acme', T0, MINUTE);
         const queued = await s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
         expect(await s.healthy()).toBe(true);
 
         await servicesScript('down.sh', env);
 
-        const touch = await rejection(s.sessions.touch('s1', T0 + 1, MINUTE));
+        const touch = await rejection(s.sessions.touch(s1, T0 + 1, MINUTE));
         expect(touch.error).toBeInstanceOf(RedisUnavailableError);
         expect((touch.error as Error).message).toMatch(new RegExp(`^Redis at redis://127\\.0\\.0\\.1:${port} is unavailable \\(sessions\\.touch\\)`));
         expect(touch.ms).toBeLessThan(3000);
@@ -466,7 +491,7 @@ describe('Redis down', () => {
         const all = await Promise.all([
           rejection(s.commands.finish('acme', queued.numero, true, T0 + 2)),
           rejection(s.providers.get('acme')),
-          rejection(s.dedupe.claim([{ key: 'k', id: 1n }], MINUTE)),
+          rejection(s.dedupe.claim([{ systemUser: 'acme', key: 'k', id: 1n }], MINUTE)),
           rejection(s.lastReports.record([{ systemUser: 'acme', dominio: 'D', at: { epochMs: T0, subMsTicks: 0 } }])),
         ]);
         for (const r of all) {
@@ -488,7 +513,7 @@ describe('Redis down', () => {
         const c = await s.commands.enqueue({ systemUser: 'acme', cmd: 'CC', unidad: 'U', equipo: 'E', now: T0, expiresAt: T0 + DAY });
         expect(c.numero).toBe(1);
         expect((await s.commands.deliverNext('acme', T0 + 1))?.numero).toBe(1);
-        expect(await s.dedupe.claim([{ key: 'k', id: 1n }], MINUTE)).toEqual([null]);
+        expect(await s.dedupe.claim([{ systemUser: 'acme', key: 'k', id: 1n }], MINUTE)).toEqual([null]);
       } finally {
         await s.close();
       }

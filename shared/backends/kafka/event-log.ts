@@ -3,6 +3,7 @@ import { FailureLog } from '../../runtime/failure-log.js';
 import { encodeEvent, messageKey, PROTOBUF_WIRE_VERSION, WIRE_HEADERS, type WireVersion } from '../../events/wire.js';
 import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
 import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
+import { clockMs, type Deadline } from '../../util/deadline.js';
 import { ensureTopic, KafkaAdmin, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';
 import type { KafkaSecurity } from './security.js';
@@ -39,8 +40,8 @@ export interface KafkaEventLogOptions {
   wireVersion?: WireVersion;
   /**
    * Per-send timeout; a send that takes longer counts as failed. Counted from the start of the
-   * append, so it also bounds the id/dedupe round trips and the wait in the queue: no append
-   * takes much longer than this.
+   * append (or given as the append's deadline, its request's), so it also bounds the id/dedupe
+   * round trips and the wait in the queue: no append takes much longer than this.
    */
   sendTimeoutMs: number;
   logger: KafkaLogger;
@@ -222,11 +223,13 @@ export class KafkaEventLog implements EventLog {
     return this.sender.failing;
   }
 
-  async append(events: EventRecord[]): Promise<AppendOutcome[]> {
+  async append(events: EventRecord[], deadline?: Deadline): Promise<AppendOutcome[]> {
     const n = events.length;
     if (n === 0) return [];
     if (this.closed) return events.map(() => UNAVAILABLE);
     const started = performance.now();
+    // The request's deadline, on this log's clock (performance.now()); the log's own without one.
+    const until = deadline === undefined ? started + this.options.sendTimeoutMs : started + (deadline - clockMs());
     if (this.inFlightEvents + n > this.options.maxInFlightEvents) {
       this.counters.rejectedBackpressure += n;
       return events.map(() => UNAVAILABLE);
@@ -241,7 +244,7 @@ export class KafkaEventLog implements EventLog {
     this.activeCalls++;
     this.options.metrics?.inFlight(this.inFlightEvents);
     try {
-      return await this.publish(events, started + this.options.sendTimeoutMs);
+      return await this.publish(events, until, deadline ?? clockMs() + (until - performance.now()));
     } finally {
       this.inFlightEvents -= n;
       this.activeCalls--;
@@ -250,14 +253,18 @@ export class KafkaEventLog implements EventLog {
     }
   }
 
-  /** Ids, then the dedupe claim of those ids. Null: answer unavailable (nothing was published). */
-  private async claimIds(events: EventRecord[], deadline: number): Promise<{ ids: bigint[]; earlier: (bigint | null)[] } | null> {
+  /**
+   * Ids, then the dedupe claim of those ids. Null: answer unavailable (nothing was published).
+   * `deadline` on performance.now(), `requestDeadline` the same instant for the dedupe index
+   * (shared/util/deadline.ts), which gives up by then itself.
+   */
+  private async claimIds(events: EventRecord[], deadline: number, requestDeadline: Deadline): Promise<{ ids: bigint[]; earlier: (bigint | null)[] } | null> {
     const n = events.length;
     try {
       const ids = await withTimeout(this.options.ids.allocate(n), deadline - performance.now(), 'id allocation');
       if (ids.length !== n) throw new Error(`id allocator returned ${ids.length} ids for ${n} events`);
-      const entries = events.map((e, i) => ({ key: e.dedupeKey, id: ids[i] as bigint }));
-      const earlier = await withTimeout(this.options.dedupe.claim(entries, this.options.dedupeWindowMs), deadline - performance.now(), 'dedupe claim');
+      const entries = events.map((e, i) => ({ systemUser: e.systemUser, key: e.dedupeKey, id: ids[i] as bigint }));
+      const earlier = await this.options.dedupe.claim(entries, this.options.dedupeWindowMs, requestDeadline);
       if (earlier.length !== n) throw new Error(`dedupe index answered ${earlier.length} claims for ${n} events`);
       this.claimFailures.ok();
       return { ids, earlier };
@@ -275,9 +282,9 @@ export class KafkaEventLog implements EventLog {
     }
   }
 
-  private async publish(events: EventRecord[], deadline: number): Promise<AppendOutcome[]> {
+  private async publish(events: EventRecord[], deadline: number, requestDeadline: Deadline): Promise<AppendOutcome[]> {
     const n = events.length;
-    const claimed = await this.claimIds(events, deadline);
+    const claimed = await this.claimIds(events, deadline, requestDeadline);
     if (claimed === null) return events.map(() => UNAVAILABLE);
     const { ids, earlier } = claimed;
 

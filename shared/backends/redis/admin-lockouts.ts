@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { AdminLockoutStore, GuessPolicy } from '../operators.js';
-import { decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard } from './connection.js';
+import { decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { OperatorKeys } from './operator-tokens.js';
 
 /** Keys outlive what they record by this much (gateways' clocks differ); correctness never depends on it. */
@@ -33,7 +32,7 @@ return false`,
 
 export class RedisAdminLockoutStore implements AdminLockoutStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: OperatorKeys,
     private readonly guard: Guard,
   ) {}

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import {
   AUDIT_MAX_ENTRIES,
   auditScope,
@@ -12,17 +11,18 @@ import {
   type AuditRecord,
   type AuditStore,
 } from '../operators.js';
-import { decimal, LuaScript, RedisDataError, type Guard } from './connection.js';
+import { decimal, LuaScript, RedisDataError, type Guard, type RedisClient } from './connection.js';
+import { infoOfPrimaries } from './client.js';
 import type { OperatorKeys } from './operator-tokens.js';
 
 /*
- * The audit trail in Redis, append-only:
- *   {p}audit:seq                counter: entry ids, one sequence for every gateway
- *   {p}audit:entries            hash id → JSON of the entry (with its scope)
- *   {p}audit:all                sorted set id, score id (newest-first paging)
- *   {p}audit:time               sorted set id, score at (retention)
- *   {p}audit:identity:{name}    sorted set id, score id (the identity filter)
- *   {p}audit:scope:{scope}      sorted set id, score id (the target filter: provider/acme)
+ * The audit trail in Redis, append-only, every key in one hash slot ({g:audit}, operator-tokens.ts):
+ *   {g:audit}:seq                counter: entry ids, one sequence for every gateway
+ *   {g:audit}:entries            hash id → JSON of the entry (with its scope)
+ *   {g:audit}:all                sorted set id, score id (newest-first paging)
+ *   {g:audit}:time               sorted set id, score at (retention)
+ *   {g:audit}:identity:{name}    sorted set id, score id (the identity filter)
+ *   {g:audit}:scope:{scope}      sorted set id, score id (the target filter: provider/acme)
  * An entry leaves only through retention or the cap (AUDIT_MAX_ENTRIES), which remove it from
  * every index in the same script.
  */
@@ -112,7 +112,7 @@ function decode(id: number, json: string): AuditEntry {
 
 export class RedisAuditStore implements AuditStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: OperatorKeys,
     private readonly guard: Guard,
     private readonly maxEntries = AUDIT_MAX_ENTRIES,
@@ -172,8 +172,9 @@ export class RedisAuditStore implements AuditStore {
    */
   durability(): Promise<string | null> {
     return this.guard('audit.durability', async () => {
-      const info = await this.redis.info('persistence');
-      if (/^aof_enabled:1\s*$/m.test(info)) return null;
+      // Every primary of a cluster: the trail is on one of them, the providers and commands on all.
+      const infos = await infoOfPrimaries(this.redis, 'persistence');
+      if (infos.every((info) => /^aof_enabled:1\s*$/m.test(info))) return null;
       return 'Redis runs without AOF (appendonly no): audit entries (and providers, commands, tokens) written since its last snapshot are lost if Redis restarts; run it with appendonly yes';
     });
   }

@@ -1,20 +1,25 @@
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config/index.js';
-import { describeEndpoint, type RedisLogger } from './connection.js';
+import { redisClusterOptions } from './cluster.js';
+import { describeEndpoint, type RedisClient, type RedisLogger } from './connection.js';
 
 /**
- * The Redis client of the scale-out mode: its options (timeouts, reconnection, Sentinels), how it is
- * made, and how a configuration becomes them. The stores on top of it: index.ts.
+ * The Redis client of the scale-out mode: its options (timeouts, reconnection, Sentinels, Redis
+ * Cluster in cluster.ts), how it is made, and how a configuration becomes them. The stores on top
+ * of it: index.ts.
  */
 
 /** Where Redis is and how long a connection may take to answer. */
 export interface RedisConnectionOptions {
   /**
-   * redis://[user:password@]host:port[/db]. With `sentinels` its host is not used (the Sentinels name
-   * the primary); its user, password and database still are. Needed when `sentinels` is not given.
+   * redis://[user:password@]host:port[/db]. With `sentinels` or `clusterNodes` its host is not used
+   * (the Sentinels name the primary, the cluster its nodes); its scheme (rediss: TLS), user and
+   * password still are, and its database with Sentinels. Needed when neither is given.
    */
   url?: string;
+  /** Redis Cluster: nodes asked for the cluster's layout (any of them; the client finds the rest). */
+  clusterNodes?: readonly { host: string; port: number }[];
   /** Sentinels asked for the current primary: the client follows a failover by itself. */
   sentinels?: readonly { host: string; port: number }[];
   /** The primary's name the Sentinels monitor (default 'mymaster'). */
@@ -28,7 +33,7 @@ export interface RedisConnectionOptions {
   password?: string;
   /**
    * PEM of the CA that signed the servers' certificates (else the system's). TLS to the data nodes
-   * is on with a rediss:// URL, with or without Sentinels.
+   * is on with a rediss:// URL, with or without Sentinels, and in a cluster.
    */
   tlsCa?: string;
   /**
@@ -85,6 +90,11 @@ export function redisClientOptions(options: RedisConnectionOptions): RedisOption
     ...(usesTls(options) ? { tls: tlsOf(options) } : {}),
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
+    // Commands issued in one event-loop turn go out as one write, and their replies come back in
+    // one: Redis reads and answers them in one system call each way instead of one per command,
+    // most of its CPU for small commands (bench/RESULTS.md §Redis tier). A request's dedupe claims,
+    // and every concurrent request's calls, share a round trip.
+    enableAutoPipelining: true,
     connectTimeout: options.connectTimeoutMs ?? 1000,
     commandTimeout: options.commandTimeoutMs ?? 2000,
     socketTimeout: options.commandTimeoutMs ?? 2000,
@@ -133,16 +143,16 @@ export function redisSentinelOptions(options: RedisConnectionOptions): RedisOpti
 }
 
 /** TLS to the data nodes: a rediss:// URL. */
-function usesTls(options: RedisConnectionOptions): boolean {
+export function usesTls(options: RedisConnectionOptions): boolean {
   return options.url?.startsWith('rediss://') === true;
 }
 
-function tlsOf(options: RedisConnectionOptions): NonNullable<RedisOptions['tls']> {
+export function tlsOf(options: RedisConnectionOptions): NonNullable<RedisOptions['tls']> {
   return { minVersion: 'TLSv1.2', ...(options.tlsCa === undefined ? {} : { ca: options.tlsCa }) };
 }
 
 /** REDIS_USERNAME / REDIS_PASSWORD over the URL's; a password in both places is a mistake worth stopping on. */
-function credentialsOf(options: RedisConnectionOptions): Pick<RedisOptions, 'username' | 'password'> {
+export function credentialsOf(options: RedisConnectionOptions): Pick<RedisOptions, 'username' | 'password'> {
   if (options.password !== undefined && options.url !== undefined && new URL(options.url).password !== '') {
     throw new Error('Redis: a password in REDIS_URL and REDIS_PASSWORD too; keep it in REDIS_PASSWORD (or REDIS_PASSWORD_FILE) only.');
   }
@@ -152,8 +162,8 @@ function credentialsOf(options: RedisConnectionOptions): Pick<RedisOptions, 'use
   };
 }
 
-/** User, password and database number of a redis:// URL (its host is the Sentinels' to choose). */
-function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {
+/** User, password and database number of a redis:// URL (its host is the Sentinels' or the cluster's to choose). */
+export function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {
   const u = new URL(url);
   const db = Number.parseInt(u.pathname.replace(/^\//, ''), 10);
   return {
@@ -171,7 +181,7 @@ function urlCredentials(url: string): Pick<RedisOptions, 'username' | 'password'
  * under load: one gateway answered -5 for good while the other resumed; redis/ioredis#1683 reports
  * the same symptom). A client ended by anything but this module is connected again.
  */
-export function keepConnecting(client: Redis, closed: () => boolean, logger: RedisLogger, endpoint: string, delayMs = 100): void {
+export function keepConnecting(client: RedisClient, closed: () => boolean, logger: RedisLogger, endpoint: string, delayMs = 100): void {
   client.on('end', () => {
     if (closed()) return;
     logger.warn({ endpoint }, 'Redis client ended by itself; connecting it again');
@@ -182,22 +192,29 @@ export function keepConnecting(client: Redis, closed: () => boolean, logger: Red
   });
 }
 
-/** The client of either form: Sentinels when given, else the URL. */
-export function createRedisClient(options: RedisConnectionOptions): Redis {
+/** The client of the form configured: a cluster, else Sentinels, else the URL. */
+export function createRedisClient(options: RedisConnectionOptions): RedisClient {
+  if (isCluster(options)) return new Cluster(options.clusterNodes.map((n) => ({ host: n.host, port: n.port })), redisClusterOptions(options));
   if (options.sentinels !== undefined && options.sentinels.length > 0) return new Redis(redisSentinelOptions(options));
   if (options.url === undefined) throw new Error('Redis needs a URL or Sentinels.');
   return new Redis(options.url, redisClientOptions(options));
 }
 
+export function isCluster(options: RedisConnectionOptions): options is RedisConnectionOptions & { clusterNodes: readonly { host: string; port: number }[] } {
+  return options.clusterNodes !== undefined && options.clusterNodes.length > 0;
+}
+
 /**
  * Whether Redis answers PING on a connection made for this question alone (the stuck watchdog's
- * check), through the Sentinels when configured. The client is closed after.
+ * check), through the Sentinels when configured; a cluster must have every primary answer. The
+ * client is closed after.
  */
 export async function redisAnswers(options: RedisConnectionOptions, timeoutMs = 3000): Promise<boolean> {
   const client = createRedisClient({ ...options });
   client.on('error', () => undefined);
   try {
-    return (await within(client.ping(), timeoutMs, 'timeout')) === 'PONG';
+    if (client instanceof Cluster) await clusterReady(client, timeoutMs);
+    return await within(pingAll(client), timeoutMs, false);
   } catch {
     return false;
   } finally {
@@ -205,15 +222,53 @@ export async function redisAnswers(options: RedisConnectionOptions, timeoutMs = 
   }
 }
 
-/** host:port (or the Sentinels and the primary's name) without credentials, for messages. */
+/** PING answered by the node (one node or Sentinel form), or by every primary of a cluster whose layout the client knows. */
+export async function pingAll(client: RedisClient): Promise<boolean> {
+  if (!(client instanceof Cluster)) {
+    await client.ping();
+    return true;
+  }
+  const primaries = client.status === 'ready' ? client.nodes('master') : [];
+  if (primaries.length === 0) return false;
+  await Promise.all(primaries.map((n) => n.ping()));
+  return true;
+}
+
+/** Resolves once a cluster client knows the cluster's layout, or rejects after `ms` or when it ends. */
+export function clusterReady(cluster: Cluster, ms: number): Promise<void> {
+  if (cluster.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`no usable cluster layout within ${ms} ms`)), ms);
+    const onReady = (): void => done(null);
+    const onEnd = (): void => done(new Error('the cluster client ended'));
+    function done(err: Error | null): void {
+      clearTimeout(timer);
+      cluster.off('ready', onReady);
+      cluster.off('end', onEnd);
+      if (err === null) resolve();
+      else reject(err);
+    }
+    cluster.once('ready', onReady);
+    cluster.once('end', onEnd);
+  });
+}
+
+/** INFO <section> of the node (one node or Sentinel form) or of every primary of a cluster. */
+export async function infoOfPrimaries(client: RedisClient, section: string): Promise<string[]> {
+  if (!(client instanceof Cluster)) return [await client.info(section)];
+  return Promise.all(client.nodes('master').map((n) => n.info(section)));
+}
+
+/** host:port (or the Sentinels and the primary's name, or the cluster's nodes) without credentials, for messages. */
 export function endpointOf(options: RedisConnectionOptions): string {
+  if (isCluster(options)) return `cluster://${options.clusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
   if (options.sentinels !== undefined && options.sentinels.length > 0) {
     return `sentinel://${options.sentinels.map((s) => `${s.host}:${s.port}`).join(',')}/${options.sentinelName ?? 'mymaster'}`;
   }
   return describeEndpoint(options.url ?? '');
 }
 
-/** The Redis options of a configuration: REDIS_URL or REDIS_SENTINELS, and the command durability. */
+/** The Redis options of a configuration: REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES, and the command durability. */
 export function redisStoresOptionsFromConfig(redis: Config['redis'], logger: RedisLogger): RedisConnectionOptions & { keyPrefix: string; logger: RedisLogger; commandReplicas: number; commandWaitMs: number } {
   return {
     commandTimeoutMs: redis.commandTimeoutMs,
@@ -223,6 +278,7 @@ export function redisStoresOptionsFromConfig(redis: Config['redis'], logger: Red
     ...(redis.username === null ? {} : { username: redis.username }),
     ...(redis.password === null ? {} : { password: redis.password }),
     ...(redis.tlsCaFile === null ? {} : { tlsCa: readFileSync(redis.tlsCaFile, 'utf8') }),
+    ...(redis.clusterNodes === null ? {} : { clusterNodes: redis.clusterNodes }),
     ...(redis.sentinels === null
       ? {}
       : {

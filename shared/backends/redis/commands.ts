@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Command, CommandHistoryEntry, CommandState, CommandStore, FinishOutcome } from '../types.js';
 import {
   asArray,
@@ -10,144 +9,21 @@ import {
   pipelineReplies,
   RedisDataError,
   type Guard,
+  type RedisClient,
 } from './connection.js';
 import { pageCommands } from './command-pages.js';
+import {
+  COMMAND_CANCEL,
+  COMMAND_CANCEL_ALL,
+  COMMAND_DELIVER,
+  COMMAND_ENQUEUE,
+  COMMAND_FINISH,
+  COMMAND_NUMBER,
+  COMMAND_STATUS,
+} from './command-scripts.js';
 import type { RedisKeys } from './keys.js';
 
-/*
- * Layout (see keys.ts):
- *   {p}command:seq               INCR → NUMERO (one sequence across providers)
- *   {p}command:{n}               hash: numero, systemUser, cmd, unidad, equipo, state, createdAt,
- *                                expiresAt, deliveries, lastDeliveredAt?, finishedAt? (absent = null)
- *   {p}command:{n}:history       list of JSON {at, kind, message}, oldest first
- *   {p}commands:open:{u}         zset of unfinished numeros, score = numero (queue order)
- *   {p}commands:expiry:{u}       zset of the same numeros, score = expiresAt (finds overdue ones)
- *   {p}commands:all:{u}          zset of every numero of the provider, score = numero (list())
- * Every read-modify-write is one Lua script, so gateways racing on a command cannot interleave.
- * Durability: commands must survive a restart (docs/protocol.md §Commands): production Redis needs AOF
- * (appendonly yes, appendfsync everysec or always).
- */
-
-/** KEYS: seq, open, expiry, all. ARGV: command key prefix, systemUser, cmd, unidad, equipo, now, expiresAt, history JSON → numero. */
-export const COMMAND_ENQUEUE = new LuaScript(
-  'command-enqueue',
-  `local n = redis.call('INCR', KEYS[1])
-local key = ARGV[1] .. n
-redis.call('HSET', key, 'numero', n, 'systemUser', ARGV[2], 'cmd', ARGV[3], 'unidad', ARGV[4], 'equipo', ARGV[5],
-  'state', 'pending', 'createdAt', ARGV[6], 'expiresAt', ARGV[7], 'deliveries', '0')
-redis.call('RPUSH', key .. ':history', ARGV[8])
-redis.call('ZADD', KEYS[2], n, n)
-redis.call('ZADD', KEYS[3], ARGV[7], n)
-redis.call('ZADD', KEYS[4], n, n)
-return n`,
-);
-
-/**
- * KEYS: open, expiry. ARGV: command key prefix, now, history JSON.
- * Stores the expiry of every overdue unfinished command of the provider (taking it out of the queue),
- * then counts and times a delivery of the lowest remaining numero → {HGETALL, history} or nil.
- */
-export const COMMAND_DELIVER = new LuaScript(
-  'command-deliver',
-  `local overdue = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
-for _, n in ipairs(overdue) do
-  local key = ARGV[1] .. n
-  local st = redis.call('HGET', key, 'state')
-  if st == 'pending' or st == 'in_process' then redis.call('HSET', key, 'state', 'expired') end
-  redis.call('ZREM', KEYS[1], n)
-  redis.call('ZREM', KEYS[2], n)
-end
-while true do
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0)
-  if #first == 0 then return false end
-  local key = ARGV[1] .. first[1]
-  if redis.call('EXISTS', key) == 1 then
-    local deliveries = redis.call('HINCRBY', key, 'deliveries', 1)
-    redis.call('HSET', key, 'lastDeliveredAt', ARGV[2])
-    -- Only the first delivery goes to the history: clients poll the same command until they
-    -- finish it; the count and last time say the rest, and the history stays bounded.
-    if deliveries == 1 then redis.call('RPUSH', key .. ':history', ARGV[3]) end
-    return {redis.call('HGETALL', key), redis.call('LRANGE', key .. ':history', 0, -1)}
-  end
-  -- A numero whose hash is gone (deleted by hand): drop it from the queue.
-  redis.call('ZREM', KEYS[1], first[1])
-  redis.call('ZREM', KEYS[2], first[1])
-end`,
-);
-
-/** KEYS: command, history. ARGV: systemUser, now, history JSON → 1 when appended, else 0. */
-export const COMMAND_STATUS = new LuaScript(
-  'command-status',
-  `local f = redis.call('HMGET', KEYS[1], 'systemUser', 'state', 'expiresAt')
-if f[1] ~= ARGV[1] then return 0 end
-if (f[2] ~= 'pending' and f[2] ~= 'in_process') or tonumber(f[3]) <= tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'in_process')
-redis.call('RPUSH', KEYS[2], ARGV[3])
-return 1`,
-);
-
-/**
- * KEYS: command, history, open, expiry. ARGV: systemUser, now, outcome state, history JSON, numero
- * → 'finished' | 'already-same' | 'rejected'.
- */
-export const COMMAND_FINISH = new LuaScript(
-  'command-finish',
-  `local f = redis.call('HMGET', KEYS[1], 'systemUser', 'state', 'expiresAt')
-if f[1] ~= ARGV[1] then return 'rejected' end
-local st = f[2]
-if (st == 'pending' or st == 'in_process') and tonumber(f[3]) <= tonumber(ARGV[2]) then st = 'expired' end
-if st == 'pending' or st == 'in_process' then
-  redis.call('HSET', KEYS[1], 'state', ARGV[3], 'finishedAt', ARGV[2])
-  redis.call('RPUSH', KEYS[2], ARGV[4])
-  redis.call('ZREM', KEYS[3], ARGV[5])
-  redis.call('ZREM', KEYS[4], ARGV[5])
-  return 'finished'
-end
-if st == ARGV[3] then return 'already-same' end
-return 'rejected'`,
-);
-
-/**
- * KEYS: command, history, open, expiry. ARGV: systemUser, now, history JSON, numero
- * → 'cancelled' | 'not-open' | 'unknown' (no such command of this provider).
- */
-export const COMMAND_CANCEL = new LuaScript(
-  'command-cancel',
-  `local f = redis.call('HMGET', KEYS[1], 'systemUser', 'state', 'expiresAt')
-if f[1] ~= ARGV[1] then return 'unknown' end
-if (f[2] == 'pending' or f[2] == 'in_process') and tonumber(f[3]) > tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[2])
-  redis.call('RPUSH', KEYS[2], ARGV[3])
-  redis.call('ZREM', KEYS[3], ARGV[4])
-  redis.call('ZREM', KEYS[4], ARGV[4])
-  return 'cancelled'
-end
-return 'not-open'`,
-);
-
-/**
- * KEYS: open, expiry. ARGV: command key prefix, now, history JSON → how many were cancelled.
- * Empties the provider's queue: unexpired commands are cancelled, overdue ones stored as expired.
- */
-export const COMMAND_CANCEL_ALL = new LuaScript(
-  'command-cancel-all',
-  `local n = 0
-for _, num in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local key = ARGV[1] .. num
-  local f = redis.call('HMGET', key, 'state', 'expiresAt')
-  if f[1] == 'pending' or f[1] == 'in_process' then
-    if tonumber(f[2]) > tonumber(ARGV[2]) then
-      redis.call('HSET', key, 'state', 'cancelled', 'finishedAt', ARGV[2])
-      redis.call('RPUSH', key .. ':history', ARGV[3])
-      n = n + 1
-    else
-      redis.call('HSET', key, 'state', 'expired')
-    end
-  end
-end
-redis.call('DEL', KEYS[1], KEYS[2])
-return n`,
-);
+// The command keys, what each holds and the scripts that change them: command-scripts.ts.
 
 const STATES: readonly CommandState[] = ['pending', 'in_process', 'succeeded', 'failed', 'expired', 'cancelled'];
 const KINDS: readonly CommandHistoryEntry['kind'][] = ['queued', 'delivered', 'status', 'finished'];
@@ -211,10 +87,12 @@ function validNumero(numero: number): boolean {
 
 /**
  * A queued command must survive a failover to a replica: it is written on a connection of its own,
- * then WAIT blocks that connection until `replicas` replicas hold it (or `waitMs` passed).
+ * then WAIT blocks that connection until `replicas` replicas hold it (or `waitMs` passed). In a
+ * cluster the NUMERO and the command are on two shards: each write is followed by its own WAIT, in
+ * the same pipeline (so on the same node's connection).
  */
 interface DurableCommandWrites {
-  redis: Redis;
+  redis: RedisClient;
   replicas: number;
   waitMs: number;
 }
@@ -224,27 +102,53 @@ class CommandNotReplicatedError extends Error {
   override readonly name = 'CommandNotReplicatedError';
 }
 
-export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Guard, durable: DurableCommandWrites | null = null): CommandStore {
+function notReplicated(numero: number, acknowledged: number, durable: DurableCommandWrites, outcome: string): CommandNotReplicatedError {
+  return new CommandNotReplicatedError(`Command ${numero} reached ${acknowledged} of ${durable.replicas} Redis replicas within ${durable.waitMs} ms; ${outcome}.`);
+}
+
+/**
+ * Runs a script, and with `durable` WAITs on the same connection right after it: the reply, and how
+ * many replicas held the writes by then (null without durable). EVAL, not EVALSHA: a pipeline
+ * cannot fall back on NOSCRIPT, and commands are queued rarely.
+ */
+async function written(
+  redis: RedisClient,
+  durable: DurableCommandWrites | null,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<{ reply: unknown; replicas: number | null }> {
+  if (durable === null) return { reply: await script.run(redis, keys, args), replicas: null };
+  const [reply, replicas] = pipelineReplies(await durable.redis.pipeline().eval(script.lua, keys.length, ...keys, ...args).wait(durable.replicas, durable.waitMs).exec());
+  if (typeof replicas !== 'number') throw new RedisDataError('WAIT returned a non-integer.');
+  return { reply, replicas };
+}
+
+export function createRedisCommandStore(redis: RedisClient, keys: RedisKeys, guard: Guard, durable: DurableCommandWrites | null = null): CommandStore {
   const store: CommandStore = {
     enqueue(c) {
       return guard('commands.enqueue', async () => {
         const queued = entryJson(c.now, 'queued', '');
-        const numero = await COMMAND_ENQUEUE.run(
-          durable?.redis ?? redis,
-          [keys.commandSeq(), keys.commandsOpen(c.systemUser), keys.commandsExpiry(c.systemUser), keys.commandsAll(c.systemUser)],
-          [keys.commandPrefix(), c.systemUser, c.cmd, c.unidad, c.equipo, decimal(c.now), decimal(c.expiresAt), queued],
+        const number = await written(redis, durable, COMMAND_NUMBER, [keys.commandSeq(), keys.commandOwners()], [c.systemUser]);
+        const numero = number.reply;
+        if (typeof numero !== 'number') throw new RedisDataError('command-number returned a non-integer.');
+        // A NUMERO a failover could hand out again: queue nothing under it.
+        if (durable !== null && (number.replicas ?? 0) < durable.replicas) throw notReplicated(numero, number.replicas ?? 0, durable, 'nothing was queued');
+        const u = c.systemUser;
+        const command = await written(
+          redis,
+          durable,
+          COMMAND_ENQUEUE,
+          [keys.commandsOpen(u), keys.commandsExpiry(u), keys.commandsAll(u), keys.command(u, numero), keys.commandHistory(u, numero)],
+          [decimal(numero), u, c.cmd, c.unidad, c.equipo, decimal(c.now), decimal(c.expiresAt), queued],
         );
-        if (typeof numero !== 'number') throw new RedisDataError('command-enqueue returned a non-integer.');
-        if (durable !== null) {
-          const acknowledged = await durable.redis.wait(durable.replicas, durable.waitMs);
-          if (acknowledged < durable.replicas) {
-            // Not answered "queued": a failover now could lose it. Cancel it so that the error also
-            // means "not queued" (unless Redis failed right now too: then the cancel fails with it).
-            await store.cancel(c.systemUser, numero, c.now);
-            throw new CommandNotReplicatedError(
-              `Command ${numero} reached ${acknowledged} of ${durable.replicas} Redis replicas within ${durable.waitMs} ms; it was cancelled.`,
-            );
-          }
+        if (command.reply === 0) throw new Error(`NUMERO ${numero} is taken already (the sequence went back after a failover); the command was not queued.`);
+        if (command.reply !== 1) throw new RedisDataError(`command-enqueue returned ${JSON.stringify(command.reply)}.`);
+        if (durable !== null && (command.replicas ?? 0) < durable.replicas) {
+          // Not answered "queued": a failover now could lose it. Cancel it so that the error also
+          // means "not queued" (unless Redis failed right now too: then the cancel fails with it).
+          await store.cancel(c.systemUser, numero, c.now);
+          throw notReplicated(numero, command.replicas ?? 0, durable, 'it was cancelled');
         }
         return {
           numero,
@@ -268,7 +172,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
         const reply = await COMMAND_DELIVER.run(
           redis,
           [keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
-          [keys.commandPrefix(), decimal(now), entryJson(now, 'delivered', '')],
+          [keys.commandPrefix(systemUser), decimal(now), entryJson(now, 'delivered', '')],
         );
         if (reply === null) return null;
         const [hash, history] = asArray(reply, 'command-deliver reply');
@@ -281,7 +185,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.appendStatus', async () => {
         const reply = await COMMAND_STATUS.run(
           redis,
-          [keys.command(numero), keys.commandHistory(numero)],
+          [keys.command(systemUser, numero), keys.commandHistory(systemUser, numero)],
           [systemUser, decimal(now), entryJson(now, 'status', message)],
         );
         return reply === 1;
@@ -294,7 +198,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
         const outcome: CommandState = succeeded ? 'succeeded' : 'failed';
         const reply = await COMMAND_FINISH.run(
           redis,
-          [keys.command(numero), keys.commandHistory(numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [keys.command(systemUser, numero), keys.commandHistory(systemUser, numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
           [systemUser, decimal(now), outcome, entryJson(now, 'finished', outcome), decimal(numero)],
         );
         if (reply === 'finished' || reply === 'already-same' || reply === 'rejected') return reply;
@@ -306,14 +210,14 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.list', async () => {
         // Two round trips and no script: a provider with a long history must not block Redis.
         const numeros = await redis.zrange(keys.commandsAll(systemUser), '0', '-1');
-        return loadCommands(redis, keys, numeros.map((n) => parseNumber(n, 'command numero')), now);
+        return loadCommands(redis, keys, numeros.map((n) => ({ systemUser, numero: parseNumber(n, 'command numero') })), now);
       });
     },
 
     get(systemUser, numero, now) {
       if (!validNumero(numero)) return Promise.resolve(null);
       return guard('commands.get', async () => {
-        const [command] = await loadCommands(redis, keys, [numero], now);
+        const [command] = await loadCommands(redis, keys, [{ systemUser, numero }], now);
         return command?.systemUser === systemUser ? command : null;
       });
     },
@@ -323,12 +227,12 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
       return guard('commands.cancel', async () => {
         const reply = await COMMAND_CANCEL.run(
           redis,
-          [keys.command(numero), keys.commandHistory(numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
+          [keys.command(systemUser, numero), keys.commandHistory(systemUser, numero), keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
           [systemUser, decimal(now), entryJson(now, 'finished', 'cancelled'), decimal(numero)],
         );
         if (reply === 'unknown') return null;
         if (reply !== 'cancelled' && reply !== 'not-open') throw new RedisDataError(`command-cancel returned ${JSON.stringify(reply)}.`);
-        const [command] = await loadCommands(redis, keys, [numero], now);
+        const [command] = await loadCommands(redis, keys, [{ systemUser, numero }], now);
         if (command === undefined) throw new RedisDataError(`Command ${numero} vanished right after command-cancel.`);
         return { outcome: reply, command };
       });
@@ -339,7 +243,7 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
         const n = await COMMAND_CANCEL_ALL.run(
           redis,
           [keys.commandsOpen(systemUser), keys.commandsExpiry(systemUser)],
-          [keys.commandPrefix(), decimal(now), entryJson(now, 'finished', 'cancelled')],
+          [keys.commandPrefix(systemUser), decimal(now), entryJson(now, 'finished', 'cancelled')],
         );
         if (typeof n !== 'number') throw new RedisDataError('command-cancel-all returned a non-integer.');
         return n;
@@ -353,22 +257,25 @@ export function createRedisCommandStore(redis: Redis, keys: RedisKeys, guard: Gu
   return store;
 }
 
-/** The commands with these numeros, in that order; numeros whose hash is gone are left out. */
-export async function loadCommands(redis: Redis, keys: RedisKeys, numeros: readonly number[], now: number): Promise<Command[]> {
-  if (numeros.length === 0) return [];
-  const pipeline = redis.pipeline();
-  for (const numero of numeros) {
-    pipeline.hgetall(keys.command(numero));
-    pipeline.lrange(keys.commandHistory(numero), 0, -1);
-  }
-  const replies = pipelineReplies(await pipeline.exec());
+/** A command named by its provider and NUMERO: where its keys are. */
+export interface CommandRef {
+  systemUser: string;
+  numero: number;
+}
+
+/**
+ * The commands these refs name, in that order; those whose hash is gone are left out. The reads
+ * are issued together: one round trip per shard (auto-pipelining), whatever providers they are of.
+ */
+export async function loadCommands(redis: RedisClient, keys: RedisKeys, refs: readonly CommandRef[], now: number): Promise<Command[]> {
+  if (refs.length === 0) return [];
+  const replies = await Promise.all(
+    refs.map(({ systemUser, numero }) => Promise.all([redis.hgetall(keys.command(systemUser, numero)), redis.lrange(keys.commandHistory(systemUser, numero), 0, -1)])),
+  );
   const out: Command[] = [];
-  for (let i = 0; i < numeros.length; i++) {
-    const hash = replies[2 * i];
-    if (typeof hash !== 'object' || hash === null || Array.isArray(hash)) throw new RedisDataError('HGETALL reply is not a record.');
-    const record = hash as Record<string, string>;
-    if (Object.keys(record).length === 0) continue; // deleted by hand
-    out.push(decodeCommand(record, asStrings(replies[2 * i + 1], 'history'), now, `command ${numeros[i]}`));
-  }
+  replies.forEach(([record, history], i) => {
+    if (Object.keys(record).length === 0) return; // deleted by hand
+    out.push(decodeCommand(record, asStrings(history, 'history'), now, `command ${refs[i]!.numero}`));
+  });
   return out;
 }

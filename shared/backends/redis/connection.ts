@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { BackendUnavailableError } from '../types.js';
+import { DeadlineTimer, TimeoutError } from '../../util/async.js';
+import { timeLeft, type Deadline } from '../../util/deadline.js';
 import { errorMessage } from '../../util/error-message.js';
+
+/** The client of any form: one node or Sentinels (Redis), or Redis Cluster. The command methods are the same. */
+export type RedisClient = Redis | Cluster;
 
 export interface RedisLogger {
   warn(obj: object, msg: string): void;
@@ -24,7 +29,11 @@ export class RedisUnavailableError extends BackendUnavailableError {
   }
 }
 
-/** A value in Redis that this module did not write in this shape (corruption or a foreign writer). */
+/**
+ * A value in Redis that this module did not write in this shape (corruption or a foreign writer).
+ * It fails the call as it is: retrying would meet the same value. (Why a reply of the wrong shape
+ * is not taken for a connection out of step: docs/operations.md §Stalls.)
+ */
 export class RedisDataError extends Error {
   override readonly name = 'RedisDataError';
 }
@@ -32,6 +41,16 @@ export class RedisDataError extends Error {
 /** Errors Redis answered with (WRONGTYPE, script errors...): Redis is up, so they are not "unavailable". */
 function isReplyError(err: unknown): boolean {
   return err instanceof Error && err.name === 'ReplyError';
+}
+
+/**
+ * Replies that say "not here, not now" rather than "no": a node demoted or still loading, and
+ * Redis Cluster's redirections the client gave up following (a slot moving, a shard failing over).
+ * The command was not applied; the call fails as unavailable, to be retried.
+ */
+const TRANSIENT_REPLY = /^(READONLY|LOADING|MASTERDOWN|MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
+function isTransientReply(err: unknown): boolean {
+  return isReplyError(err) && TRANSIENT_REPLY.test((err as Error).message);
 }
 
 function isNoScript(err: unknown): boolean {
@@ -49,25 +68,29 @@ export function describeEndpoint(url: string): string {
 }
 
 /**
- * Wraps connection-level failures as RedisUnavailableError; Redis replies (ReplyError) and
- * programming errors pass through unchanged. A reply of the wrong shape (RedisDataError) is taken
- * for a connection whose replies went out of step with its commands (seen under a link delaying
- * every packet 1 s: an HMGET answered with another call's HGETALL fields), not for stored data:
- * `outOfStep` is told (it drops the connection, so no later command gets a reply meant for another)
- * and the call fails as unavailable, to be retried. Data that really is malformed fails the same
- * way on every try, and is logged each time the connection is dropped for it.
+ * Wraps connection-level failures, and replies that mean "not here, not now", as
+ * RedisUnavailableError; other Redis replies (ReplyError), data of the wrong shape (RedisDataError)
+ * and programming errors pass through unchanged.
  */
-export function makeGuard(endpoint: string, outOfStep: (operation: string, err: RedisDataError) => void = () => undefined) {
-  return async function guard<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+export function makeGuard(endpoint: string) {
+  // Every call's share of its request's deadline, timed by one timer (the timer's own `ms` is unused).
+  const deadlines = new DeadlineTimer(0, 'Redis');
+  /**
+   * Runs `fn`, mapping its failure. With a `deadline` (the request's, shared/util/deadline.ts) the
+   * call fails as unavailable when it passes, whatever the command's own timeout, and is not sent
+   * at all once it has passed. A command given up this way is not withdrawn: its reply, when it
+   * comes, is matched to it and dropped, so the connection stays in step.
+   */
+  return async function guard<T>(operation: string, fn: () => Promise<T>, deadline?: Deadline): Promise<T> {
+    if (deadline !== undefined && !(timeLeft(deadline) > 0)) throw new RedisUnavailableError(operation, endpoint, new Error("no time left before the request's deadline"));
     try {
-      return await fn();
+      return deadline === undefined ? await fn() : await deadlines.raceUntil(fn(), deadline);
     } catch (err) {
-      if (err instanceof RedisDataError) {
-        outOfStep(operation, err);
-        throw new RedisUnavailableError(operation, endpoint, err);
-      }
+      if (err instanceof TimeoutError) throw new RedisUnavailableError(operation, endpoint, new Error("the request's deadline passed"));
+      if (isTransientReply(err)) throw new RedisUnavailableError(operation, endpoint, err);
       if (
         err instanceof RedisUnavailableError ||
+        err instanceof RedisDataError ||
         err instanceof TypeError ||
         err instanceof RangeError ||
         isReplyError(err)
@@ -96,7 +119,7 @@ export class LuaScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  async run(redis: Redis, keys: readonly string[], args: readonly RedisArg[]): Promise<unknown> {
+  async run(redis: RedisClient, keys: readonly string[], args: readonly RedisArg[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {

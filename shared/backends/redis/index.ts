@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
-import { createRedisClient, endpointOf, keepConnecting, within, type RedisConnectionOptions } from './client.js';
+import { Cluster } from 'ioredis';
+import { clusterReady, createRedisClient, endpointOf, infoOfPrimaries, keepConnecting, pingAll, within, type RedisConnectionOptions } from './client.js';
 import type { OperatorStores } from '../operators.js';
 import type {
   CommandStore,
@@ -9,22 +9,25 @@ import type {
   SessionStore,
   TripStore,
 } from '../types.js';
-import { createRedisCommandStore, COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_STATUS } from './commands.js';
-import { makeGuard, RedisUnavailableError, type LuaScript, type RedisLogger } from './connection.js';
+import { createRedisCommandStore } from './commands.js';
+import { COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_NUMBER, COMMAND_STATUS } from './command-scripts.js';
+import { makeGuard, RedisUnavailableError, type LuaScript, type RedisClient, type RedisLogger } from './connection.js';
+import { ensureKeyLayout } from './layout.js';
 import { DEDUPE_CLAIM, DEDUPE_RELEASE_OWN, RedisDedupeIndex } from './dedupe.js';
 import { RedisKeys } from './keys.js';
 import { createRedisOperatorStores } from './operator-tokens.js';
 import { createRedisLockoutStore, LOCKOUT_RECORD } from './lockouts.js';
-import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_DELETE, PROVIDER_LIST, PROVIDER_UPDATE } from './providers.js';
+import { createRedisProviderStore, PROVIDER_CREATE, PROVIDER_UPDATE } from './providers.js';
 import { POISON_ADD, POISON_REMOVE, RedisPoisonStore } from './poison.js';
 import { createRedisSessionStore, SESSION_CREATE, SESSION_DESTROY, SESSION_END_ALL, SESSION_TOUCH } from './sessions.js';
-import { createRedisLastReportSink, createRedisTripStore, LAST_REPORT_RECORD, TRIP_LIST } from './trips.js';
+import { createRedisLastReportSink, LAST_REPORT_RECORD, LAST_REPORT_RECORD_ON_NODE } from './last-reports.js';
+import { createRedisTripStore, TRIP_LIST } from './trips.js';
 import { errorMessage } from '../../util/error-message.js';
 
-export { RedisDataError, RedisUnavailableError, type RedisLogger } from './connection.js';
+export { RedisDataError, RedisUnavailableError, type RedisClient, type RedisLogger } from './connection.js';
 export { redisSentinelOptions, redisStoresOptionsFromConfig } from './client.js';
 export { RedisDedupeIndex } from './dedupe.js';
-export { RedisKeys } from './keys.js';
+export { KEY_LAYOUT, RedisKeys } from './keys.js';
 export { RedisPoisonStore } from './poison.js';
 
 export interface RedisStoresOptions extends RedisConnectionOptions {
@@ -46,7 +49,9 @@ export interface RedisStoresOptions extends RedisConnectionOptions {
 
 export interface RedisStores {
   /** The ioredis client (health checks, the other scale-out modules). Keys are not prefixed by it. */
-  redis: Redis;
+  redis: RedisClient;
+  /** Redis Cluster (a script's or a transaction's keys must then share one hash slot). */
+  clustered: boolean;
   keys: RedisKeys;
   providers: ProviderStore;
   lockouts: LockoutStore;
@@ -60,7 +65,7 @@ export interface RedisStores {
   poison: RedisPoisonStore;
   /** The admin API's operator tokens, audit trail and token-guess lockouts. */
   operators: OperatorStores;
-  /** PING answered within healthTimeoutMs. */
+  /** PING answered within healthTimeoutMs (by every primary, in a cluster). */
   healthy(): Promise<boolean>;
   /** QUIT (waits for pending replies, at most 2 s), then closes the socket. Idempotent. */
   close(): Promise<void>;
@@ -69,13 +74,12 @@ export interface RedisStores {
 const ALL_SCRIPTS: readonly LuaScript[] = [
   PROVIDER_CREATE,
   PROVIDER_UPDATE,
-  PROVIDER_LIST,
-  PROVIDER_DELETE,
   LOCKOUT_RECORD,
   SESSION_CREATE,
   SESSION_TOUCH,
   SESSION_DESTROY,
   SESSION_END_ALL,
+  COMMAND_NUMBER,
   COMMAND_ENQUEUE,
   COMMAND_DELIVER,
   COMMAND_STATUS,
@@ -84,6 +88,7 @@ const ALL_SCRIPTS: readonly LuaScript[] = [
   COMMAND_CANCEL_ALL,
   TRIP_LIST,
   LAST_REPORT_RECORD,
+  LAST_REPORT_RECORD_ON_NODE,
   DEDUPE_CLAIM,
   DEDUPE_RELEASE_OWN,
   POISON_ADD,
@@ -100,25 +105,18 @@ const consoleLogger: RedisLogger = {
 };
 
 /**
- * Opens the Redis-backed stores of the scale-out mode. Fails (and closes the client) when Redis
- * cannot be reached or is older than 7.0. Everything two gateways must agree on lives in Redis, except
- * event ids (Kafka, ids/allocator.ts).
+ * Opens the Redis-backed stores of the scale-out mode, on one node, through Sentinels or on Redis
+ * Cluster. Fails (and closes the client) when Redis cannot be reached or is older than 7.0; moves
+ * data an earlier release wrote to today's key layout first (layout.ts). Everything two gateways
+ * must agree on lives in Redis, except event ids (Kafka, ids/allocator.ts).
  */
 export async function openRedisStores(options: RedisStoresOptions): Promise<RedisStores> {
   const endpoint = endpointOf(options);
   const logger = options.logger ?? consoleLogger;
   const keys = new RedisKeys(options.keyPrefix ?? 'gw:');
   const redis = createRedisClient(options);
-  // A reply of the wrong shape: the connection's replies are out of step with its commands. Drop it
-  // (its pending calls fail, nothing is resent) and reconnect; one line per second at most.
-  let lastResync = 0;
-  const guard = makeGuard(endpoint, (operation, err) => {
-    const now = Date.now();
-    if (now - lastResync < 1000) return;
-    lastResync = now;
-    logger.warn({ endpoint, operation, err: err.message }, 'Redis reply of the wrong shape: connection dropped and made again (calls answer retry-later)');
-    redis.disconnect(true);
-  });
+  const clustered = redis instanceof Cluster;
+  const guard = makeGuard(endpoint);
 
   // Without a listener ioredis would print every failed reconnect; log a lost connection once and
   // its recovery once. The process never dies of it: calls reject, the client reconnects.
@@ -126,12 +124,15 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   // What the connection itself last failed on (a refused password, an untrusted certificate): a
   // command failing meanwhile says only that it gave up, so a failed open names this instead.
   const lastFailure: { message: string | null } = { message: null };
-  redis.on('error', (err: unknown) => {
+  const failed = (err: unknown): void => {
     lastFailure.message = errorMessage(err);
     if (down) return;
     down = true;
     logger.warn({ endpoint, err: errorMessage(err) }, 'Redis connection lost; calls fail until it is back');
-  });
+  };
+  redis.on('error', failed);
+  // A cluster reports each node's failures apart (a shard's primary gone, the others serving).
+  if (clustered) redis.on('node error', failed);
   redis.on('ready', () => {
     if (!down) return;
     down = false;
@@ -143,16 +144,25 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   keepConnecting(redis, () => closed, logger, endpoint);
 
   try {
-    const info = await guard('open', () => redis.info('server'));
-    const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? '0';
-    if (Number.parseInt(version, 10) < MIN_REDIS_MAJOR) {
-      throw new Error(`Redis at ${endpoint} is ${version}; the gateway needs Redis ${MIN_REDIS_MAJOR}.0 or later (SET NX GET).`);
+    if (redis instanceof Cluster) await guard('open', () => clusterReady(redis, 3 * (options.connectTimeoutMs ?? 1000) + 2000));
+    for (const info of await guard('open', () => infoOfPrimaries(redis, 'server'))) {
+      const version = /^redis_version:(\S+)/m.exec(info)?.[1] ?? '0';
+      if (Number.parseInt(version, 10) < MIN_REDIS_MAJOR) {
+        throw new Error(`Redis at ${endpoint} is ${version}; the gateway needs Redis ${MIN_REDIS_MAJOR}.0 or later (SET NX GET).`);
+      }
     }
-    // Load the scripts up front so the first calls are plain EVALSHA (they fall back to EVAL anyway).
-    const load = redis.pipeline();
-    for (const script of ALL_SCRIPTS) load.script('LOAD', script.lua);
-    const loaded = await guard('open', () => load.exec());
-    for (const [err] of loaded ?? []) if (err !== null) throw err;
+    // Load the scripts up front (on every primary) so the first calls are plain EVALSHA (they fall back to EVAL anyway).
+    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    await guard('open', () =>
+      Promise.all(
+        nodes.map(async (node) => {
+          const load = node.pipeline();
+          for (const script of ALL_SCRIPTS) load.script('LOAD', script.lua);
+          for (const [err] of (await load.exec()) ?? []) if (err !== null) throw err;
+        }),
+      ),
+    );
+    await guard('open', () => ensureKeyLayout(redis, keys, { clustered, logger }));
   } catch (err) {
     closed = true;
     redis.disconnect();
@@ -168,10 +178,14 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
   const commandReplicas = options.commandReplicas ?? 0;
   // WAIT holds its connection silent for up to commandWaitMs: its deadline allows for that.
   const waitMs = options.commandWaitMs ?? 1000;
-  const durable =
-    commandReplicas > 0
-      ? redis.duplicate({ connectionName: 'gateway-commands', socketTimeout: waitMs + (options.commandTimeoutMs ?? 2000), commandTimeout: waitMs + (options.commandTimeoutMs ?? 2000) })
-      : null;
+  const durableTimeout = waitMs + (options.commandTimeoutMs ?? 2000);
+  const durableNode = { connectionName: 'gateway-commands', socketTimeout: durableTimeout, commandTimeout: durableTimeout };
+  const durable: RedisClient | null =
+    commandReplicas <= 0
+      ? null
+      : redis instanceof Cluster
+        ? redis.duplicate(undefined, { redisOptions: { ...redis.options.redisOptions, ...durableNode } })
+        : redis.duplicate(durableNode);
   durable?.on('error', () => {
     // Reported once by the main connection's listener; calls on this one reject and it reconnects.
   });
@@ -180,6 +194,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
 
   return {
     redis,
+    clustered,
     keys,
     providers: createRedisProviderStore(redis, keys, guard),
     lockouts: createRedisLockoutStore(redis, keys, guard),
@@ -193,7 +208,7 @@ export async function openRedisStores(options: RedisStoresOptions): Promise<Redi
     async healthy() {
       if (closing !== null) return false;
       try {
-        return (await within(redis.ping(), healthTimeoutMs, 'timeout')) === 'PONG';
+        return await within(pingAll(redis), healthTimeoutMs, false);
       } catch {
         return false;
       }

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Lockout, LockoutStore } from '../types.js';
-import { asArray, decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard } from './connection.js';
+import { asArray, decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
 /**
@@ -15,11 +14,15 @@ const EXPIRY_SLACK_MS = 60_000;
  *   `ws`, `wc`: start and count of the SystemUser-wide window; `L`: its lock end;
  *   `f:{address}`: that address's failure times inside the window (comma-separated, at most the
  *   threshold); `l:{address}`: that address's lock end.
- * The index sorted set (member SystemUser, score = latest lock end) lets operators list locks.
+ * The index sorted set (member SystemUser, score = latest lock end) lets operators list locks; it is
+ * in a slot of its own (keys.ts), so a lock the script sets is added to it by a second call (a lock
+ * missing from it still applies; only the operators' list would not show it).
  * Times are formatted with %.0f: Lua's tostring would print epoch ms as 1.7e+12.
  *
- * KEYS: user hash, index. ARGV: now, address, maxFailures, userMaxFailures, windowMs, lockMs, slackMs, systemUser.
- * Returns the lock now in force for that address as `user:{end}` (SystemUser-wide) or `address:{end}`, or false.
+ * KEYS: user hash. ARGV: now, address, maxFailures, userMaxFailures, windowMs, lockMs, slackMs.
+ * Returns the lock now in force for that address as `user:{end}` (SystemUser-wide) or `address:{end}`,
+ * the ones past the early return followed by `:{latest lock end}`, which the operators' index gets
+ * (as it did when the script wrote it), or false.
  */
 export const LOCKOUT_RECORD = new LuaScript(
   'lockout-record',
@@ -60,12 +63,11 @@ local lockEnd = math.max(L or 0, l or 0)
 local keep = math.max(win, lockEnd - now) + tonumber(ARGV[7])
 if redis.call('PTTL', h) < keep then redis.call('PEXPIRE', h, fmt(keep)) end
 if lockEnd <= now then return false end
-redis.call('ZADD', KEYS[2], 'GT', fmt(lockEnd), ARGV[8])
-if L and L > now then return 'user:' .. fmt(L) end
-return 'address:' .. fmt(l)`,
+if L and L > now then return 'user:' .. fmt(L) .. ':' .. fmt(lockEnd) end
+return 'address:' .. fmt(l) .. ':' .. fmt(lockEnd)`,
 );
 
-export function createRedisLockoutStore(redis: Redis, keys: RedisKeys, guard: Guard): LockoutStore {
+export function createRedisLockoutStore(redis: RedisClient, keys: RedisKeys, guard: Guard): LockoutStore {
   const readUntil = (reply: unknown, now: number, what: string): number | null => {
     let until: number | null = null;
     for (const v of asArray(reply, what)) {
@@ -77,38 +79,46 @@ export function createRedisLockoutStore(redis: Redis, keys: RedisKeys, guard: Gu
   };
 
   return {
-    lockedUntil(systemUser, address, now) {
-      return guard('lockouts.lockedUntil', async () =>
-        readUntil(await redis.hmget(keys.lockout(systemUser), 'L', `l:${address()}`), now, keys.lockout(systemUser)),
+    lockedUntil(systemUser, address, now, deadline) {
+      return guard(
+        'lockouts.lockedUntil',
+        async () => readUntil(await redis.hmget(keys.lockout(systemUser), 'L', `l:${address()}`), now, keys.lockout(systemUser)),
+        deadline,
       );
     },
 
-    recordFailure(systemUser, address, now, policy) {
-      return guard('lockouts.recordFailure', async () => {
-        const reply = await LOCKOUT_RECORD.run(
-          redis,
-          [keys.lockout(systemUser), keys.lockoutIndex()],
-          [
-            decimal(now),
-            address,
-            decimal(policy.maxFailures),
-            decimal(policy.userMaxFailures),
-            decimal(policy.windowMs),
-            decimal(policy.lockMs),
-            positiveMs(EXPIRY_SLACK_MS),
-            systemUser,
-          ],
-        );
-        if (reply === null) return null;
-        const m = typeof reply === 'string' ? /^(user|address):(\d+)$/.exec(reply) : null;
-        if (m === null) throw new RedisDataError(`lockout-record returned ${JSON.stringify(reply)}.`);
-        return { systemUser, address: m[1] === 'user' ? null : address, until: parseNumber(m[2], 'lockout-record') };
-      });
+    recordFailure(systemUser, address, now, policy, deadline) {
+      return guard(
+        'lockouts.recordFailure',
+        async () => {
+          const reply = await LOCKOUT_RECORD.run(
+            redis,
+            [keys.lockout(systemUser)],
+            [
+              decimal(now),
+              address,
+              decimal(policy.maxFailures),
+              decimal(policy.userMaxFailures),
+              decimal(policy.windowMs),
+              decimal(policy.lockMs),
+              positiveMs(EXPIRY_SLACK_MS),
+            ],
+          );
+          if (reply === null) return null;
+          const m = typeof reply === 'string' ? /^(user|address):(\d+)(?::(\d+))?$/.exec(reply) : null;
+          if (m === null) throw new RedisDataError(`lockout-record returned ${JSON.stringify(reply)}.`);
+          const until = parseNumber(m[2], 'lockout-record');
+          // GT: a later lock of another address already listed stays.
+          if (m[3] !== undefined) await redis.zadd(keys.lockoutIndex(), 'GT', m[3], systemUser);
+          return { systemUser, address: m[1] === 'user' ? null : address, until };
+        },
+        deadline,
+      );
     },
 
     clear(systemUser) {
       return guard('lockouts.clear', async () => {
-        await redis.multi().del(keys.lockout(systemUser)).zrem(keys.lockoutIndex(), systemUser).exec();
+        await Promise.all([redis.del(keys.lockout(systemUser)), redis.zrem(keys.lockoutIndex(), systemUser)]);
       });
     },
 

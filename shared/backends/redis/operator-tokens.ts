@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import {
   isRole,
   LAST_USED_RESOLUTION_MS,
@@ -10,39 +9,39 @@ import {
 } from '../operators.js';
 import { RedisAdminLockoutStore } from './admin-lockouts.js';
 import { RedisAuditStore } from './audit.js';
-import { asArray, decimal, flatToRecord, LuaScript, parseNumber, RedisDataError, type Guard } from './connection.js';
+import { asArray, decimal, flatToRecord, LuaScript, parseNumber, RedisDataError, type Guard, type RedisClient } from './connection.js';
 
 /**
- * Keys of the admin API's own state, under the deployment's prefix; each family has a literal
- * segment no family of keys.ts uses:
- *   {p}optoken:{name}        hash: role, tokenHash, createdAt, createdBy, expiresAt?, lastUsedAt?
- *   {p}optoken-hash:{sha256} string: the name (a request finds its token by the hash)
- *   {p}optokens              set of names
- *   {p}audit:…               the audit trail (audit.ts)
- *   {p}admin-guess:{address} wrong tokens of one address (admin-lockouts.ts)
+ * Keys of the admin API's own state, under the deployment's prefix, each family in a hash slot of
+ * its own (tags `g:…`, which no family of keys.ts uses), so that its scripts run on one shard:
+ *   {p}{g:operators}:token:{name}        hash: role, tokenHash, createdAt, createdBy, expiresAt?, lastUsedAt?
+ *   {p}{g:operators}:token-hash:{sha256} string: the name (a request finds its token by the hash)
+ *   {p}{g:operators}:tokens              set of names
+ *   {p}{g:audit}:…                       the audit trail (audit.ts)
+ *   {p}{g:admin-guesses}:{address}       wrong tokens of one address (admin-lockouts.ts)
  */
 export class OperatorKeys {
   constructor(readonly prefix: string) {}
   tokenPrefix(): string {
-    return `${this.prefix}optoken:`;
+    return `${this.prefix}{g:operators}:token:`;
   }
   token(name: string): string {
     return `${this.tokenPrefix()}${name}`;
   }
   tokenHashPrefix(): string {
-    return `${this.prefix}optoken-hash:`;
+    return `${this.prefix}{g:operators}:token-hash:`;
   }
   tokenByHash(hash: string): string {
     return `${this.tokenHashPrefix()}${hash}`;
   }
   tokens(): string {
-    return `${this.prefix}optokens`;
+    return `${this.prefix}{g:operators}:tokens`;
   }
   audit(part: string): string {
-    return `${this.prefix}audit:${part}`;
+    return `${this.prefix}{g:audit}:${part}`;
   }
   guess(address: string): string {
-    return `${this.prefix}admin-guess:${address}`;
+    return `${this.prefix}{g:admin-guesses}:${address}`;
   }
 }
 
@@ -124,7 +123,7 @@ function decodeToken(h: Record<string, string>, name: string): OperatorToken {
  * Operators' tokens in Redis. Nothing is cached on a gateway: every request reads its token, so a
  * revocation on one gateway refuses the next request on all of them.
  */
-function createRedisOperatorTokenStore(redis: Redis, keys: OperatorKeys, guard: Guard): OperatorTokenStore {
+function createRedisOperatorTokenStore(redis: RedisClient, keys: OperatorKeys, guard: Guard): OperatorTokenStore {
   return {
     create(t) {
       return guard('operatorTokens.create', async () => {
@@ -173,7 +172,7 @@ function createRedisOperatorTokenStore(redis: Redis, keys: OperatorKeys, guard: 
 }
 
 /** The scale-out mode's operator stores, all in the deployment's Redis (run it with AOF: docs/admin-api.md §The audit trail). */
-export function createRedisOperatorStores(redis: Redis, prefix: string, guard: Guard): OperatorStores {
+export function createRedisOperatorStores(redis: RedisClient, prefix: string, guard: Guard): OperatorStores {
   const keys = new OperatorKeys(prefix);
   return {
     tokens: createRedisOperatorTokenStore(redis, keys, guard),

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { PoisonMessage } from '../types.js';
-import { decimal, LuaScript, RedisDataError, type Guard } from './connection.js';
+import { decimal, LuaScript, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
 /**
@@ -8,8 +7,8 @@ import type { RedisKeys } from './keys.js';
  * times there). Not a dead-letter topic: operators list, re-drive and discard single messages, and
  * a Kafka topic can neither delete one message nor be listed without a consumer group joining first.
  *
- *   {p}poison         hash id → JSON {topic, partition, offset, key, reason, at, value (base64), truncated}
- *   {p}poison:index   sorted set id, score = when it was set aside
+ *   {g:poison}:messages   hash id → JSON {topic, partition, offset, key, reason, at, value (base64), truncated}
+ *   {g:poison}:index      sorted set id, score = when it was set aside
  *
  * Bounded: at most MAX_MESSAGES (the oldest go first), each value kept up to MAX_VALUE_BYTES.
  */
@@ -84,7 +83,7 @@ export function poisonId(partition: number, offset: string): string {
 
 export class RedisPoisonStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly guard: Guard,
   ) {}

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Provider, ProviderPatch, ProviderStore } from '../types.js';
-import { asArray, decimal, flatToRecord, LuaScript, parseNumber, RedisDataError, type Guard } from './connection.js';
+import { decimal, flatToRecord, LuaScript, parseNumber, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
 /*
@@ -9,16 +8,22 @@ import type { RedisKeys } from './keys.js';
  *   enabled, requireRegisteredVehicles  '1' | '0'
  *   timeZone                            IANA name; field absent = null (the service's zone)
  *   createdAt, updatedAt                epoch ms, decimal text
- * plus the set `{prefix}providers` of every SystemUser. Not cached here: another gateway or the admin
- * CLI may change a provider at any time (the auth layer caches verifications briefly).
+ * in the provider's slot, plus the set of every SystemUser (keys.ts `providers()`, a slot of its own).
+ * Not cached here: another gateway or the admin CLI may change a provider at any time (the auth
+ * layer caches verifications briefly).
+ *
+ * The hash and the list are on different shards in a cluster, so they are written one after the
+ * other, in the order that leaves nothing wrong behind a failure in between: a create adds the name
+ * to the list after the hash (and again on a create that finds the hash: a retried create repairs a
+ * list the first one could not reach); a delete removes the hash first, and the list skips names
+ * whose hash is gone.
  */
 
-/** KEYS: provider hash, providers set. ARGV: systemUser, field, value, ... → 1 created, 0 exists. */
+/** KEYS: provider hash. ARGV: field, value, ... → 1 created, 0 exists. */
 export const PROVIDER_CREATE = new LuaScript(
   'provider-create',
   `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1`,
 );
 
@@ -31,28 +36,13 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return redis.call('HGETALL', KEYS[1])`,
 );
 
-/** KEYS: providers set. ARGV: provider key prefix → one HGETALL per existing provider. */
-export const PROVIDER_LIST = new LuaScript(
-  'provider-list',
-  `local out = {}
-for _, u in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local h = redis.call('HGETALL', ARGV[1] .. u)
-  if #h > 0 then out[#out + 1] = h end
-end
-return out`,
-);
-
-/** KEYS: provider hash, providers set. ARGV: systemUser → 1 deleted, 0 none. */
-export const PROVIDER_DELETE = new LuaScript(
-  'provider-delete',
-  `redis.call('SREM', KEYS[2], ARGV[1])
-return redis.call('DEL', KEYS[1])`,
-);
+/** Provider hashes read per round of list() (each one command, written together). */
+const LIST_CHUNK = 1000;
 
 function flag(value: string | undefined, what: string): boolean {
   if (value === '1') return true;
   if (value === '0') return false;
-  throw new RedisDataError(`Expected '1' or '0' for ${what}, got ${JSON.stringify(value)}.`);
+  throw new RedisDataError(`Expected '1' or '0' for ${what}, got ${value === undefined ? 'nothing' : `${value.length} characters of something else`}.`);
 }
 
 function decodeProvider(h: Record<string, string>, key: string): Provider {
@@ -95,24 +85,26 @@ function byUtf8(a: Provider, b: Provider): number {
   return Buffer.compare(Buffer.from(a.systemUser, 'utf8'), Buffer.from(b.systemUser, 'utf8'));
 }
 
-export function createRedisProviderStore(redis: Redis, keys: RedisKeys, guard: Guard): ProviderStore {
+export function createRedisProviderStore(redis: RedisClient, keys: RedisKeys, guard: Guard): ProviderStore {
   return {
     create(provider) {
       return guard('providers.create', async () => {
-        const created = await PROVIDER_CREATE.run(redis, [keys.provider(provider.systemUser), keys.providers()], [
-          provider.systemUser,
-          ...encodeProvider(provider),
-        ]);
+        const created = await PROVIDER_CREATE.run(redis, [keys.provider(provider.systemUser)], encodeProvider(provider));
+        await redis.sadd(keys.providers(), provider.systemUser);
         return created === 1 ? { ...provider } : null;
       });
     },
 
-    get(systemUser) {
-      return guard('providers.get', async () => {
-        const key = keys.provider(systemUser);
-        const h = await redis.hgetall(key);
-        return Object.keys(h).length === 0 ? null : decodeProvider(h, key);
-      });
+    get(systemUser, deadline) {
+      return guard(
+        'providers.get',
+        async () => {
+          const key = keys.provider(systemUser);
+          const h = await redis.hgetall(key);
+          return Object.keys(h).length === 0 ? null : decodeProvider(h, key);
+        },
+        deadline,
+      );
     },
 
     update(systemUser, patch: ProviderPatch, now) {
@@ -134,14 +126,25 @@ export function createRedisProviderStore(redis: Redis, keys: RedisKeys, guard: G
 
     delete(systemUser) {
       return guard('providers.delete', async () => {
-        return (await PROVIDER_DELETE.run(redis, [keys.provider(systemUser), keys.providers()], [systemUser])) === 1;
+        const deleted = await redis.del(keys.provider(systemUser));
+        await redis.srem(keys.providers(), systemUser);
+        return deleted === 1;
       });
     },
 
     list() {
       return guard('providers.list', async () => {
-        const reply = asArray(await PROVIDER_LIST.run(redis, [keys.providers()], [keys.provider('')]), 'provider list');
-        return reply.map((h) => decodeProvider(flatToRecord(h, 'provider list'), 'provider list')).sort(byUtf8);
+        const names = await redis.smembers(keys.providers());
+        const out: Provider[] = [];
+        for (let i = 0; i < names.length; i += LIST_CHUNK) {
+          const chunk = names.slice(i, i + LIST_CHUNK).map((u) => keys.provider(u));
+          // Written together: one round trip per shard (auto-pipelining).
+          const hashes = await Promise.all(chunk.map((key) => redis.hgetall(key)));
+          hashes.forEach((h, k) => {
+            if (Object.keys(h).length > 0) out.push(decodeProvider(h, chunk[k]!));
+          });
+        }
+        return out.sort(byUtf8);
       });
     },
   };

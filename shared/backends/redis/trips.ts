@@ -1,11 +1,12 @@
-import type { Redis } from 'ioredis';
-import type { EventInstant, LastReportSink, LastReportUpdate, TripStore, TripVehicle } from '../types.js';
-import { asArray, asString, decimal, LuaScript, parseNumber, pipelineReplies, RedisDataError, type Guard } from './connection.js';
+import type { EventInstant, TripStore, TripVehicle } from '../types.js';
+import { asArray, asString, decimal, LuaScript, parseNumber, pipelineReplies, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
 /*
- *   {p}trip:{u}         hash dominio → JSON {"nroSerie": ..., "registeredAt": epoch ms}
- *   {p}lastreport:{u}   hash dominio → "epochMs:subMsTicks" (decimal integers), only ever moved forward
+ * In the provider's slot (keys.ts):
+ *   {u}:trip         hash dominio → JSON {"nroSerie": ..., "registeredAt": epoch ms}
+ *   {u}:tripidx      sorted set of the trip's Dominios (paging)
+ *   {u}:lastreport   hash dominio → "epochMs:subMsTicks" (decimal integers), only ever moved forward
  * Last reports are kept for every Dominio the provider reported, registered or not (the embedded
  * store does the same), so a vehicle registered later shows its latest report at once.
  */
@@ -57,46 +58,14 @@ end
 return out`,
 );
 
-/**
- * KEYS: one last-report hash per update. ARGV: dominio, epochMs, subMsTicks per update.
- * Writes each instant only when later than the stored one (a corrupt stored value is replaced).
- */
-export const LAST_REPORT_RECORD = new LuaScript(
-  'last-report-record',
-  `for i = 1, #KEYS do
-  local d, ms, tk = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
-  local later = true
-  local cur = redis.call('HGET', KEYS[i], d)
-  if cur then
-    local sep = string.find(cur, ':', 1, true)
-    if sep then
-      local cms, ctk = tonumber(string.sub(cur, 1, sep - 1)), tonumber(string.sub(cur, sep + 1))
-      if cms and ctk then
-        local nms, ntk = tonumber(ms), tonumber(tk)
-        later = nms > cms or (nms == cms and ntk > ctk)
-      end
-    end
-  end
-  if later then redis.call('HSET', KEYS[i], d, ms .. ':' .. tk) end
-end
-return #KEYS`,
-);
-
-/** Updates per script call: keeps each script run short; the calls are pipelined. */
-const RECORD_CHUNK = 500;
-
 /** .NET ordinal order: UTF-16 code units, which is what JavaScript's < compares. */
 function ordinal(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function isLater(a: EventInstant, b: EventInstant): boolean {
-  return a.epochMs > b.epochMs || (a.epochMs === b.epochMs && a.subMsTicks > b.subMsTicks);
-}
-
 function decodeInstant(text: string, what: string): EventInstant {
   const m = /^(-?\d+):(\d+)$/.exec(text);
-  if (m === null) throw new RedisDataError(`Malformed last report ${JSON.stringify(text)} for ${what}.`);
+  if (m === null) throw new RedisDataError(`Malformed last report (${text.length} characters) for ${what}.`);
   return { epochMs: parseNumber(m[1], what), subMsTicks: parseNumber(m[2], what) };
 }
 
@@ -130,7 +99,7 @@ function triplets(flat: unknown[], systemUser: string): TripVehicle[] {
   return out;
 }
 
-export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard): TripStore {
+export function createRedisTripStore(redis: RedisClient, keys: RedisKeys, guard: Guard): TripStore {
   return {
     addVehicle(systemUser, dominio, nroSerie, now) {
       return guard('trips.addVehicle', async () => {
@@ -176,46 +145,14 @@ export function createRedisTripStore(redis: Redis, keys: RedisKeys, guard: Guard
       });
     },
 
-    isRegistered(systemUser, dominio) {
-      return guard('trips.isRegistered', async () => (await redis.hexists(keys.trip(systemUser), dominio)) === 1);
+    isRegistered(systemUser, dominio, deadline) {
+      return guard('trips.isRegistered', async () => (await redis.hexists(keys.trip(systemUser), dominio)) === 1, deadline);
     },
 
     clear(systemUser) {
       return guard('trips.clear', async () => {
         const replies = pipelineReplies(await redis.multi().hlen(keys.trip(systemUser)).del(keys.trip(systemUser), keys.tripIndex(systemUser)).exec());
         return parseNumber(String(replies[0]), 'trip size');
-      });
-    },
-  };
-}
-
-function validInstant(at: EventInstant): boolean {
-  return Number.isSafeInteger(at.epochMs) && Number.isInteger(at.subMsTicks) && at.subMsTicks >= 0 && at.subMsTicks <= 9999;
-}
-
-export function createRedisLastReportSink(redis: Redis, keys: RedisKeys, guard: Guard): LastReportSink {
-  return {
-    record(updates: readonly LastReportUpdate[]) {
-      return guard('lastReports.record', async () => {
-        // The latest instant per provider and Dominio first, so a burst from one vehicle is one write.
-        const latest = new Map<string, LastReportUpdate>();
-        for (const u of updates) {
-          if (!validInstant(u.at)) throw new RangeError(`Invalid last report instant for ${u.systemUser}/${u.dominio}.`);
-          // The length prefix makes the pair unambiguous whatever characters either part holds.
-          const id = `${u.systemUser.length}:${u.systemUser}${u.dominio}`;
-          const current = latest.get(id);
-          if (current === undefined || isLater(u.at, current.at)) latest.set(id, u);
-        }
-        const all = [...latest.values()];
-        const calls: Promise<unknown>[] = [];
-        for (let i = 0; i < all.length; i += RECORD_CHUNK) {
-          const chunk = all.slice(i, i + RECORD_CHUNK);
-          const chunkKeys = chunk.map((u) => keys.lastReports(u.systemUser));
-          const args = chunk.flatMap((u) => [u.dominio, decimal(u.at.epochMs), decimal(u.at.subMsTicks)]);
-          // Issued together: ioredis writes them back to back, one round trip in all.
-          calls.push(LAST_REPORT_RECORD.run(redis, chunkKeys, args));
-        }
-        await Promise.all(calls);
       });
     },
   };

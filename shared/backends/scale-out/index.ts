@@ -47,7 +47,7 @@ async function kafkaStep<T>(brokers: readonly string[], step: () => Promise<T>):
 
 export async function openScaleOutBackends(config: Config, logger: Logger, metrics?: Metrics): Promise<ScaleOutBackends> {
   if (!redisConfigured(config.redis) || config.kafka.brokers === null) {
-    throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS) and KAFKA_BROKERS.');
+    throw new ConfigurationMissing('The scale-out mode needs REDIS_URL (or REDIS_SENTINELS, or REDIS_CLUSTER_NODES) and KAFKA_BROKERS.');
   }
   const kafkaBrokers = config.kafka.brokers;
   // Every Kafka and Redis client of this process with the same options (TLS files read once).

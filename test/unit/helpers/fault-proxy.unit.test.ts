@@ -137,4 +137,21 @@ describe('FaultProxy', () => {
     expect(Date.now() - t1).toBeLessThan(150);
     c.socket.destroy();
   });
+
+  it("never reorders a connection's bytes: chunks sent after a heal wait behind those still held", async () => {
+    const c = await client();
+    proxy.slow(200);
+    for (const n of ['1', '2', '3']) {
+      c.send(n);
+      await wait(5);
+    }
+    // Healed while 1, 2 and 3 are held on their way up (and their echoes on the way down).
+    await wait(50);
+    proxy.heal();
+    c.send('4');
+    c.send('5');
+    await until('all five echoes', () => c.received().length === 5);
+    expect(c.received()).toBe('12345');
+    c.socket.destroy();
+  });
 });

@@ -44,7 +44,7 @@ function pick(b: EmbeddedBackends) {
 }
 
 function ctx(): CallContext {
-  return { operation: '', now: NOW, sessionId: null, extras: new Map(), clientAddress: () => '127.0.0.1', newSessionId: null, provider: null };
+  return { operation: '', now: NOW, deadline: Infinity, sessionId: null, extras: new Map(), clientAddress: () => '127.0.0.1', newSessionId: null, provider: null };
 }
 
 function op(name: string): OperationDef {

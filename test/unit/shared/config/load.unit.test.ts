@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeConfig, loadConfig } from '../../../../shared/config/index.js';
+import { ConfigError, deploymentMode, describeConfig, loadConfig } from '../../../../shared/config/index.js';
 
 const files = (map: Record<string, string>) => (file: string): string => {
   const content = map[file];
@@ -23,6 +23,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ KAFKA_TOPIC: 'fleet' }).ids.topic).toBe('fleet.id-blocks');
     expect(loadConfig({ REDIS_SENTINELS: 's:26379' }).redis.commandReplicas).toBe(1);
     expect(loadConfig({ REDIS_SENTINELS: 's:26379', REDIS_COMMAND_REPLICAS: '0' }).redis.commandReplicas).toBe(0);
+  });
+
+  it('Redis Cluster: its nodes, a replica to wait for by default, a prefix that cannot become a hash tag, and not with Sentinels too', () => {
+    const c = loadConfig({ REDIS_CLUSTER_NODES: 'n1:7000, [::1]:7001', KAFKA_BROKERS: 'k:9092' });
+    expect(c.redis.clusterNodes).toEqual([
+      { host: 'n1', port: 7000 },
+      { host: '::1', port: 7001 },
+    ]);
+    expect(c.redis.commandReplicas).toBe(1);
+    expect(deploymentMode(c)).toBe('scale-out');
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'n1' })).toThrow(/REDIS_CLUSTER_NODES must be host:port/);
+    expect(() => loadConfig({ REDIS_KEY_PREFIX: 'gw{1}:' })).toThrow(/REDIS_KEY_PREFIX must not contain \{ or \}/);
+    expect(() => deploymentMode(loadConfig({ REDIS_CLUSTER_NODES: 'n1:7000', REDIS_SENTINELS: 's:26379', KAFKA_BROKERS: 'k:9092' }))).toThrow(/two forms of Redis/);
+    expect(() => deploymentMode(loadConfig({ REDIS_CLUSTER_NODES: 'n1:7000' }))).toThrow(/REDIS_CLUSTER_NODES\) and KAFKA_BROKERS go together/);
   });
 
   it('converts units and normalises words', () => {

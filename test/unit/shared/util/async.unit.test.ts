@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TimeoutError, UniformTimeout, withTimeout } from '../../../../shared/util/async.js';
+import { TimeoutError, DeadlineTimer, withTimeout } from '../../../../shared/util/async.js';
 
 describe('withTimeout', () => {
   afterEach(() => {
@@ -35,14 +35,14 @@ describe('withTimeout', () => {
   });
 });
 
-describe('UniformTimeout', () => {
+describe('DeadlineTimer', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
 
   it('settles as each promise does when in time, and forgets settled calls', async () => {
     vi.useFakeTimers();
-    const timeouts = new UniformTimeout(1000, 'event append', Date.now);
+    const timeouts = new DeadlineTimer(1000, 'event append', Date.now);
     await expect(timeouts.race(Promise.resolve(7))).resolves.toBe(7);
     const failure = new Error('refused');
     await expect(timeouts.race(Promise.reject(failure))).rejects.toBe(failure);
@@ -51,9 +51,9 @@ describe('UniformTimeout', () => {
 
   it('expires each call at its own deadline with one timer, oldest first', async () => {
     vi.useFakeTimers();
-    const timeouts = new UniformTimeout(250, 'event append', Date.now);
+    const timeouts = new DeadlineTimer(250, 'event append', Date.now);
     const first = timeouts.race(new Promise<number>(() => {}));
-    const firstOutcome = expect(first).rejects.toThrow(new TimeoutError('event append did not answer within 250 ms'));
+    const firstOutcome = expect(first).rejects.toThrow(new TimeoutError('event append did not answer in time'));
     await vi.advanceTimersByTimeAsync(100);
     let resolveSecond: (v: number) => void = () => {};
     const second = timeouts.race(new Promise<number>((r) => (resolveSecond = r)));
@@ -75,7 +75,7 @@ describe('UniformTimeout', () => {
 
   it('ignores a late answer once the call timed out', async () => {
     vi.useFakeTimers();
-    const timeouts = new UniformTimeout(50, 'event append', Date.now);
+    const timeouts = new DeadlineTimer(50, 'event append', Date.now);
     let resolveLate: (v: number) => void = () => {};
     const call = timeouts.race(new Promise<number>((r) => (resolveLate = r)));
     const outcome = expect(call).rejects.toBeInstanceOf(TimeoutError);
@@ -87,12 +87,12 @@ describe('UniformTimeout', () => {
   });
 
   it('rejects at once when no time is allowed', async () => {
-    await expect(new UniformTimeout(0, 'event append').race(new Promise(() => {}))).rejects.toThrow('event append: no time left');
+    await expect(new DeadlineTimer(0, 'event append').race(new Promise(() => {}))).rejects.toThrow('event append: no time left');
   });
 
   it('times a caller\'s own waiter: expires it once at its deadline, or never once settled', async () => {
     vi.useFakeTimers();
-    const timeouts = new UniformTimeout(100, 'event append', Date.now);
+    const timeouts = new DeadlineTimer(100, 'event append', Date.now);
     const expired: string[] = [];
     const waiter = (name: string) => ({ deadline: 0, settled: false, expire: (err: TimeoutError) => void expired.push(`${name}: ${err.message}`) });
     const late = waiter('late');
@@ -102,7 +102,7 @@ describe('UniformTimeout', () => {
     timeouts.track(prompt);
     expect(timeouts.settle(prompt)).toBe(true);
     await vi.advanceTimersByTimeAsync(60);
-    expect(expired).toEqual(['late: event append did not answer within 100 ms']);
+    expect(expired).toEqual(['late: event append did not answer in time']);
     expect(late.settled).toBe(true);
     // Settling after the deadline says so: the caller must not answer twice.
     expect(timeouts.settle(late)).toBe(false);
@@ -111,12 +111,41 @@ describe('UniformTimeout', () => {
     expect(timeouts.pending).toBe(0);
     // No time at all: expired before track returns.
     const none = waiter('none');
-    new UniformTimeout(0, 'event append').track(none);
+    new DeadlineTimer(0, 'event append').track(none);
     expect(expired[1]).toBe('none: event append: no time left');
   });
 
+  it('expires a waiter tracked out of order at its own, earlier deadline (a request that waited before its append)', async () => {
+    vi.useFakeTimers();
+    const timeouts = new DeadlineTimer(1000, 'event append', Date.now);
+    const expired: string[] = [];
+    const waiter = (name: string) => ({ deadline: 0, settled: false, expire: () => void expired.push(name) });
+    const t0 = Date.now();
+    timeouts.track(waiter('full time')); // t0 + 1000
+    timeouts.trackUntil(waiter('earlier'), t0 + 300);
+    timeouts.trackUntil(waiter('between'), t0 + 600);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(expired).toEqual(['earlier']);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(expired).toEqual(['earlier', 'between']);
+    await vi.advanceTimersByTimeAsync(400);
+    expect(expired).toEqual(['earlier', 'between', 'full time']);
+    expect(timeouts.pending).toBe(0);
+  });
+
+  it('races a promise against a given deadline; one already past rejects at once', async () => {
+    vi.useFakeTimers();
+    const timeouts = new DeadlineTimer(60_000, 'redis call', Date.now);
+    const late = timeouts.raceUntil(new Promise(() => {}), Date.now() + 50);
+    const outcome = expect(late).rejects.toThrow('redis call did not answer in time');
+    await vi.advanceTimersByTimeAsync(50);
+    await outcome;
+    await expect(timeouts.raceUntil(new Promise(() => {}), Date.now())).rejects.toThrow('redis call: no time left');
+    await expect(timeouts.raceUntil(Promise.resolve(3), Date.now() + 10)).resolves.toBe(3);
+  });
+
   it('holds no waiter the queue head has passed, though calls are always in flight', () => {
-    const timeouts = new UniformTimeout(60_000, 'event append');
+    const timeouts = new DeadlineTimer(60_000, 'event append');
     const waiters = Array.from({ length: 3000 }, () => ({ deadline: 0, settled: false, expire: () => {} }));
     // A sliding window: three calls in flight at any time, each settled in order.
     waiters.forEach((w, i) => {
@@ -129,7 +158,7 @@ describe('UniformTimeout', () => {
   });
 
   it('keeps memory bounded under a long stream of calls that answer in time', async () => {
-    const timeouts = new UniformTimeout(60_000, 'event append');
+    const timeouts = new DeadlineTimer(60_000, 'event append');
     for (let i = 0; i < 5000; i++) await timeouts.race(Promise.resolve(i));
     expect(timeouts.pending).toBe(0);
     expect((timeouts as unknown as { waiting: unknown[] }).waiting.length).toBe(0);

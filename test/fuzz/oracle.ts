@@ -247,15 +247,24 @@ export function uwsAnswer(a: Answer, head = false): 400 | 431 | 505 | null {
   return onlyClose && body ? (a.status as 400 | 431 | 505) : null;
 }
 
+/** The most uWS reads from a socket at once (uSockets' LIBUS_RECV_BUFFER_LENGTH). */
+const UWS_ONE_READ_BYTES = 512 * 1024;
+
 /**
  * Why uWebSockets.js refuses a request with an answer of its own before the gateway sees it, and
  * the statuses it may answer, as docs/running.md documents ("The edge in front"); null when the
  * request reaches the gateway. The edge (deploy/nginx) answers all of these in front, HTTP/1.0
  * served.
  */
-export function uwsRefusal(d: Draft, request: Buffer): { why: string; statuses: readonly number[]; afterAnAnswer?: true } | null {
+export function uwsRefusal(d: Draft, request: Buffer): { why: string; statuses: readonly number[]; afterAnAnswer?: true; mayReset?: true } | null {
   const headEnd = request.indexOf('\r\n\r\n');
-  if (headEnd < 0 || headEnd + 4 > 4096) return { why: 'head over 4,096 bytes', statuses: [431, 400, 505] };
+  if (headEnd < 0 || headEnd + 4 > 4096) {
+    // uWS answers and closes while a long request is still arriving: closing a socket with unread
+    // bytes sends a TCP reset (RFC 2525 §2.17), which may overtake the answer. uWS does not drain
+    // before closing as nginx's lingering close does; one read is at most 512 KiB (LIBUS_RECV_BUFFER_LENGTH).
+    const stillSending = request.length > UWS_ONE_READ_BYTES;
+    return { why: 'head over 4,096 bytes', statuses: [431, 400, 505], ...(stillSending ? { mayReset: true as const } : {}) };
+  }
   if (d.version !== 'HTTP/1.1') return { why: 'not HTTP/1.1', statuses: [505] };
   const head = request.toString('latin1', 0, headEnd);
   const lines = head.split('\r\n');
@@ -281,6 +290,7 @@ export function uwsRefusal(d: Draft, request: Buffer): { why: string; statuses: 
 /** Every documented-answer violation of one exchange (empty: the answer is as documented). */
 export function check(d: Draft, a: Answer, request: Buffer): Violation[] {
   const v: Violation[] = [];
+  if (a.outcome === 'reset' && uwsRefusal(d, request)?.mayReset === true) return v;
   if (a.outcome !== 'answered') {
     v.push({ kind: `no answer (${a.outcome})`, detail: `after ${Math.round(a.ms)} ms` });
     return v;

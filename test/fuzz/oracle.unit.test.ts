@@ -97,6 +97,16 @@ describe('fuzz oracle', () => {
     trailing.contentLength = ['0'];
     expect(kinds(trailing, uws(505))).toEqual([]);
     expect(kinds(trailing, answer(500, TEXT_XML, 'not xml'))).not.toEqual([]);
+    // A head far over uWS's limit, still being sent when uWS answers and closes: a reset may
+    // overtake the 431. A short one is read whole, so its answer arrives.
+    const hugeHead = cloneDraft(get);
+    hugeHead.path = `${get.path}&pad=${'w'.repeat(600 * 1024)}`;
+    expect(kinds(hugeHead, { ...answer(0, null, ''), outcome: 'reset' })).toEqual([]);
+    expect(kinds(hugeHead, { ...answer(0, null, ''), outcome: 'timeout' })).toEqual(['no answer (timeout)']);
+    const longHead = cloneDraft(get);
+    longHead.path = `${get.path}&pad=${'w'.repeat(5000)}`;
+    expect(kinds(longHead, uws(431))).toEqual([]);
+    expect(kinds(longHead, { ...answer(0, null, ''), outcome: 'reset' })).toEqual(['no answer (reset)']);
     // A request uWS parses gets the gateway's answer, never uWS's.
     expect(kinds(soap, uws(400))).toEqual(["uWS 400 to a request it documentedly parses"]);
     // The same status with another body is the gateway's, judged by the route's rules.

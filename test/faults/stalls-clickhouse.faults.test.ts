@@ -19,7 +19,7 @@ describe('ClickHouse stalls: the worker and the admin API behind a fault proxy',
   const cases: (CaseFigures & { overviewSlowestMs: number; workerStoresAgainS: number })[] = [];
   beforeAll(async () => {
     run = await startStallRun('clickhouse');
-  }, 120_000);
+  }, 210_000);
   afterAll(async () => {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
     await run?.stop();

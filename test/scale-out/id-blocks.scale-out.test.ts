@@ -7,7 +7,7 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../shared/backends/ids/errors.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../shared/backends/scale-out-types.js';
 import { KafkaIdAllocator } from '../../shared/backends/ids/allocator.js';
 import { IdBlocksTopic, type TopicPosition } from '../../shared/backends/ids/blocks-topic.js';
 import { services, uniqueName } from '../helpers/services.js';

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../helpers/services.js';
-import type { EventInstant, EventRecord, LastReportSink, StoredEvent } from '../../shared/backends/types.js';
+import type { EventInstant, EventRecord, StoredEvent } from '../../shared/backends/types.js';
+import type { LastReportSink } from '../../shared/backends/scale-out-types.js';
 import {
   ClickHouseEventStore,
   ClickHouseEventWriter,

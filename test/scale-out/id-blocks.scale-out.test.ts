@@ -11,10 +11,9 @@ import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../shared/ba
 import { KafkaIdAllocator } from '../../shared/backends/ids/allocator.js';
 import { IdBlocksTopic, type TopicPosition } from '../../shared/backends/ids/blocks-topic.js';
 import { services, uniqueName } from '../helpers/services.js';
-import { waitFor } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const s = services();
 const opened: { ids: KafkaIdAllocator; blocks: IdBlocksTopic }[] = [];
 const topics: string[] = [];

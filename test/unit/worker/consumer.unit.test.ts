@@ -227,9 +227,15 @@ describe('ConsumerSupervisor', () => {
     expect(t.read(0)).toEqual([2, 2]);
     expect(t.committedAsked()).toBe(2);
     // An event of the first member, late, changes nothing.
-    t.members[0]!.events.failed(new Error('late'));
-    await sleep(30);
+    t.members[0]!.events.failed(networkError());
+    t.members[0]!.events.joined([0]);
+    // Two more fetches of the second session: it went on (a session ending would fetch no more).
+    const fetches = t.fetchers[1]!.asked.length;
+    await waitFor('the second session fetching on', () => t.fetchers[1]!.asked.length >= fetches + 2, 2_000, 5);
     expect(t.consumer.restarts).toBe(1);
+    expect(t.members).toHaveLength(2);
+    expect(t.joins).toHaveLength(2);
+    expect(t.consumer.current.phase).toBe('consuming');
   });
 
   it('ends a session whose heartbeats stopped being answered for a session timeout', async () => {

@@ -146,6 +146,18 @@ describe('Loader', () => {
     expect(t.stats).toMatchObject({ insertedRows: 8, batches: 3, buffered: 0, maxBatchSize: 4 });
   });
 
+  it('ends a batch on the grid even after one was cut short by time, so batches read again are the same', async () => {
+    const t = setUp({ batchMs: 30 });
+    t.writer.gate(0).close();
+    // 0..1 go by time and wait at ClickHouse; 2..9 arrive meanwhile and wait in the buffer.
+    await t.loader.onBatch(0, messages(0, 2), always);
+    await waitFor('0..1 in flight', () => t.stats.inFlight === 1);
+    await t.loader.onBatch(0, messages(2, 8), always);
+    t.writer.gate(0).open();
+    await waitFor('all stored', () => t.writer.ids().length === 10);
+    expect(t.writer.stored.map((s) => s.ids)).toEqual([[1n, 2n], [3n, 4n], [5n, 6n, 7n, 8n], [9n, 10n]]);
+  });
+
   it('gives a batch read again after a rejoin the token it had the first time (ClickHouse drops the repeat)', async () => {
     const t = setUp();
     await t.loader.onBatch(0, messages(4, 4), always);

@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { eventFieldMigration as sqliteFieldMigration, MIGRATIONS as SQLITE } from '../../../../shared/backends/embedded/database.js';
-import { eventFieldMigration as legacyFieldMigration, MIGRATIONS as LEGACY } from '../../../../shared/backends/clickhouse/schema.js';
+import { eventFieldMigration as sqliteFieldMigration, MIGRATIONS as SQLITE, type SqliteMigration } from '../../../../shared/backends/embedded/database.js';
+import { eventFieldMigration as legacyFieldMigration, MIGRATIONS as LEGACY, type Migration } from '../../../../shared/backends/clickhouse/schema.js';
 import { CURRENT_MIGRATIONS, CURRENT_OFFSET, currentFieldMigration } from '../../../../shared/backends/clickhouse/schema-current.js';
 import { fieldAdditions, withFieldMigrations } from '../../../../shared/events/migrations.js';
 import { resolveFields } from '../../../../shared/events/schema.js';
@@ -45,9 +45,14 @@ describe('migrations derived from `since`', () => {
     expect(() => fieldAdditions(resolveFields({ ...EVERY_KIND, flag: { ...EVERY_KIND.flag, since: 2.5 } }))).toThrow(/event field flag/);
   });
 
+  // Stand-ins for each store's hand-written migrations (the shipped lists hold the real fields' too).
+  const sqliteHandWritten: SqliteMigration[] = [1, 2, 3, 4].map((version) => ({ version, sql: `-- ${version}` }));
+  const legacyHandWritten: Migration[] = [1, 2, 3].map((version) => ({ version, name: `hand-written ${version}`, statements: [] }));
+  const currentHandWritten: Migration[] = [{ version: 101, name: 'hand-written 101', statements: [] }];
+
   it('each store gets one migration per version after its hand-written ones, the current schema at 100 + the version', () => {
     const fields = EVERY_KIND_FIELDS;
-    const sqlite = withFieldMigrations('SQLite', SQLITE, sqliteFieldMigration, { fields: fields.map((f) => ({ ...f, since: f.since === 1 ? 1 : f.since + 4 })) });
+    const sqlite = withFieldMigrations('SQLite', sqliteHandWritten, sqliteFieldMigration, { fields: fields.map((f) => ({ ...f, since: f.since === 1 ? 1 : f.since + 4 })) });
     expect(sqlite.map((m) => m.version)).toEqual([1, 2, 3, 4, 6, 7]);
     expect(sqlite[4]!.sql).toBe(
       [
@@ -57,11 +62,11 @@ describe('migrations derived from `since`', () => {
         "ALTER TABLE events ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';",
       ].join('\n'),
     );
-    const legacy = withFieldMigrations('ClickHouse 18.16', LEGACY, legacyFieldMigration, { fields: fields.map((f) => ({ ...f, since: f.since === 1 ? 1 : f.since + 4 })) });
+    const legacy = withFieldMigrations('ClickHouse 18.16', legacyHandWritten, legacyFieldMigration, { fields: fields.map((f) => ({ ...f, since: f.since === 1 ? 1 : f.since + 4 })) });
     expect(legacy.map((m) => [m.version, m.name])).toEqual([
-      [1, 'events and latest positions'],
-      [2, 'arrivals per 10 seconds'],
-      [3, 'events partitioned by the month received'],
+      [1, 'hand-written 1'],
+      [2, 'hand-written 2'],
+      [3, 'hand-written 3'],
       [6, 'event fields maybeTotal, flag, tags'],
       [7, 'event fields seenLast'],
     ]);
@@ -70,15 +75,15 @@ describe('migrations derived from `since`', () => {
       'ALTER TABLE {db}.events ADD COLUMN seen_last_ms Int64',
       'ALTER TABLE {db}.events ADD COLUMN seen_last_ticks UInt16',
     ]);
-    const current = withFieldMigrations('ClickHouse 24.8+', CURRENT_MIGRATIONS, currentFieldMigration, { offset: CURRENT_OFFSET, fields });
+    const current = withFieldMigrations('ClickHouse 24.8+', currentHandWritten, currentFieldMigration, { offset: CURRENT_OFFSET, fields });
     expect(current.map((m) => m.version)).toEqual([101, 102, 103]);
     expect(current[1]!.statements[1]).toBe('ALTER TABLE {db}.events ADD COLUMN IF NOT EXISTS flag Bool');
   });
 
   it('refuses a field whose version a hand-written migration of any store has, naming both', () => {
-    expect(() => withFieldMigrations('SQLite', SQLITE, sqliteFieldMigration, { fields: EVERY_KIND_FIELDS })).toThrow(
+    expect(() => withFieldMigrations('SQLite', sqliteHandWritten, sqliteFieldMigration, { fields: EVERY_KIND_FIELDS })).toThrow(
       'event field maybeTotal, flag, tags: since 2 is the version of a hand-written SQLite migration; give it a version no store has used (above 4 for SQLite).',
     );
-    expect(() => withFieldMigrations('ClickHouse 18.16', LEGACY, legacyFieldMigration, { fields: EVERY_KIND_FIELDS })).toThrow(/hand-written ClickHouse 18\.16 migration/);
+    expect(() => withFieldMigrations('ClickHouse 18.16', legacyHandWritten, legacyFieldMigration, { fields: EVERY_KIND_FIELDS })).toThrow(/hand-written ClickHouse 18\.16 migration/);
   });
 });

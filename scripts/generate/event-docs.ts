@@ -86,3 +86,64 @@ export function legacyColumnsTable(table: PublishedTable = EVENT_FIELDS): string
   }
   return markdownTable(['column', 'type', 'meaning'], rows);
 }
+
+// ---- the copy from an 18.16 database into the current schema ----------------------------------------
+
+const DT7 = "'DateTime64(7, \\'UTC\\')'";
+
+/** The expressions reading field `f` of an 18.16 row as the current schema's columns, in order. */
+function copyExpressions(f: EventField): string[] {
+  const c = f.clickhouseColumn;
+  const orNull = (test: string, value: string): string => (f.nullable ? `if(isNull(${test}), NULL, ${value})` : value);
+  const notNull = (column: string): string => (f.nullable ? `assumeNotNull(${column})` : column);
+  switch (f.kind) {
+    case 'text':
+      return [f.hash64 ? `reinterpretAsUInt64(reverse(substring(SHA256(${c}), 1, 8)))` : c];
+    case 'real':
+    case 'int':
+      return [c];
+    case 'bool':
+      return [orNull(c, `${c} = 1`)];
+    case 'instant':
+      return [orNull(`${c}_ms`, `reinterpret(${notNull(`${c}_ms`)} * 10000 + ${notNull(`${c}_ticks`)}, ${DT7})`)];
+    case 'epochMs':
+      return [orNull(`${c}_ms`, `fromUnixTimestamp64Milli(${notNull(`${c}_ms`)}, 'UTC')`)];
+    case 'pairs':
+      return [`${c}_keys`, `${c}_values`];
+  }
+}
+
+/** `prefix` and `items` joined with ", " in lines of at most `width`, each after the first indented by `indent`. */
+function packed(prefix: string, items: readonly string[], width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const [i, item] of items.entries()) {
+    const piece = `${item}${i < items.length - 1 ? ',' : ''}`;
+    const before = lines.length === 0 ? prefix.length : indent.length;
+    if (line !== '' && before + line.length + 1 + piece.length > width) {
+      lines.push(line);
+      line = piece;
+    } else line = line === '' ? piece : `${line} ${piece}`;
+  }
+  if (line !== '') lines.push(line);
+  return prefix + lines.join(`\n${indent}`);
+}
+
+/**
+ * docs/analytics.md §Moving an 18.16 database to the current schema: the statement copying every
+ * row of an 18.16-shaped `old.events` into the current schema's `gateway.events`, each field
+ * converted by its kind (test/embedded/clickhouse-current.embedded.test.ts runs it).
+ */
+export function migrationCopySql(table: PublishedTable = EVENT_FIELDS): string {
+  const fields = publishedFields(table).map((f) => f.field);
+  const columns = currentEventColumns(fields).map((c) => c.name);
+  const expressions = ['id', ...fields.flatMap(copyExpressions), 'stored_at'];
+  const indent = '       ';
+  return [
+    '```sql migration',
+    `${packed('INSERT INTO gateway.events (', columns, 99, indent)})`,
+    packed('SELECT ', expressions, 100, indent),
+    'FROM old.events FINAL',
+    '```',
+  ].join('\n');
+}

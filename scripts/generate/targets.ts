@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseCapturedWsdl } from '../../gateway/metadata/captured-wsdl.js';
 import { PROTO_FILE } from '../../shared/events/protobuf-fields.js';
 import { CATALOGUE_SOURCE, interfaceTable, limitsTable } from './catalogue-docs.js';
-import { currentColumnsTable, EVENT_TABLE_SOURCE, eventsSchemaTable, legacyColumnsTable } from './event-docs.js';
+import { currentColumnsTable, EVENT_TABLE_SOURCE, eventsSchemaTable, legacyColumnsTable, migrationCopySql } from './event-docs.js';
 import { renderProto } from './proto.js';
 import { settingsTables, SETTINGS_SOURCE } from './settings-docs.js';
 import { withRegion } from './text.js';
@@ -49,6 +49,7 @@ export const TARGETS: readonly Target[] = [
   page('docs/analytics.md', () => [
     ['event-columns', EVENT_TABLE_SOURCE, currentColumnsTable()],
     ['event-columns-18.16', EVENT_TABLE_SOURCE, legacyColumnsTable()],
+    ['copy-to-current', EVENT_TABLE_SOURCE, migrationCopySql()],
   ]),
   page('docs/protocol.md', () => [
     ['operations', CATALOGUE_SOURCE, interfaceTable()],

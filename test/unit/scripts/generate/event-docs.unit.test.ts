@@ -1,10 +1,11 @@
 /**
  * A field added to the event table reaches every generated text by itself: events.proto (read back
- * by protobufjs), the topic's field table and both ClickHouse column tables.
+ * by protobufjs), the topic's field table, both ClickHouse column tables and the copy from an
+ * 18.16 database (which test/embedded/clickhouse-current.embedded.test.ts runs on the shipped table).
  */
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { currentColumnsTable, eventsSchemaTable, legacyColumnsTable } from '../../../../scripts/generate/event-docs.js';
+import { currentColumnsTable, eventsSchemaTable, legacyColumnsTable, migrationCopySql } from '../../../../scripts/generate/event-docs.js';
 import { renderProto } from '../../../../scripts/generate/proto.js';
 import { PROTO_MESSAGE, PROTO_PACKAGE } from '../../../../shared/events/protobuf-fields.js';
 import { EVENT_FIELDS, type ShippedFieldSpec } from '../../../../shared/events/schema.js';
@@ -46,5 +47,13 @@ describe('a field added to the table', () => {
     const same = { ...EVENT_FIELDS, count: { kind: 'int', nullable: false, column: 'count', since: 99, example: 0, proto: NEXT, doc: 'A count.', absent: 'Always set.' } } as const satisfies Record<string, ShippedFieldSpec>;
     expect(legacyColumnsTable(same)).toBe(legacyColumnsTable());
     expect(currentColumnsTable(same)).toContain('| `count` | Int64 | A count. |');
+  });
+
+  it('is copied from an 18.16 database by its kind: a nullable instant from its milliseconds and ticks', () => {
+    const sql = migrationCopySql(WITH_FIELD).replace(/\n\s*/g, ' ');
+    expect(sql).toContain(', dedupe_key, last_fix, stored_at) SELECT ');
+    expect(sql).toContain(
+      ", if(isNull(last_fix_ms), NULL, reinterpret(assumeNotNull(last_fix_ms) * 10000 + assumeNotNull(last_fix_ticks), 'DateTime64(7, \\'UTC\\')')), stored_at FROM old.events FINAL",
+    );
   });
 });

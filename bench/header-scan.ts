@@ -12,7 +12,7 @@
  * is verified (false for this head, true with a conflicting second Content-Length) before timing.
  */
 import net from 'node:net';
-import { lengthIsAmbiguous } from '../gateway/transport/exchange.js';
+import { lengthIsAmbiguous } from '../gateway/transport/request-headers.js';
 import { uWS, type us_listen_socket } from '../gateway/transport/uws.js';
 
 const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);

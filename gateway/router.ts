@@ -5,7 +5,9 @@ import { BINDING_TABLE, type BindingPlace, type RequestBinding } from './binding
 import type { ServiceDescription } from './metadata/description.js';
 import { renderHelpPage, renderOperationPage } from './metadata/help-page.js';
 import { clientText, CLIENT_ERRORS } from './errors/registry.js';
-import { Status, statusLine, TEXT_PLAIN, TEXT_XML, type Exchange } from './transport/exchange.js';
+import type { Exchange } from './transport/exchange.js';
+import { TEXT_PLAIN, TEXT_XML } from './transport/media-types.js';
+import { Status, statusLine } from './transport/status.js';
 
 interface RouterOptions {
   readonly deps: BindingDeps;

@@ -1,5 +1,6 @@
 import type { ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
-import type { EventInstant, EventRecord, LastReportUpdate, PoisonMessage } from '../shared/backends/types.js';
+import type { EventInstant, EventRecord, PoisonMessage } from '../shared/backends/types.js';
+import type { LastReportUpdate } from '../shared/backends/scale-out-types.js';
 import { poisonId } from '../shared/backends/redis/poison.js';
 
 /** One Kafka message held by the worker until its batch is stored and committed. */

@@ -1,12 +1,10 @@
-import type { Consumer } from '@platformatic/kafka';
-import { baseOptions, type KafkaAdmin, type KafkaClientOptions } from '../shared/backends/kafka/client.js';
-import { ConnectionWatch } from '../shared/backends/kafka/connection-watch.js';
-import { kafkaModule } from '../shared/backends/kafka/library.js';
-import { describeKafkaError, isKafkaTimeout, isRetriableKafkaError, isUnknownTopicError } from '../shared/backends/kafka/errors.js';
-import { PartitionFetcher, type ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
+import type { KafkaAdmin, KafkaClientOptions } from '../shared/backends/kafka/client.js';
+import { describeKafkaError, isRetriableKafkaError, isUnknownTopicError } from '../shared/backends/kafka/errors.js';
+import type { ConsumedMessage } from '../shared/backends/kafka/fetcher.js';
 import { FailureLog } from '../shared/runtime/failure-log.js';
 import { backoffDelay, sleep, type BackoffOptions } from './backoff.js';
 import type { WorkerLogger } from './log.js';
+import { kafkaSessionClients, type GroupMember, type SessionClients, type SessionFetcher } from './session-clients.js';
 
 /**
  * Where the consumer is. Only 'consuming' is ready: the group is joined and fetches answer.
@@ -27,10 +25,10 @@ interface ConsumerStatus {
 /** One partition's messages handed to the loader; it answers how many it took (in order). */
 type BatchHandler = (partition: number, messages: ConsumedMessage[], current: () => boolean) => Promise<number>;
 
-interface ConsumerSupervisorOptions {
+export interface ConsumerSupervisorOptions {
   kafka: KafkaClientOptions;
   /** The worker's admin client: the topic check and the group's committed offsets. */
-  admin: KafkaAdmin;
+  admin: Pick<KafkaAdmin, 'leaders' | 'committed'>;
   topic: string;
   groupId: string;
   sessionTimeoutMs: number;
@@ -43,6 +41,8 @@ interface ConsumerSupervisorOptions {
   onGroupJoin(partitions: number[]): void;
   /** A non-retriable error: the consumer will not start again. */
   onFatal(error: Error): void;
+  /** Makes each session's clients; default: @platformatic/kafka's (session-clients.ts). */
+  clients?: SessionClients;
 }
 
 /** The topic is missing or some partition has no leader yet: retried like a retriable broker error. */
@@ -56,10 +56,8 @@ class SessionLost extends Error {
 }
 
 /**
- * Keeps one member of the worker's consumer group running, and reads its partitions. Two
- * @platformatic/kafka clients make a session: a group member (join, heartbeats, commits, on the
- * coordinator's connection) and a fetcher (the partitions' leaders, on connections of its own, so
- * a fetch waiting for records never holds a heartbeat or a commit). Fetch positions start at the
+ * Keeps one member of the worker's consumer group running, and reads its partitions. Two clients
+ * make a session (session-clients.ts): a group member and a fetcher. Fetch positions start at the
  * group's commits (or the oldest retained record) after every join, as the loader expects.
  *
  * Starting means: the topic exists and every partition has a leader (the worker never creates
@@ -71,9 +69,9 @@ class SessionLost extends Error {
  * connections are closed first: ConnectionWatch), and the worker reads as not ready meanwhile.
  */
 export class ConsumerSupervisor {
-  private member: Consumer | null = null;
-  private memberWatch: ConnectionWatch | null = null;
-  private fetcher: PartitionFetcher | null = null;
+  private member: GroupMember | null = null;
+  private fetcher: SessionFetcher | null = null;
+  private readonly clients: SessionClients;
   private stopped = false;
   private paused = false;
   private running: Promise<void> | null = null;
@@ -105,6 +103,16 @@ export class ConsumerSupervisor {
     });
     // A caller that never awaits `joined` must not see an unhandled rejection.
     this.joined.catch(() => undefined);
+    this.clients =
+      options.clients ??
+      kafkaSessionClients({
+        kafka: options.kafka,
+        topic: options.topic,
+        groupId: options.groupId,
+        sessionTimeoutMs: options.sessionTimeoutMs,
+        memberRequestTimeoutMs: this.memberRequestTimeout(),
+        maxWaitMs: options.maxWaitMs ?? 1000,
+      });
     this.startFailures = new FailureLog(options.logger, 'Kafka consumer cannot run (retriable); retrying');
     this.fetchFailures = new FailureLog(options.logger, 'Kafka fetches fail; retrying');
   }
@@ -120,13 +128,8 @@ export class ConsumerSupervisor {
   /** Commits on the current member; throws when none is joined (the caller retries later). */
   async commitOffsets(offsets: { topic: string; partition: number; offset: string }[]): Promise<void> {
     const member = this.member;
-    const watch = this.memberWatch;
-    if (member === null || watch === null) throw new Error('no Kafka consumer is running');
-    await watch.within(
-      () => member.commit({ offsets: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: BigInt(o.offset), leaderEpoch: -1 })) }),
-      this.memberRequestTimeout() + this.options.kafka.requestTimeoutMs,
-      'Kafka commit',
-    );
+    if (member === null) throw new Error('no Kafka consumer is running');
+    await member.commit(offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: BigInt(o.offset) })));
   }
 
   /** Stops fetching (drain: what is buffered is stored, nothing new is read). */
@@ -199,51 +202,36 @@ export class ConsumerSupervisor {
   /** One session: check the topic, join, fetch until stop() or a failure that needs new clients. */
   private async session(onJoin: () => void): Promise<void> {
     await this.checkTopic();
-    const { Consumer } = await kafkaModule();
-    const { kafka, groupId, topic, sessionTimeoutMs } = this.options;
-    const member = new Consumer({
-      ...baseOptions({ ...kafka, requestTimeoutMs: this.memberRequestTimeout() }, `${kafka.clientId}-group`),
-      groupId,
-      sessionTimeout: sessionTimeoutMs,
-      rebalanceTimeout: sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.min(3000, Math.floor(sessionTimeoutMs / 3))),
-    });
-    const watch = new ConnectionWatch(kafka.keepAliveMs);
-    watch.client(member, kafka.brokers);
-    this.member = member;
-    this.memberWatch = watch;
     this.lost = null;
     this.lastHeartbeat = Date.now();
-    member.on('consumer:group:join', ({ assignments }) => {
-      if (this.member !== member) return;
-      const partitions = (assignments ?? []).filter((a) => a.topic === topic).flatMap((a) => a.partitions);
-      this.generation++;
-      this.assigned = partitions;
-      this.lastHeartbeat = Date.now();
-      onJoin();
-      this.setStatus('consuming', null);
-      this.startFailures.ok({ partitions });
-      this.resolveJoined();
-      this.options.onGroupJoin(partitions);
+    // Events of a member this session no longer holds (a late one of a session ended) are dropped.
+    let member: GroupMember | null = null;
+    member = await this.clients.member({
+      joined: (partitions) => {
+        if (this.member !== member) return;
+        this.generation++;
+        this.assigned = partitions;
+        this.lastHeartbeat = Date.now();
+        onJoin();
+        this.setStatus('consuming', null);
+        this.startFailures.ok({ partitions });
+        this.resolveJoined();
+        this.options.onGroupJoin(partitions);
+      },
+      heartbeat: () => {
+        if (this.member === member) this.lastHeartbeat = Date.now();
+      },
+      failed: (error) => {
+        if (this.member === member) this.lost = error;
+      },
     });
-    member.on('consumer:heartbeat:end', () => {
-      if (this.member === member) this.lastHeartbeat = Date.now();
-    });
-    member.on('consumer:heartbeat:error', ({ error }) => {
-      if (this.member !== member) return;
-      // dropSilent counts on performance.now(), like the watch's own clock (Date.now() here dropped every connection).
-      if (isKafkaTimeout(error)) watch.dropSilent(performance.now() - this.memberRequestTimeout());
-    });
-    member.on('error', (error: Error) => {
-      if (this.member === member) this.lost = error;
-    });
-    this.fetcher = await PartitionFetcher.open({ ...kafka, clientId: `${kafka.clientId}-fetch`, topic, maxWaitMs: this.options.maxWaitMs ?? 1000 });
-    member.topics.track(topic);
-    await watch.within(() => member.joinGroup({}), this.memberRequestTimeout() + kafka.requestTimeoutMs, 'Kafka joinGroup');
+    this.member = member;
+    this.fetcher = await this.clients.fetcher();
+    await member.join();
     await this.fetchLoop(member);
   }
 
-  private async fetchLoop(member: Consumer): Promise<void> {
+  private async fetchLoop(member: GroupMember): Promise<void> {
     const fetcher = this.fetcher!;
     const { sessionTimeoutMs } = this.options;
     while (!this.stopped) {
@@ -335,15 +323,11 @@ export class ConsumerSupervisor {
 
   /** Closes the session's clients: leaves the group when the coordinator answers in time, else just drops the connections. */
   private async discard(): Promise<void> {
-    const [member, watch, fetcher] = [this.member, this.memberWatch, this.fetcher];
+    const [member, fetcher] = [this.member, this.fetcher];
     this.member = null;
-    this.memberWatch = null;
     this.fetcher = null;
     this.assigned = [];
     this.positionsOf = -1;
-    await Promise.allSettled([
-      member === null ? undefined : (watch?.closeWithin(member.close()) ?? member.close()),
-      fetcher?.close(),
-    ]);
+    await Promise.allSettled([member?.close(), fetcher?.close()]);
   }
 }

@@ -1,4 +1,5 @@
-import type { LastReportSink, PoisonStore } from '../shared/backends/types.js';
+import type { PoisonStore } from '../shared/backends/types.js';
+import type { LastReportSink } from '../shared/backends/scale-out-types.js';
 import type { BackoffOptions } from './backoff.js';
 import type { WorkerLogger } from './log.js';
 

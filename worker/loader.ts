@@ -66,7 +66,7 @@ export class Loader {
 
   constructor(
     private readonly options: LoaderOptions,
-    private readonly writer: ClickHouseEventWriter,
+    private readonly writer: Pick<ClickHouseEventWriter, 'encode' | 'insert'>,
   ) {
     this.wake = { promise: new Promise<void>((resolve) => (this.wakeUp = resolve)) };
     this.insertFailures = new FailureLog(options.logger, 'ClickHouse insert failed; retrying (offsets not committed)');

@@ -1,5 +1,5 @@
 import type { Config } from '../shared/config/index.js';
-import type { LastReportSink } from '../shared/backends/types.js';
+import type { LastReportSink } from '../shared/backends/scale-out-types.js';
 import { kafkaSecurityFromConfig, type KafkaSecurity } from '../shared/backends/kafka/security.js';
 import { clickHouseOptionsFromConfig, createClickHouseClient, isPermanentClickHouseError, LONG_STATEMENT_TIMEOUT_MS, plaintextOnTlsPort, type ClickHouseClient, type ClickHouseOptions } from '../shared/backends/clickhouse/client.js';
 import { ensureSchema } from '../shared/backends/clickhouse/family.js';

@@ -5,7 +5,10 @@ import type { Logger } from '../../shared/runtime/logger.js';
 import { deadlineIn } from '../../shared/util/deadline.js';
 import { ClientError, type ClientErrorKey, type ClientErrorParams } from '../errors/registry.js';
 import type { CallContext } from '../service/context.js';
-import { readCookie, Status, statusLine, TEXT_PLAIN, type Exchange, type ProxyTrust, type RejectReason } from '../transport/exchange.js';
+import type { Exchange, ProxyTrust, RejectReason } from '../transport/exchange.js';
+import { TEXT_PLAIN } from '../transport/media-types.js';
+import { readCookie } from '../transport/request-headers.js';
+import { Status, statusLine } from '../transport/status.js';
 import type { OperationService } from '../service/service.js';
 import { TodayAt, type DecodedCall, type Today } from './arguments.js';
 

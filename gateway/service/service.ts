@@ -8,7 +8,7 @@ import type { RefusalNote } from './auth.js';
 import { RefusalLog } from './refusals.js';
 import { errorMessage } from '../../shared/util/error-message.js';
 import { authenticated, type AuthenticatedCall, type CallContext } from './context.js';
-import { EventIngest } from './events.js';
+import { EventIngest } from './ingest.js';
 import { createHandlers, type Handlers, type ServiceBackends } from './handlers.js';
 import type { RateLimiter } from './rate-limit.js';
 import { OperationLimits } from './limits.js';

@@ -1,5 +1,5 @@
 import type { ParsedDateTime } from '../catalogue/types.js';
-import type { EventInstant } from '../backends/types.js';
+import type { EventInstant } from '../events/instant.js';
 import { daysFromCivil } from './calendar.js';
 
 /**

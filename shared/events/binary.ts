@@ -14,9 +14,10 @@ import type { EventRecord } from './schema.js';
  *   instant:  f64 epoch ms + u16 ticks (0..9999)
  *   pairs:    u32 count + count × (text clave, text valor)
  *
- * Layout order is the table's, with the fields `addedLater` moved after the others (in table
- * order): a message written before such a field existed is a prefix of today's layout, so its
- * reader fills in the zero of every field past the count the message states (see wire.ts).
+ * Layout order is the table's, with the fields added later moved after the others, by the
+ * version that added them (`since`), then in table order: a message written before such a field
+ * existed is a prefix of today's layout, so its reader fills in the zero of every field past the
+ * count the message states (see wire.ts).
  *
  * Encoder and decoders are generated once per table as source text (like the row codecs, see
  * schema.ts): straight-line code with constant offsets where a loop over the table would look up
@@ -26,7 +27,8 @@ import type { EventRecord } from './schema.js';
 
 /** The fields in binary layout order. */
 export function binaryLayout(fields: readonly EventField[]): readonly EventField[] {
-  return [...fields.filter((f) => f.whenAbsent === undefined), ...fields.filter((f) => f.whenAbsent !== undefined)];
+  // A stable sort: within a version, table order.
+  return [...fields].sort((a, b) => a.since - b.since);
 }
 
 /** Where an encoder writes: grown by the caller when a record does not fit before `limit`. */

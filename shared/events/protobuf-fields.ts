@@ -1,4 +1,4 @@
-import type { EventField, EventFieldName, FieldKind } from './schema.js';
+import { EVENT_FIELDS, type EventField, type EventFieldName, type FieldKind } from './schema.js';
 
 /**
  * Wire version 3 maps the event record onto the shipped Protocol Buffers schema,
@@ -6,8 +6,8 @@ import type { EventField, EventFieldName, FieldKind } from './schema.js';
  * (test/unit/shared/events/protobuf-schema.unit.test.ts parses the .proto and compares): each
  * field's number (never reused) and, derived from EVENT_FIELDS, its name and type.
  *
- * The numbers are a Record over every field name, so a field added to EVENT_FIELDS without a
- * number here does not compile, and the schema test then fails until events.proto has it too.
+ * The numbers are each entry's `proto` (a field of EVENT_FIELDS without one does not compile), and
+ * events.proto is generated from the table (`npm run generate`, scripts/generate/proto.ts).
  */
 
 /** The schema file, relative to the repository root (and to `-I proto` its import path). */
@@ -19,29 +19,22 @@ export const PROTO_PAIR_MESSAGE = 'Sensor';
 /** The event's id, the message's first field. */
 export const PROTO_ID_NUMBER = 1;
 
-/** Field numbers of EVENT_FIELDS in VehicleEvent. Never change or reuse one (see events.proto). */
-export const EVENT_PROTO_NUMBERS: { readonly [N in EventFieldName]: number } = {
-  systemUser: 2,
-  dominio: 3,
-  nroSerie: 4,
-  codigo: 5,
-  latitud: 6,
-  longitud: 7,
-  altitud: 8,
-  velocidad: 9,
-  rumbo: 10,
-  validPosition: 11,
-  valido: 12,
-  eventTimeText: 13,
-  eventTime: 14,
-  receptionTimeText: 15,
-  receptionTime: 16,
-  receivedAt: 17,
-  crudo: 18,
-  sensors: 19,
-  operation: 20,
-  dedupeKey: 21,
-};
+/** Field numbers of EVENT_FIELDS in VehicleEvent, as each entry's `proto` gives it. Never change or reuse one (see events.proto). */
+export const EVENT_PROTO_NUMBERS: { readonly [N in EventFieldName]: number } = Object.fromEntries(
+  Object.entries(EVENT_FIELDS).map(([name, spec]) => [name, spec.proto]),
+) as { [N in EventFieldName]: number };
+
+/**
+ * Numbers of fields removed from the message, and their names: `reserved` in events.proto, never
+ * used again. None yet.
+ */
+export const PROTO_RESERVED: readonly { number: number; name: string }[] = [];
+
+/** The fields of a sensor reading (message Sensor), with their documentation. */
+export const PROTO_PAIR_FIELDS: readonly { name: 'clave' | 'valor'; number: number; doc: string; absent: string }[] = [
+  { name: 'clave', number: 1, doc: "The reading's key (Clave).", absent: "\"\" when the pSensor's Clave was empty, left out or nil." },
+  { name: 'valor', number: 2, doc: "The reading's value (Valor).", absent: "\"\" when the pSensor's Valor was empty, left out or nil." },
+];
 
 /**
  * Each kind's protobuf type. Times are fixed 64-bit integers (8 bytes, cheap to write from a

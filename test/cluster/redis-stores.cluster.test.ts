@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_LAYOUT, openRedisStores, RedisKeys, type RedisStores } from '../../shared/backends/redis/index.js';
-import { OperatorKeys } from '../../shared/backends/redis/operator-tokens.js';
+import { OperatorKeys } from '../../shared/backends/redis/keys.js';
 import { hashSlot } from '../../shared/backends/redis/slots.js';
 import { newSessionId } from '../../shared/domain/session-ids.js';
 import { REPO } from '../helpers/paths.js';

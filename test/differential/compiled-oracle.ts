@@ -13,7 +13,7 @@ import { decodeSoapArguments } from './reference/soap-arguments.js';
 import { type XmlEnvelopeScanner } from '../../gateway/bindings/soap/scanner/scanner.js';
 import { EnvelopeScanner } from './reference/envelope-builder.js';
 import { CallScanner } from '../../gateway/bindings/soap/compiled/call-builder.js';
-import type { CallRecord } from '../../gateway/bindings/soap/compiled/call-record.js';
+import type { DecoderRecord } from '../../gateway/bindings/soap/compiled/argument-decoder.js';
 import { catalogPlans } from '../../gateway/bindings/soap/compiled/argument-decoder.js';
 import { chunkPlan, chunksOf } from './mutator.js';
 import { errorClass } from './oracle.js';
@@ -84,7 +84,7 @@ const compiledScanner = new CallScanner(catalogPlans);
 export function runCompiled(bytes: Uint8Array, plan: readonly number[]): PathOutcome {
   try {
     const call = scanInto(compiledScanner, bytes, plan);
-    const record: CallRecord | null = call.record;
+    const record: DecoderRecord | null = call.record;
     const calls = operationsOf(call.operation).map((op) => ({ op: op.name, decoded: comparable(() => catalogPlans.decode(op, record, TODAY)) }));
     return { accepted: true, version: call.version, operation: call.operation, calls };
   } catch (err) {

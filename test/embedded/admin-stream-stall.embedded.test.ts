@@ -6,6 +6,7 @@ import { openEmbeddedBackends, type EmbeddedBackends } from '../../shared/backen
 import { LocalEventFeed } from '../../shared/backends/embedded/live-feed.js';
 import { loadConfig } from '../../shared/config/index.js';
 import { eventRecords } from '../helpers/event-records.js';
+import { sleep } from '../helpers/wait.js';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,8 +49,6 @@ afterAll(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await backends?.close();
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('a live stream whose reader stalls', () => {
   it('is cut, its subscription freed, and the keep-alive timer never writes after the cut', async () => {

@@ -11,7 +11,7 @@ import { LocalEventFeed } from '../../shared/backends/embedded/live-feed.js';
 import { loadConfig } from '../../shared/config/index.js';
 import { eventRecords } from '../helpers/event-records.js';
 import { REPO } from '../helpers/paths.js';
-import { waitFor } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 /**
  * Live streams cannot hurt the process that ingests: a cap (503 past it), one feed subscription and
@@ -53,8 +53,6 @@ afterAll(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await backends?.close();
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A raw stream request; the socket and all it has received so far. */
 async function rawStream(query = ''): Promise<{ socket: net.Socket; text: () => string }> {

@@ -9,10 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { chdbConnection } from '../helpers/chdb.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClickHouseClient, migrate, MIGRATIONS, quoteIdentifier, quoteString, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
-import { currentEventColumns, dateTime64Text, hash64, instantFromTicks, MAX_INSTANT_MS, MIN_INSTANT_MS } from '../../shared/backends/clickhouse/current-rows.js';
+import { createClickHouseClient, migrate, MIGRATIONS, quoteIdentifier, quoteString, type ClickHouseClient, type Migration } from '../../shared/backends/clickhouse/index.js';
+import { currentEventColumns, currentRowCodec, dateTime64Text, hash64, instantFromTicks, MAX_INSTANT_MS, MIN_INSTANT_MS } from '../../shared/backends/clickhouse/current-rows.js';
 import { ensureSchema, isCurrentRelease, parseServerVersion } from '../../shared/backends/clickhouse/family.js';
-import { applyRetention, CURRENT_MIGRATIONS, retentionOf } from '../../shared/backends/clickhouse/schema-current.js';
+import { applyRetention, CURRENT_MIGRATIONS, CURRENT_OFFSET, currentFieldMigration, retentionOf } from '../../shared/backends/clickhouse/schema-current.js';
+import { fieldAdditions, withFieldMigrations } from '../../shared/events/migrations.js';
+import { EVENT_FIELD_LIST, firstRelease, type EventRecord } from '../../shared/events/schema.js';
+import { EVERY_KIND_FIELDS, sample, zeros } from '../helpers/event-samples.js';
 import { ClickHouseEventStore } from '../../shared/backends/clickhouse/event-store.js';
 import { ClickHouseEventWriter } from '../../shared/backends/clickhouse/writer.js';
 import { analyticsEvent, describeAnalytics, docsBlocks, useTarget } from '../helpers/analytics-behaviour.js';
@@ -55,12 +58,41 @@ describe('schema choice by server version', () => {
     const columns = await rows<{ name: string; type: string; compression_codec: string }>(
       `SELECT name, type, compression_codec FROM system.columns WHERE database = ${quoteString(db)} AND table = 'events' ORDER BY position`,
     );
-    // The table is exactly the rendering of EVENT_FIELDS (types and codecs).
+    // The table is exactly the rendering of EVENT_FIELDS (types and codecs): the first release's
+    // columns, then those of each field added later, in the order their migrations add them.
+    const added = fieldAdditions().flatMap((a) => a.fields.flatMap((f) => currentEventColumns([f]).slice(1, -1)));
     expect(columns.map((c) => `${c.name} ${c.type}${c.compression_codec === '' ? '' : ` ${c.compression_codec}`}`)).toEqual(
-      currentEventColumns().map((c) => `${c.name} ${c.type}`),
+      [...currentEventColumns(firstRelease(EVENT_FIELD_LIST)), ...added].map((c) => `${c.name} ${c.type}`),
     );
+    expect(columns.map((c) => c.name).sort()).toEqual(currentEventColumns().map((c) => c.name).sort());
     const tables = await rows<{ name: string }>(`SELECT name FROM system.tables WHERE database = ${quoteString(db)} ORDER BY name`);
     expect(tables.map((t) => t.name)).toEqual(['arrivals', 'arrivals_mv', 'events', 'latest_positions', 'latest_positions_mv', 'schema_migrations']);
+  });
+
+  it('a table of every kind: the fields added later come in by the migrations their `since` derives (100 + since), old rows read their zero', async () => {
+    const { client: c } = target();
+    const db = newDatabase();
+    const first = firstRelease(EVERY_KIND_FIELDS);
+    const table = currentEventColumns(first).map((col) => `${col.name} ${col.type}`);
+    const created: Migration = { version: 101, name: 'first release', statements: [`CREATE TABLE IF NOT EXISTS {db}.events (${table.join(', ')}) ENGINE = MergeTree ORDER BY id`] };
+    const migrations = withFieldMigrations('ClickHouse 24.8+', [created], currentFieldMigration, { offset: CURRENT_OFFSET, fields: EVERY_KIND_FIELDS });
+    expect((await migrate(c, db, migrations.slice(0, 1))).applied).toEqual([101]);
+    const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const insert = async (fields: typeof EVERY_KIND_FIELDS, records: readonly object[], firstId: number): Promise<void> => {
+      const codec = currentRowCodec(fields);
+      await c.insert({ table: `${quoteIdentifier(db)}.events`, values: records.map((r, i) => codec.toRow(BigInt(firstId + i), r as EventRecord, storedAt)), format: 'JSONEachRow' });
+    };
+    const old = sample(first, 20);
+    await insert(first, old, 1);
+    expect((await migrate(c, db, migrations)).applied).toEqual([102, 103]);
+    const columns = await rows<{ name: string; type: string }>(`SELECT name, type FROM system.columns WHERE database = ${quoteString(db)} AND table = 'events' ORDER BY name`);
+    expect(columns.map((col) => col.name)).toEqual(currentEventColumns(EVERY_KIND_FIELDS).map((col) => col.name).sort());
+    const records = sample(EVERY_KIND_FIELDS, 20);
+    await insert(EVERY_KIND_FIELDS, records, 100);
+    const codec = currentRowCodec(EVERY_KIND_FIELDS);
+    const back = (await rows(`SELECT ${codec.storedColumns.join(', ')} FROM ${quoteIdentifier(db)}.events ORDER BY id`)).map((row) => codec.fromRow(row));
+    const later = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent !== undefined);
+    expect(back).toEqual([...old.map((r, i) => ({ id: BigInt(1 + i), ...r, ...zeros(later), storedAt })), ...records.map((r, i) => ({ id: BigInt(100 + i), ...r, storedAt }))]);
   });
 
   it('keeps an 18.16-shaped database on the 18.16 schema, and the documented copy moves it to the current one', async () => {

@@ -1,6 +1,7 @@
 /**
- * What each field of the event record holds when it is not sent, as shared/events/presence.ts says
- * (the same words are in events.proto and docs/events.md: test/unit/docs/events.unit.test.ts): the
+ * What each field of the event record holds when it is not sent, as its `absent` in
+ * shared/events/fields.ts says (the same words are in events.proto and docs/events.md, generated
+ * from it, and read back by test/unit/docs/events.unit.test.ts): the
  * real server, each binding that carries events, the element left out, sent empty or sent nil, and
  * what the store then holds. PRESENCE_CASES is keyed by every field of EVENT_FIELDS, so a new
  * field does not compile without its cases here.

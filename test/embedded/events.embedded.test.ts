@@ -1,7 +1,7 @@
 /** The InsertarEvento family: ids, negative codes (docs/protocol.md §Result codes), dedupe, stored fields. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedBackends } from '../../shared/backends/embedded/index.js';
-import { foldId } from '../../gateway/service/events.js';
+import { foldId } from '../../gateway/service/ingest.js';
 import { credentials, event, TestApp, xmlParams } from '../helpers/harness.js';
 import { faultstring } from '../helpers/client-errors.js';
 

@@ -49,7 +49,7 @@ describe('WSDL_FILE served verbatim', () => {
     expect(CAPTURED_TEXT).toContain('<http:operation location="/Login" />');
   });
 
-  it('starts naming nothing beyond the file but what the gateway gained since its capture (today nothing)', () => {
+  it('starts naming nothing beyond the file but what the gateway gained since its capture (captured-service.beyond.txt)', () => {
     const lines = t.logs.filter((l) => l.includes('"wsdlFile"')).map((l) => JSON.parse(l) as { beyond: string[] });
     expect(lines.length).toBeLessThanOrEqual(1);
     expect(lines.flatMap((l) => l.beyond)).toEqual(SERVED_SINCE_CAPTURE);

@@ -18,9 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from '../helpers/scale-out.js';
 import { credentials, event, type TestApp, xmlParams } from '../helpers/harness.js';
 import { services } from '../helpers/services.js';
+import { sleep } from '../helpers/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const up = (name: string) => execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), name], { cwd: ROOT, stdio: 'pipe' });
 const kill9 = (name: string) => process.kill(Number(readFileSync(path.join(services().servicesDir, `${name}.pid`), 'utf8').trim()), 'SIGKILL');
 

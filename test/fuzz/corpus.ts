@@ -7,6 +7,7 @@
  * path) that the mutators change before `serialize` turns it into bytes.
  */
 import { isArrayParam, operationList, type OperationDef, type Param, type ScalarField } from '../../shared/catalogue/index.js';
+import { SAMPLE_EVENT } from '../helpers/client-event.js';
 
 export const NS = 'http://tempuri.org/';
 export const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -75,16 +76,8 @@ const VALUES: Record<string, string> = {
   Password: FUZZ_PASSWORD,
   AntiguaClave: FUZZ_PASSWORD,
   NuevaClave: FUZZ_PASSWORD,
-  Dominio: 'AB123CD',
-  NroSerie: 'SN-1',
-  Codigo: '1',
-  Latitud: '-34.6037221',
-  Longitud: '-58.3815704',
-  Altitud: '25',
-  Velocidad: '42.5',
+  ...SAMPLE_EVENT,
   Rumbo: '180',
-  FechaHoraEvento: '2026-11-22T08:59:30-03:00',
-  FechaHoraRecepcion: '2026-11-22T09:00:00-03:00',
   Crudo: '$GPRMC,115930,A,3436.2233,S,05822.8942,W,22.9,180.0,221126,,*1C',
   NUMERO: '1',
   correcto: 'true',

@@ -4,13 +4,14 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { FIXTURES } from './paths.js';
+import { CAPTURED_WSDL, SERVED_BEYOND_CAPTURE_FILE } from '../../scripts/generate/targets.js';
+import { REPO } from './paths.js';
 
-export const CAPTURED_FILE = path.join(FIXTURES, 'captured-service.wsdl');
+export const CAPTURED_FILE = path.join(REPO, CAPTURED_WSDL.file);
 export const CAPTURED = readFileSync(CAPTURED_FILE);
 export const CAPTURED_TEXT = CAPTURED.toString('utf8');
 /** The fixture's targetNamespace: SERVICE_NAMESPACE for it. */
-export const CAPTURED_NAMESPACE = 'http://gps.example.com/prestadores/';
+export const CAPTURED_NAMESPACE: string = CAPTURED_WSDL.namespace;
 
 /** `text` with `pattern` removed; throws when it matches nothing, so an edit cannot silently miss. */
 function removing(text: string, pattern: RegExp): string {
@@ -47,10 +48,13 @@ export function olderRelease(): string {
 
 /**
  * What the gateway has gained since the fixture was captured: the fixture stays as a deployment
- * captured it, so a new operation or event field adds its entries here (the failing test prints
- * them), not its elements to the fixture. Nothing yet: the fixture matches the gateway exactly.
+ * captured it, so a new operation or event field shows here, not in the fixture. The list is
+ * test/fixtures/captured-service.beyond.txt, written by `npm run generate` (whose diff shows what
+ * a change adds to the contract); empty while the fixture matches the gateway exactly.
  */
-export const SERVED_SINCE_CAPTURE: readonly string[] = [];
+export const SERVED_SINCE_CAPTURE: readonly string[] = readFileSync(path.join(REPO, SERVED_BEYOND_CAPTURE_FILE), 'utf8')
+  .split('\n')
+  .filter((line) => line !== '' && !line.startsWith('#'));
 
 /** What the gateway serves beyond olderRelease(), as the start's log line lists it (sorted). */
 export const BEYOND_OLDER_RELEASE: readonly string[] = [

@@ -14,15 +14,15 @@ export const EVERY_KIND = {
   ratio: { kind: 'real', nullable: false, column: 'ratio', example: 0.5 },
   maybeRatio: { kind: 'real', nullable: true, column: 'maybe_ratio', example: null },
   total: { kind: 'int', nullable: false, column: 'total', example: 3 },
-  maybeTotal: { kind: 'int', nullable: true, column: 'maybe_total', addedLater: true, example: null },
-  flag: { kind: 'bool', nullable: false, column: 'flag', addedLater: true, example: true },
+  maybeTotal: { kind: 'int', nullable: true, column: 'maybe_total', since: 2, example: null },
+  flag: { kind: 'bool', nullable: false, column: 'flag', since: 2, example: true },
   maybeFlag: { kind: 'bool', nullable: true, column: 'maybe_flag', example: null },
   seenAt: { kind: 'epochMs', nullable: false, column: 'seen_at', example: 0 },
   maybeSeenAt: { kind: 'epochMs', nullable: true, column: 'maybe_seen_at', example: null },
   happened: { kind: 'instant', nullable: false, column: 'happened', example: { epochMs: 0, subMsTicks: 1 } },
   maybeHappened: { kind: 'instant', nullable: true, column: 'maybe_happened', example: null },
-  tags: { kind: 'pairs', nullable: false, column: 'tags', clickhouseColumn: 'tag', addedLater: true, example: [] },
-  seenLast: { kind: 'instant', nullable: false, column: 'seen_last', addedLater: true, example: { epochMs: 5, subMsTicks: 5 } },
+  tags: { kind: 'pairs', nullable: false, column: 'tags', clickhouseColumn: 'tag', since: 2, example: [] },
+  seenLast: { kind: 'instant', nullable: false, column: 'seen_last', since: 3, example: { epochMs: 5, subMsTicks: 5 } },
 } as const satisfies Record<string, FieldSpec>;
 export const EVERY_KIND_FIELDS = resolveFields(EVERY_KIND);
 
@@ -51,9 +51,9 @@ function recordArbitrary(fields: readonly EventField[]): fc.Arbitrary<Record<str
   return fc.record(model);
 }
 
-/** The fields of the first release (those not `addedLater`). */
+/** The fields of the first release (no `since`). */
 export const FIRST_FIELDS = EVENT_FIELD_LIST.filter((f) => f.whenAbsent === undefined);
-/** Each field `addedLater` of `fields` with its zero. */
+/** Each field added later (a `since`) of `fields` with its zero. */
 export const zeros = (fields: readonly EventField[]) => Object.fromEntries(fields.filter((f) => f.whenAbsent !== undefined).map((f) => [f.name, f.whenAbsent]));
 
 export const sample = (fields: readonly EventField[], n: number) => fc.sample(recordArbitrary(fields), { numRuns: n, seed: SEED });

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../shared/config/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { startApplication, type Application } from '../../gateway/app.js';
 import { SharedClock } from '../../gateway/threads/clock.js';
+import { event } from './client-event.js';
 
 export const NS = 'http://tempuri.org/';
 export const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -174,27 +175,7 @@ export function sessionCookie(reply: Reply): string {
   return m[1]!;
 }
 
-/** A valid event for LoginYInsertarEvento-style operations. */
-export function event(overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    Dominio: 'AB123CD',
-    NroSerie: 'SN-1',
-    Codigo: '1',
-    Latitud: '-34.6037221',
-    Longitud: '-58.3815704',
-    Altitud: '25',
-    Velocidad: '42.5',
-    FechaHoraEvento: '2026-11-22T08:59:30-03:00',
-    FechaHoraRecepcion: '2026-11-22T09:00:00-03:00',
-    ...overrides,
-  };
-}
-
-/** event() as a generated client (node-soap, zeep) passes it: the numbers as numbers. */
-export function clientEvent(codigo: string): Record<string, string | number> {
-  const e = event({ Codigo: codigo });
-  return { ...e, Latitud: Number(e.Latitud), Longitud: Number(e.Longitud), Altitud: Number(e.Altitud), Velocidad: Number(e.Velocidad) };
-}
+export { clientEvent, event } from './client-event.js';
 
 export function credentials(user = 'acme', password = 'secret-1'): Record<string, string> {
   return { SystemUser: user, Password: password };

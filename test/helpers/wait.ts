@@ -1,6 +1,6 @@
 /** Waiting in tests: a pause, and polling a condition with a bound. */
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Polls `fn` every `intervalMs` until it returns something other than undefined/false; throws after

@@ -6,7 +6,8 @@ import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkaj
 import { services, uniqueName } from './services.js';
 import { exampleEventRecord } from '../../shared/events/schema.js';
 import { encodeEvent, messageKey } from '../../shared/events/wire.js';
-import type { EventInstant, EventRecord, LastReportSink, LastReportUpdate } from '../../shared/backends/types.js';
+import type { EventInstant, EventRecord } from '../../shared/backends/types.js';
+import type { LastReportSink, LastReportUpdate } from '../../shared/backends/scale-out-types.js';
 import { createClickHouseClient, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
 import { KafkaAdmin, waitForTopic } from '../../shared/backends/kafka/client.js';
 import { startWorker, type Worker, type WorkerOptions } from '../../worker/run.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/paths.js';
 import { makeGuard } from '../../shared/backends/redis/connection.js';
 import { RedisAuditStore } from '../../shared/backends/redis/audit.js';
-import { OperatorKeys } from '../../shared/backends/redis/operator-tokens.js';
+import { OperatorKeys } from '../../shared/backends/redis/keys.js';
 import { TestApp } from '../helpers/harness.js';
 import { services, uniqueName } from '../helpers/services.js';
 import { openSse } from '../helpers/sse.js';

@@ -10,10 +10,10 @@ import { startCluster, type Cluster } from '../helpers/scale-out.js';
 import { eventRecords } from '../helpers/event-records.js';
 import { credentials, event, sessionCookie, TestApp, xmlParams } from '../helpers/harness.js';
 import { openSse } from '../helpers/sse.js';
+import { sleep } from '../helpers/wait.js';
 
 const idOf = (text: string): number => Number(/Result>(-?\d+)</.exec(text)?.[1] ?? NaN);
 type Json = Record<string, unknown>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('operators: scale-out mode', () => {
   let c: Cluster;

@@ -4,9 +4,10 @@
  * and store, and a table of every kind survives fields added later.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_FIELD_LIST, type EventField, type EventRecord } from '../../shared/events/schema.js';
+import { withFieldMigrations } from '../../shared/events/migrations.js';
+import { EVENT_FIELD_LIST, firstRelease, type EventField, type EventRecord } from '../../shared/events/schema.js';
+import { eventFieldMigration } from '../../shared/backends/clickhouse/schema.js';
 import {
-  addColumnSql as addClickHouseColumns,
   eventColumns as clickhouseColumns,
   eventRowCodec as clickhouseCodec,
   partitionMonth,
@@ -119,23 +120,22 @@ describe('ClickHouse', () => {
     expect(await readBack(db, EVENT_FIELD_LIST, [record!])).toEqual([{ id: 5n, ...record, ...zeros(EVENT_FIELD_LIST), storedAt }]);
   });
 
-  it('a table of every kind: derived DDL, rows, reads, and fields added by the migration addColumnSql writes', async () => {
-    const first = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent === undefined);
+  it('a table of every kind: derived DDL, rows, reads, and fields added by the migrations their `since` derives', async () => {
+    const first = firstRelease(EVERY_KIND_FIELDS);
     const later = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent !== undefined);
     const db = newDatabase();
     const table = (fields: readonly EventField[]) => clickhouseColumns(fields).map((c) => `${c.name} ${c.type}`);
     const storedAt = Date.UTC(2026, 0, 2, 3, 4, 5);
-    const migrations: Migration[] = [
-      { version: 1, name: 'first release', statements: [`CREATE TABLE IF NOT EXISTS {db}.events (${table(first).join(', ')}) ENGINE = MergeTree ORDER BY id`] },
-      { version: 2, name: 'fields added later', statements: later.flatMap(addClickHouseColumns) },
-    ];
+    const created: Migration = { version: 1, name: 'first release', statements: [`CREATE TABLE IF NOT EXISTS {db}.events (${table(first).join(', ')}) ENGINE = MergeTree ORDER BY id`] };
+    const migrations = withFieldMigrations('ClickHouse 18.16', [created], eventFieldMigration, { fields: EVERY_KIND_FIELDS });
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3]);
     await migrateClickHouse(client, db, migrations.slice(0, 1));
     const old = sample(first, 50);
     await insert(db, first, old, 1, storedAt);
 
     // Version 2 as if a worker had died after one of its statements: the rest is applied, none fails.
     await client.command({ query: migrations[1]!.statements[0]!.replace('{db}', quoteIdentifier(db)) });
-    expect((await migrateClickHouse(client, db, migrations)).applied).toEqual([2]);
+    expect((await migrateClickHouse(client, db, migrations)).applied).toEqual([2, 3]);
     expect(await tableColumns(db)).toEqual(sorted(clickhouseColumns(EVERY_KIND_FIELDS)));
     const records = sample(EVERY_KIND_FIELDS, 200);
     await insert(db, EVERY_KIND_FIELDS, records, 100, storedAt);
@@ -150,6 +150,6 @@ describe('ClickHouse', () => {
       ...olderWorker.map((r, i) => ({ id: BigInt(1000 + i), ...r, ...zeros(later), storedAt })),
     ]);
     // Any other failing statement still fails its migration.
-    await expect(migrateClickHouse(client, db, [...migrations, { version: 3, name: 'broken', statements: ['ALTER TABLE {db}.events ADD COLUMN'] }])).rejects.toThrow();
+    await expect(migrateClickHouse(client, db, [...migrations, { version: 4, name: 'broken', statements: ['ALTER TABLE {db}.events ADD COLUMN'] }])).rejects.toThrow();
   });
 });

@@ -7,14 +7,13 @@
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../shared/backends/ids/errors.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../shared/backends/scale-out-types.js';
 import { KafkaIdAllocator } from '../../shared/backends/ids/allocator.js';
 import { IdBlocksTopic, type TopicPosition } from '../../shared/backends/ids/blocks-topic.js';
 import { services, uniqueName } from '../helpers/services.js';
-import { waitFor } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const s = services();
 const opened: { ids: KafkaIdAllocator; blocks: IdBlocksTopic }[] = [];
 const topics: string[] = [];

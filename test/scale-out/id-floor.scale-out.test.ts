@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { foldId } from '../../gateway/service/events.js';
+import { foldId } from '../../gateway/service/ingest.js';
 import { ConfigError, loadConfig } from '../../shared/config/index.js';
 import { credentials, event, TestApp, xmlParams } from '../helpers/harness.js';
 import { services, uniqueName } from '../helpers/services.js';

@@ -17,7 +17,8 @@ import { Kafka, logLevel, type Admin, type Producer, type ProducerRecord, type R
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTopic, KafkaAdmin } from '../../shared/backends/kafka/client.js';
 import { KafkaEventLog, KeyPartitioner, openKafkaEventLog, type KafkaEventLogOptions } from '../../shared/backends/kafka/event-log.js';
-import type { AppendOutcome, DedupeEntry, DedupeIndex, EventRecord, IdAllocator } from '../../shared/backends/types.js';
+import type { AppendOutcome, EventRecord } from '../../shared/backends/types.js';
+import type { DedupeEntry, DedupeIndex, IdAllocator } from '../../shared/backends/scale-out-types.js';
 import { exampleEventRecord } from '../../shared/events/schema.js';
 import { decodeEvent, messageKey } from '../../shared/events/wire.js';
 import { services, uniqueName } from '../helpers/services.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTopic, KafkaAdmin } from '../../shared/backends/kafka/client.js';
 import { brokerErrorType, describeKafkaError, isLeadershipError, isMessageError } from '../../shared/backends/kafka/errors.js';
 import { KeyPartitioner, openKafkaEventLog, type KafkaEventLog, type KafkaEventLogOptions } from '../../shared/backends/kafka/event-log.js';
-import type { DedupeIndex, IdAllocator } from '../../shared/backends/types.js';
+import type { DedupeIndex, IdAllocator } from '../../shared/backends/scale-out-types.js';
 import { messageKey } from '../../shared/events/wire.js';
 import { eventRecords } from '../helpers/event-records.js';
 import { services, uniqueName } from '../helpers/services.js';

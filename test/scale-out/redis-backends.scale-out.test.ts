@@ -20,6 +20,7 @@ import { services, uniqueName } from '../helpers/services.js';
 import { provider, storeContract } from '../helpers/store-contract.js';
 import { REPO } from '../helpers/paths.js';
 import { freePort } from '../helpers/spawned.js';
+import { sleep } from '../helpers/wait.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 3_600_000;
@@ -442,11 +443,6 @@ async function servicesScript(script: 'up.sh' | 'down.sh', env: Record<string, s
     env: { ...process.env, ...env },
     timeout: 60_000,
   });
-}
-
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 async function rejection(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { chdbConnection } from '../helpers/chdb.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClickHouseEventStore, createClickHouseClient, quoteIdentifier, type ClickHouseClient } from '../../shared/backends/clickhouse/index.js';
-import type { LastReportSink } from '../../shared/backends/types.js';
+import type { LastReportSink } from '../../shared/backends/scale-out-types.js';
 import { batchToken, gridEnd, type BufferedMessage } from '../../worker/batch.js';
 import { uniqueName } from '../helpers/services.js';
 import { CH, ch, committed, ids, makeEvent, newDatabase, newTopic, produce, RecordingSink, start, sumCommitted, useWorkerFixture, waitFor } from '../helpers/worker-fixture.js';

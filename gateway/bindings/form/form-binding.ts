@@ -6,7 +6,10 @@ import { catalogFormPlans } from './form-argument-decoder.js';
 import { BindingCore, sendErrorLine, type BindingCodec, type BindingDeps } from '../core.js';
 import { BareResultWriter } from '../result-xml.js';
 import { aspNetHtmlEncode } from '../../metadata/xml-escape.js';
-import { parseMediaType, readBody, statusLine, TEXT_PLAIN, TEXT_XML, type Exchange } from '../../transport/exchange.js';
+import { readBody } from '../../transport/request-body.js';
+import type { Exchange } from '../../transport/exchange.js';
+import { parseMediaType, TEXT_PLAIN, TEXT_XML } from '../../transport/media-types.js';
+import { statusLine } from '../../transport/status.js';
 import { FormDecoder, type FormFields } from './form-decoder.js';
 
 /** HTTP-bindable operations by lower-cased name, to tell a name in the wrong case from an unknown one. */

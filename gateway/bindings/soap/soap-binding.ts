@@ -5,12 +5,14 @@ import { BindingCore, type BindingCodec, type BindingDeps } from '../core.js';
 import { SoapResultWriter } from '../result-xml.js';
 import { InvalidEncodingError, UnsupportedCharsetError } from '../../transport/body-decoder.js';
 import { CLIENT_ERRORS, ClientError } from '../../errors/registry.js';
-import { parseMediaType, readBody, statusLine, type BodySink, type Exchange, type RejectReason } from '../../transport/exchange.js';
+import { readBody, type BodySink } from '../../transport/request-body.js';
+import type { Exchange, RejectReason } from '../../transport/exchange.js';
+import { parseMediaType } from '../../transport/media-types.js';
+import { statusLine } from '../../transport/status.js';
 import { EnvelopeError, XmlSyntaxError, type SoapVersion } from './envelope.js';
 import { ScannerPool, SoapBodyReader } from './scanner/body-reader.js';
 import { CallScanner, type ScannedCall } from './compiled/call-builder.js';
-import type { CallRecord } from './compiled/call-record.js';
-import { catalogPlans } from './compiled/argument-decoder.js';
+import { catalogPlans, type DecoderRecord } from './compiled/argument-decoder.js';
 import { envelope, faultEnvelope, SOAP_CONTENT_TYPE } from './envelope-writer.js';
 import { ScalarAnswerBytes } from './answer-bytes.js';
 
@@ -26,10 +28,10 @@ interface SoapWriter {
  * SOAP's part of a call (BindingCore): arguments from the Body element's slots, read by the
  * operation's compiled plan (compiled/README.md), answers in the envelope's version.
  */
-class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapWriter> {
+class SoapCodec implements BindingCodec<SoapVersion, DecoderRecord | null, SoapWriter> {
   readonly name = 'SOAP';
 
-  decode(op: OperationDef, record: CallRecord | null, today: Today): DecodedCall {
+  decode(op: OperationDef, record: DecoderRecord | null, today: Today): DecodedCall {
     return catalogPlans.decode(op, record, today);
   }
 
@@ -67,7 +69,7 @@ class SoapCodec implements BindingCodec<SoapVersion, CallRecord | null, SoapWrit
  */
 export class SoapBinding {
   private readonly scanners = new ScannerPool<ScannedCall>(() => new CallScanner(catalogPlans));
-  private readonly core: BindingCore<SoapVersion, CallRecord | null, SoapWriter>;
+  private readonly core: BindingCore<SoapVersion, DecoderRecord | null, SoapWriter>;
 
   private readonly config: Config;
   /** Counts a request refused while reading it (docs/protocol.md §Encodings). */

@@ -88,9 +88,9 @@ export function currentEventColumns(fields: readonly EventField[] = EVENT_FIELD_
   return [{ name: 'id', type: `UInt64 ${CODEC.time64}` }, ...fields.flatMap(fieldColumns), { name: 'stored_at', type: `DateTime('UTC') ${CODEC.time32}` }];
 }
 
-/** ALTER statements adding a field `addedLater` to the current `events` (see addColumnSql in rows.ts). */
+/** ALTER statements adding a field added later to the current `events`, the migration its `since` derives (see addColumnSql in rows.ts). */
 export function addCurrentColumnSql(field: EventField): string[] {
-  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not addedLater: the first release's columns are in the first migration`);
+  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not added later: the first release's columns are in the first migration`);
   return fieldColumns(field).map((c) => `ALTER TABLE {db}.events ADD COLUMN IF NOT EXISTS ${c.name} ${c.type}`);
 }
 
@@ -194,7 +194,7 @@ const readKey = (column: string): string => column.replace(/^.* AS /, '');
  * (which hides it) gets an empty string. Nullable columns of a non-null reading come back as null;
  * instants and epoch ms are read as their raw Int64, so no range or rounding question arises.
  */
-function currentRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
+export function currentRowCodec(fields: readonly EventField[] = EVENT_FIELD_LIST): EventRowCodec {
   const names = currentEventColumns(fields).map((c) => JSON.stringify(c.name));
   const values = ['id.toString()', ...fields.flatMap((f) => columnValues(f, property('e', f.name))), 'secondsText(Math.floor(storedAt / 1000))'];
   const toRow = compileFunction<EventRowCodec['toRow']>(['id', 'e', 'storedAt'], `return { ${names.map((n, i) => `${n}: ${values[i]}`).join(', ')} };`, {

@@ -104,13 +104,13 @@ export function eventColumns(fields: readonly EventField[] = EVENT_FIELD_LIST): 
 }
 
 /**
- * The statements adding a field `addedLater` to `{db}.events`, for a new entry of MIGRATIONS
- * (schema.ts), one column each (18.16 has no ADD COLUMN IF NOT EXISTS: migrate() takes "already
- * exists" as done). No DEFAULT: the type's own default is the field's zero, which is also what an
- * older worker's inserts, which leave the column out, store.
+ * The statements adding a field added later to `{db}.events`, the migration its `since` derives
+ * (MIGRATIONS in schema.ts), one column each (18.16 has no ADD COLUMN IF NOT EXISTS: migrate()
+ * takes "already exists" as done). No DEFAULT: the type's own default is the field's zero, which
+ * is also what an older worker's inserts, which leave the column out, store.
  */
 export function addColumnSql(field: EventField): string[] {
-  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not addedLater: the first release's columns are in migration 1`);
+  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not added later: the first release's columns are in migration 1`);
   return fieldColumns(field).map((c) => `ALTER TABLE {db}.events ADD COLUMN ${c.name} ${c.type}`);
 }
 

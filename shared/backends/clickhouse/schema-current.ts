@@ -1,5 +1,7 @@
+import { withFieldMigrations } from '../../events/migrations.js';
+import { EVENT_FIELD_LIST, FIRST_VERSION, firstRelease, type EventField } from '../../events/schema.js';
 import type { ClickHouseClient } from './client.js';
-import { currentEventColumns } from './current-rows.js';
+import { addCurrentColumnSql, currentEventColumns } from './current-rows.js';
 import type { Migration } from './schema.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
 
@@ -20,25 +22,29 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  * - Retention is a TTL on receipt time set from CLICKHOUSE_RETENTION_DAYS (applyRetention below),
  *   not part of a migration, so it can change without a new schema version.
  *
- * Versions start at 101 so that schema_migrations tells the two schemas apart. Never edit a
- * shipped migration: append one (a new field: addCurrentColumnSql in current-rows.ts).
+ * Versions start at 101 so that schema_migrations tells the two schemas apart: 100 + the schema
+ * version (shared/events/migrations.ts). Never edit a shipped migration: append one, with a version
+ * above every shipped one. An event field added later needs none here: its migration (100 + its
+ * `since`) is derived (addCurrentColumnSql in current-rows.ts writes its statements). The first
+ * migration creates the first release's columns only, so it reads the same whatever is added.
  */
 
 /** Inserts remembered per table for deduplication (each insert of the worker is one). */
 const DEDUPLICATION_WINDOW = 1000;
 
-/** The first version of the current schema; 18.16's versions are below it. */
-const FIRST_CURRENT_VERSION = 101;
+/** What the current schema's versions add to the schema version; 18.16's are below 101. */
+export const CURRENT_OFFSET = 100;
+const FIRST_CURRENT_VERSION = CURRENT_OFFSET + FIRST_VERSION;
 
 const TABLE_SETTINGS = `SETTINGS non_replicated_deduplication_window = ${DEDUPLICATION_WINDOW}`;
 
-export const CURRENT_MIGRATIONS: readonly Migration[] = [
+const HAND_WRITTEN: readonly Migration[] = [
   {
     version: FIRST_CURRENT_VERSION,
     name: 'events, latest positions and arrivals (ClickHouse 24.8+)',
     statements: [
       `CREATE TABLE IF NOT EXISTS {db}.events (
-        ${currentEventColumns()
+        ${currentEventColumns(firstRelease(EVENT_FIELD_LIST))
           .map((c) => `${c.name} ${c.type}`)
           .join(',\n        ')},
         INDEX idx_id id TYPE minmax GRANULARITY 1,
@@ -90,6 +96,14 @@ export const CURRENT_MIGRATIONS: readonly Migration[] = [
     ],
   },
 ];
+
+/** The migration adding event fields at `version` (100 + their `since`). */
+export function currentFieldMigration(version: number, fields: readonly EventField[]): Migration {
+  return { version, name: `event fields ${fields.map((f) => f.name).join(', ')}`, statements: fields.flatMap(addCurrentColumnSql) };
+}
+
+/** Every migration in version order: the hand-written ones and those of the event fields added later. */
+export const CURRENT_MIGRATIONS: readonly Migration[] = withFieldMigrations('ClickHouse 24.8+', HAND_WRITTEN, currentFieldMigration, { offset: CURRENT_OFFSET });
 
 /** The tables retention applies to, and the DateTime expression each one ages by. */
 const RETENTION: readonly { table: string; age: string }[] = [

@@ -1,5 +1,8 @@
+import { withFieldMigrations } from '../../events/migrations.js';
+import type { EventField } from '../../events/schema.js';
 import type { ClickHouseClient } from './client.js';
 import { partitionEventsByReceivedMonth } from './repartition.js';
+import { addColumnSql } from './rows.js';
 import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
 
 /**
@@ -11,10 +14,12 @@ import { quoteIdentifier, quoteString, sqlUInt } from './sql.js';
  * interrupted half way is simply run again, and two workers starting at once do no harm; so is a
  * migration's `run` (version 3, repartition.ts).
  *
- * Never edit a migration that has shipped: append a new one. 18.16 has no `ADD COLUMN IF NOT
- * EXISTS`: write `ALTER TABLE {db}.events ADD COLUMN name Type`, one column per statement, and
- * migrate() takes "column already exists" as done (a new event field: addColumnSql() in rows.ts
- * writes them). `{db}` in a statement is replaced by the quoted database name.
+ * Never edit a migration that has shipped: append a new one, with a version above every shipped
+ * one (the event fields' included). An event field added later needs none here: its migration is
+ * derived from its `since` (shared/events/migrations.ts; addColumnSql() in rows.ts writes its
+ * statements). 18.16 has no `ADD COLUMN IF NOT EXISTS`: such a statement adds one column, and
+ * migrate() takes "column already exists" as done. `{db}` in a statement is replaced by the
+ * quoted database name.
  */
 export interface Migration {
   version: number;
@@ -38,7 +43,7 @@ export type MigrationLog = (fields: Record<string, unknown>, message: string, le
 /** .NET DateTime.Ticks of the Unix epoch divided by 10,000: ms from 0001-01-01 to 1970-01-01. */
 const NET_EPOCH_OFFSET_MS = 62_135_596_800_000;
 
-export const MIGRATIONS: readonly Migration[] = [
+const HAND_WRITTEN: readonly Migration[] = [
   {
     version: 1,
     name: 'events and latest positions',
@@ -151,6 +156,14 @@ export const MIGRATIONS: readonly Migration[] = [
       }),
   },
 ];
+
+/** The migration adding event fields at `version` (derived from their `since`). */
+export function eventFieldMigration(version: number, fields: readonly EventField[]): Migration {
+  return { version, name: `event fields ${fields.map((f) => f.name).join(', ')}`, statements: fields.flatMap(addColumnSql) };
+}
+
+/** Every migration in version order: the hand-written ones and those of the event fields added later. */
+export const MIGRATIONS: readonly Migration[] = withFieldMigrations('ClickHouse 18.16', HAND_WRITTEN, eventFieldMigration);
 
 function render(statement: string, database: string): string {
   return statement.replaceAll('{db}', quoteIdentifier(database));

@@ -1,21 +1,33 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { withFieldMigrations } from '../../events/migrations.js';
+import type { EventField } from '../../events/schema.js';
+import { addColumnSql } from './event-row.js';
 import { OPERATOR_TABLES_MIGRATION } from './operator-schema.js';
 
 export type SqliteDatabase = Database.Database;
 
 export const DATABASE_FILE = 'gateway.sqlite';
 
+/** A schema migration: the SQL that brings the database to `version` (kept in `PRAGMA user_version`). */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly sql: string;
+}
+
 /**
- * Schema migrations, applied in order; migration i brings the database to version i + 1 (kept in
- * `PRAGMA user_version`). Never edit a shipped entry: append a new one.
+ * The hand-written schema migrations, by version. Never edit a shipped entry: append a new one,
+ * with a version above every shipped one (the event fields' included: MIGRATIONS). An event field
+ * added later needs none here: its migration is derived from its `since` (shared/events/migrations.ts).
  *
  * Tables are STRICT so a wrong type is an error instead of a silently coerced value. Texts use the
  * default BINARY collation: SystemUser and Dominio compare case-sensitively, as sent.
  */
-export const MIGRATIONS: readonly string[] = [
-  `
+const HAND_WRITTEN: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    sql: `
   CREATE TABLE providers (
     system_user                 TEXT PRIMARY KEY,
     password_hash               TEXT NOT NULL,
@@ -103,7 +115,10 @@ export const MIGRATIONS: readonly string[] = [
   -- recent({provider}) and recent({provider, dominio}), newest first.
   CREATE INDEX events_by_provider ON events (system_user, id);
   `,
-  `
+  },
+  {
+    version: 2,
+    sql: `
   -- Readiness writes here (a row with a padding blob, so the write needs fresh pages like an event
   -- group does): /readyz fails while the store cannot write (disk full, read-only storage).
   CREATE TABLE store_probe (
@@ -112,7 +127,10 @@ export const MIGRATIONS: readonly string[] = [
     pad BLOB NOT NULL
   ) STRICT;
   `,
-  `
+  },
+  {
+    version: 3,
+    sql: `
   -- An operator may cancel an unfinished command: 'cancelled' joins the states. SQLite cannot
   -- change a CHECK constraint in place, so the table is rebuilt (migrate() runs this with foreign
   -- keys off and checks them before committing). The AUTOINCREMENT sequence is carried over, so a
@@ -138,8 +156,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX commands_open ON commands (system_user, numero) WHERE state IN ('pending', 'in_process');
   CREATE INDEX commands_by_provider ON commands (system_user, numero);
   `,
-  OPERATOR_TABLES_MIGRATION,
+  },
+  { version: 4, sql: OPERATOR_TABLES_MIGRATION },
 ];
+
+/** The migration adding event fields at `version` (derived from their `since`). */
+export function eventFieldMigration(version: number, fields: readonly EventField[]): SqliteMigration {
+  return { version, sql: [`-- Event fields ${fields.map((f) => f.name).join(', ')}; rows stored before them read as their zero.`, ...fields.flatMap(addColumnSql)].join('\n') };
+}
+
+/** Every migration in version order: the hand-written ones and those of the event fields added later. */
+export const MIGRATIONS: readonly SqliteMigration[] = withFieldMigrations('SQLite', HAND_WRITTEN, eventFieldMigration);
+
+/** The schema version this build brings a database to. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /** Upsert of the readiness probe: ?1 = now, ?2 = padding bytes. */
 export const STORE_PROBE_SQL = `INSERT INTO store_probe (id, at, pad) VALUES (1, ?, zeroblob(?))
@@ -193,34 +223,35 @@ function userVersion(db: SqliteDatabase): number {
   return Number(db.pragma('user_version', { simple: true }));
 }
 
-export function migrate(db: SqliteDatabase): void {
+/** Brings `db` to the last version of `migrations` (this build's, unless a test gives others). */
+export function migrate(db: SqliteDatabase, migrations: readonly SqliteMigration[] = MIGRATIONS): void {
   // A migration that rebuilds a table drops the original, which foreign keys would refuse (or
   // cascade). SQLite's own procedure: foreign keys off (only possible outside a transaction), then
   // foreign_key_check before committing, so the result is exactly as consistent as before.
   const foreignKeys = Number(db.pragma('foreign_keys', { simple: true })) === 1;
   db.pragma('foreign_keys = OFF');
   try {
-    migrateInTransaction(db);
+    migrateInTransaction(db, migrations);
   } finally {
     if (foreignKeys) db.pragma('foreign_keys = ON');
   }
 }
 
-function migrateInTransaction(db: SqliteDatabase): void {
+function migrateInTransaction(db: SqliteDatabase, migrations: readonly SqliteMigration[]): void {
+  const last = migrations[migrations.length - 1]?.version ?? 0;
   // IMMEDIATE takes the write lock before reading the version, so two processes opening the same
   // fresh directory cannot both apply the same migration.
   db.transaction(() => {
     const current = userVersion(db);
-    if (current > MIGRATIONS.length) {
-      throw new Error(
-        `Database schema version ${current} is newer than this build knows (${MIGRATIONS.length}); refusing to open it.`,
-      );
+    if (current > last) {
+      throw new Error(`Database schema version ${current} is newer than this build knows (${last}); refusing to open it.`);
     }
-    for (let version = current; version < MIGRATIONS.length; version++) {
-      db.exec(MIGRATIONS[version] ?? '');
-      db.pragma(`user_version = ${version + 1}`);
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
     }
-    if (current === MIGRATIONS.length) return;
+    if (current === last) return;
     const broken = db.pragma('foreign_key_check') as unknown[];
     if (broken.length > 0) throw new Error(`Schema migration left ${broken.length} rows with a dangling reference; nothing was changed.`);
   }).immediate();

@@ -22,11 +22,12 @@ export function columnDefinition(c: SqliteColumn): string {
 const literal = (value: EventRowValue): string => (typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value));
 
 /**
- * The statements adding a field `addedLater` to an existing `events` table, for a new entry of
- * MIGRATIONS (database.ts): its columns, NOT NULL ones with its zero as DEFAULT (SQLite requires one).
+ * The statements adding a field added later to an existing `events` table, the migration its
+ * `since` derives (MIGRATIONS in database.ts): its columns, NOT NULL ones with its zero as DEFAULT
+ * (SQLite requires one).
  */
 export function addColumnSql(field: EventField): string[] {
-  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not addedLater: the first release's columns are in migration 1`);
+  if (field.whenAbsent === undefined) throw new Error(`event field ${field.name} is not added later: the first release's columns are in migration 1`);
   const zero = { [field.name]: field.whenAbsent } as unknown as EventRecord;
   const values = eventRowCodec([field]).toRow(0n, zero, 0).slice(1, -1);
   return fieldColumns(field).map((c, i) => {

@@ -16,7 +16,7 @@ import { MemorySessionStore } from './sessions.js';
 import { StoreAccess } from './store-access.js';
 import { createTripStore } from './trips.js';
 
-export { DATABASE_FILE, MIGRATIONS } from './database.js';
+export { DATABASE_FILE, MIGRATIONS, SCHEMA_VERSION } from './database.js';
 export { SqliteEventLog, type EventLogStats } from './event-log.js';
 
 export interface EmbeddedOptions {

@@ -1,7 +1,6 @@
 import { FailureLog } from '../../runtime/failure-log.js';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from './errors.js';
 import type { BlockRecord, TopicPosition } from './blocks-topic.js';
-import type { IdAllocator } from '../types.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError, type IdAllocator } from '../scale-out-types.js';
 
 const DEFAULT_ID_BLOCK_SIZE = 1000;
 /** Records read back before the first block: enough to see past the last record of every stale gateway. */

@@ -1,8 +1,8 @@
 import { withTimeout } from '../../util/async.js';
 import { FailureLog } from '../../runtime/failure-log.js';
 import { encodeEvent, messageKey, PROTOBUF_WIRE_VERSION, WIRE_HEADERS, type WireVersion } from '../../events/wire.js';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from '../ids/errors.js';
-import type { AppendOutcome, DedupeIndex, EventLog, EventRecord, IdAllocator } from '../types.js';
+import type { AppendOutcome, EventLog, EventRecord } from '../types.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError, type DedupeIndex, type IdAllocator } from '../scale-out-types.js';
 import { clockMs, type Deadline } from '../../util/deadline.js';
 import { ensureTopic, KafkaAdmin, type KafkaLogger } from './client.js';
 import { KeyPartitioner } from './partitioner.js';

@@ -1,6 +1,6 @@
 import type { AdminLockoutStore, GuessPolicy } from '../operators.js';
 import { decimal, LuaScript, parseNumber, positiveMs, RedisDataError, type Guard, type RedisClient } from './connection.js';
-import type { OperatorKeys } from './operator-tokens.js';
+import type { OperatorKeys } from './keys.js';
 
 /** Keys outlive what they record by this much (gateways' clocks differ); correctness never depends on it. */
 const EXPIRY_SLACK_MS = 60_000;

@@ -13,7 +13,7 @@ import {
 } from '../operators.js';
 import { decimal, LuaScript, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import { infoOfPrimaries } from './client.js';
-import type { OperatorKeys } from './operator-tokens.js';
+import type { OperatorKeys } from './keys.js';
 
 /*
  * The audit trail in Redis, append-only, every key in one hash slot ({g:audit}, operator-tokens.ts):

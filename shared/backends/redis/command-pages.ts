@@ -1,5 +1,5 @@
 import type { CommandPage, CommandPageQuery } from '../types.js';
-import { loadCommands, type CommandRef } from './commands.js';
+import { loadCommands, type CommandRef } from './command-records.js';
 import type { RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 

@@ -1,4 +1,4 @@
-import type { DedupeEntry, DedupeIndex } from '../types.js';
+import type { DedupeEntry, DedupeIndex } from '../scale-out-types.js';
 import type { Deadline } from '../../util/deadline.js';
 import { asArray, LuaScript, positiveMs, RedisDataError, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';

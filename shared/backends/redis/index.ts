@@ -1,14 +1,15 @@
 import { Cluster } from 'ioredis';
-import { clusterReady, createRedisClient, endpointOf, infoOfPrimaries, keepConnecting, pingAll, within, type RedisConnectionOptions } from './client.js';
+import { clusterReady, createRedisClient, endpointOf, infoOfPrimaries, keepConnecting, pingAll, within } from './client.js';
+import type { RedisConnectionOptions } from './client-options.js';
 import type { OperatorStores } from '../operators.js';
 import type {
   CommandStore,
-  LastReportSink,
   LockoutStore,
   ProviderStore,
   SessionStore,
   TripStore,
 } from '../types.js';
+import type { LastReportSink } from '../scale-out-types.js';
 import { createRedisCommandStore } from './commands.js';
 import { COMMAND_CANCEL, COMMAND_CANCEL_ALL, COMMAND_DELIVER, COMMAND_ENQUEUE, COMMAND_FINISH, COMMAND_NUMBER, COMMAND_STATUS } from './command-scripts.js';
 import { makeGuard, RedisUnavailableError, type LuaScript, type RedisClient, type RedisLogger } from './connection.js';
@@ -25,7 +26,8 @@ import { createRedisTripStore, TRIP_LIST } from './trips.js';
 import { errorMessage } from '../../util/error-message.js';
 
 export { RedisDataError, RedisUnavailableError, type RedisClient, type RedisLogger } from './connection.js';
-export { redisSentinelOptions, redisStoresOptionsFromConfig } from './client.js';
+export { redisStoresOptionsFromConfig } from './client.js';
+export { redisSentinelOptions } from './client-options.js';
 export { RedisDedupeIndex } from './dedupe.js';
 export { KEY_LAYOUT, RedisKeys } from './keys.js';
 export { RedisPoisonStore } from './poison.js';

@@ -11,7 +11,7 @@ import { hashSlot, SLOTS, slotTag } from './slots.js';
  *                             carries in its last three characters, so the session shares the slot
  *   {p}{g:<family>}:…         the cross-provider lists and sequences, one slot a family: the
  *                             providers' list, the lockouts index, NUMERO and its owners, poison
- *                             messages, id-blocks marker (operator-tokens.ts adds operators, audit,
+ *                             messages, id-blocks marker (OperatorKeys below adds operators, audit,
  *                             admin guesses)
  *
  * The three tag kinds start differently (`u:`, `s:`, `g:`), so no SystemUser, session id or family
@@ -143,5 +143,39 @@ export class RedisKeys {
   /** String with PX: held by the process moving data to this layout. */
   layoutLock(): string {
     return `${this.prefix}{g:layout}:lock`;
+  }
+}
+
+/**
+ * Keys of the admin API's own state, under the deployment's prefix, each family in a hash slot of
+ * its own (tags `g:…`, which no family of keys.ts uses), so that its scripts run on one shard:
+ *   {p}{g:operators}:token:{name}        hash: role, tokenHash, createdAt, createdBy, expiresAt?, lastUsedAt?
+ *   {p}{g:operators}:token-hash:{sha256} string: the name (a request finds its token by the hash)
+ *   {p}{g:operators}:tokens              set of names
+ *   {p}{g:audit}:…                       the audit trail (audit.ts)
+ *   {p}{g:admin-guesses}:{address}       wrong tokens of one address (admin-lockouts.ts)
+ */
+export class OperatorKeys {
+  constructor(readonly prefix: string) {}
+  tokenPrefix(): string {
+    return `${this.prefix}{g:operators}:token:`;
+  }
+  token(name: string): string {
+    return `${this.tokenPrefix()}${name}`;
+  }
+  tokenHashPrefix(): string {
+    return `${this.prefix}{g:operators}:token-hash:`;
+  }
+  tokenByHash(hash: string): string {
+    return `${this.tokenHashPrefix()}${hash}`;
+  }
+  tokens(): string {
+    return `${this.prefix}{g:operators}:tokens`;
+  }
+  audit(part: string): string {
+    return `${this.prefix}{g:audit}:${part}`;
+  }
+  guess(address: string): string {
+    return `${this.prefix}{g:admin-guesses}:${address}`;
   }
 }

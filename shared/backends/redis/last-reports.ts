@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
-import type { EventInstant, LastReportSink, LastReportUpdate } from '../types.js';
+import type { EventInstant } from '../types.js';
+import type { LastReportSink, LastReportUpdate } from '../scale-out-types.js';
 import { decimal, LuaScript, type Guard, type RedisClient } from './connection.js';
 import type { RedisKeys } from './keys.js';
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../../util/error-message.js';
 import { asString, LuaScript, type RedisClient, type RedisLogger } from './connection.js';
-import { KEY_LAYOUT, type RedisKeys } from './keys.js';
-import { OperatorKeys } from './operator-tokens.js';
+import { KEY_LAYOUT, OperatorKeys, type RedisKeys } from './keys.js';
 
 /**
  * The key layout the data is in. Releases before Redis Cluster support wrote layout 1: the same

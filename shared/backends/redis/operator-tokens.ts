@@ -10,40 +10,7 @@ import {
 import { RedisAdminLockoutStore } from './admin-lockouts.js';
 import { RedisAuditStore } from './audit.js';
 import { asArray, decimal, flatToRecord, LuaScript, parseNumber, RedisDataError, type Guard, type RedisClient } from './connection.js';
-
-/**
- * Keys of the admin API's own state, under the deployment's prefix, each family in a hash slot of
- * its own (tags `g:…`, which no family of keys.ts uses), so that its scripts run on one shard:
- *   {p}{g:operators}:token:{name}        hash: role, tokenHash, createdAt, createdBy, expiresAt?, lastUsedAt?
- *   {p}{g:operators}:token-hash:{sha256} string: the name (a request finds its token by the hash)
- *   {p}{g:operators}:tokens              set of names
- *   {p}{g:audit}:…                       the audit trail (audit.ts)
- *   {p}{g:admin-guesses}:{address}       wrong tokens of one address (admin-lockouts.ts)
- */
-export class OperatorKeys {
-  constructor(readonly prefix: string) {}
-  tokenPrefix(): string {
-    return `${this.prefix}{g:operators}:token:`;
-  }
-  token(name: string): string {
-    return `${this.tokenPrefix()}${name}`;
-  }
-  tokenHashPrefix(): string {
-    return `${this.prefix}{g:operators}:token-hash:`;
-  }
-  tokenByHash(hash: string): string {
-    return `${this.tokenHashPrefix()}${hash}`;
-  }
-  tokens(): string {
-    return `${this.prefix}{g:operators}:tokens`;
-  }
-  audit(part: string): string {
-    return `${this.prefix}{g:audit}:${part}`;
-  }
-  guess(address: string): string {
-    return `${this.prefix}{g:admin-guesses}:${address}`;
-  }
-}
+import { OperatorKeys } from './keys.js';
 
 /** KEYS: token hash, hash→name key, names set. ARGV: max tokens, name, field, value, … → 'created' | 'exists' | 'full'. */
 const OPERATOR_TOKEN_CREATE = new LuaScript(

@@ -19,6 +19,7 @@ import type { CallContext } from '../../../gateway/service/context.js';
 import type { OperationService } from '../../../gateway/service/service.js';
 import { httpBindable, isArrayParam, operationList, type ArgumentBag, type OperationDef, type ScalarField } from '../../../shared/catalogue/index.js';
 import { inProcessGateway, type WireReply, type WireRequest } from '../../helpers/in-process.js';
+import { SAMPLE_EVENT } from '../../helpers/client-event.js';
 import { FIXTURES as FIXTURE_ROOT } from '../../helpers/paths.js';
 
 const FIXTURES = join(FIXTURE_ROOT, 'asmx');
@@ -85,16 +86,8 @@ const SAMPLE: Record<string, string> = {
   Password: 'secret-1',
   AntiguaClave: 'secret-1',
   NuevaClave: 'secret-2 & more',
-  Dominio: 'AB123CD',
-  NroSerie: 'SN-1',
-  Codigo: '1',
-  Latitud: '-34.6037221',
-  Longitud: '-58.3815704',
-  Altitud: '25',
-  Velocidad: '42.5',
+  ...SAMPLE_EVENT,
   Rumbo: '90',
-  FechaHoraEvento: '2026-11-22T08:59:30-03:00',
-  FechaHoraRecepcion: '2026-11-22T09:00:00-03:00',
   Crudo: '$GPRMC,123519,A*6A',
   Valido: 'true',
   NUMERO: '7',

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LoaderStats } from '../../../worker/loader-types.js';
 import { OffsetCommits, type PartitionOffsets } from '../../../worker/offset-commits.js';
+import { sleep } from '../../helpers/wait.js';
 
 type Offsets = { topic: string; partition: number; offset: string }[];
 
@@ -40,8 +41,6 @@ function setUp(options: { assigned?: number[]; running?: () => boolean } = {}) {
   const partition = (n: number): PartitionOffsets => ({ partition: n, pendingCommit: null, commitTimer: null });
   return { offsets, commits, warnings, flushes, stats, partition, assigned, failTimes: (n: number) => (failNext = n) };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('OffsetCommits', () => {
   it('commits the next offset to read, and counts it', async () => {

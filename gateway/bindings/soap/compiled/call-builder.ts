@@ -4,7 +4,7 @@ import { XmlEnvelopeScanner } from '../scanner/scanner.js';
 import type { StartTag } from '../scanner/tags.js';
 import { MAX_KEPT_DEPTH, type SoapVersion } from '../envelope.js';
 import { ABSENT, CallRecord, NIL, TEXT, type ItemSlots } from './call-record.js';
-import type { SoapArgumentDecoders } from './argument-decoder.js';
+import type { DecoderRecord, SoapArgumentDecoders } from './argument-decoder.js';
 
 /** What the compiled path reads of a SOAP request: the version, the operation, its slots. */
 export interface ScannedCall {
@@ -12,7 +12,7 @@ export interface ScannedCall {
   /** The first Body element's local name, or null for an empty Body. */
   readonly operation: string | null;
   /** Its arguments' slots when it names an operation of the catalogue, else null. */
-  readonly record: CallRecord | null;
+  readonly record: DecoderRecord | null;
 }
 
 // What the open element at a depth (4..6) is; module-local for the same reason as scanner.ts's bytes.
@@ -41,18 +41,18 @@ const FIELD = 6;
  */
 class CallBuilder extends EnvelopeLevels<ScannedCall> {
   private operation: string | null = null;
-  private record: CallRecord | null = null;
+  private record: DecoderRecord | null = null;
   /** The items of the array parameter open at depth 4. */
   private list: ItemSlots | null = null;
   private readonly roles = new Uint8Array(MAX_KEPT_DEPTH + 1);
   private readonly slots = new Int32Array(MAX_KEPT_DEPTH + 1);
   private readonly keeps = new Uint8Array(MAX_KEPT_DEPTH + 1);
   /** This builder's record of each operation, by plan index (made on first use, then reused). */
-  private readonly records: (CallRecord | undefined)[];
+  private readonly records: (DecoderRecord | undefined)[];
 
   constructor(private readonly plans: SoapArgumentDecoders) {
     super();
-    this.records = new Array<CallRecord | undefined>(plans.size).fill(undefined);
+    this.records = new Array<DecoderRecord | undefined>(plans.size).fill(undefined);
   }
 
   text(text: string): void {

@@ -1,4 +1,4 @@
-import type { ItemLayout, SoapArgumentDecoder } from './argument-decoder.js';
+import type { CallLayout, ItemLayout } from './call-layout.js';
 
 /** A slot's state: the element was not seen, was xsi:nil, or has text (its first occurrence wins). */
 export const ABSENT = 0;
@@ -54,7 +54,7 @@ export class ItemSlots {
  * parameters, and the undeclared elements (extras candidates). One per operation per scanner,
  * reused from request to request.
  */
-export class CallRecord {
+export class CallRecord<Plan extends CallLayout = CallLayout> {
   readonly states: Uint8Array;
   readonly texts: string[];
   /** Per parameter: its items when it is an array, else null. */
@@ -66,7 +66,7 @@ export class CallRecord {
   /** Undeclared names seen in this call (rare: only unknown elements look here). */
   private readonly extraIndex = new Map<string, number>();
 
-  constructor(readonly plan: SoapArgumentDecoder) {
+  constructor(readonly plan: Plan) {
     this.states = new Uint8Array(plan.layouts.length);
     this.texts = new Array<string>(plan.layouts.length).fill('');
     this.items = plan.layouts.map((layout) => (layout === null ? null : new ItemSlots(layout)));

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BodyDecoder } from '../../../../gateway/transport/body-decoder.js';
 import { FormDecoder } from '../../../../gateway/bindings/form/form-decoder.js';
-import { parseMediaType } from '../../../../gateway/transport/exchange.js';
+import { parseMediaType } from '../../../../gateway/transport/media-types.js';
 import { newSessionId } from '../../../../gateway/service/sessions.js';
 import { formatInstant, resolveInstant } from '../../../../shared/dotnet/timezone.js';
 import { parseBoolean, parseDouble, parseInt32 } from '../../../../shared/dotnet/values.js';

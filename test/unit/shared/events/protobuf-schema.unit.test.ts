@@ -1,10 +1,10 @@
 /**
  * The shipped schema (proto/prestadores/events/v1/events.proto) says exactly what wire version 3
- * writes: every field of EVENT_FIELDS under the number protobuf-fields.ts gives it, with the name
- * and type derived from its kind, `optional` where it may be null, nothing else but the id; each
- * field and message documented; no number reused from `reserved` (the parser refuses that). A field added to EVENT_FIELDS
- * fails the build (no number: a compile error) and then this test (no proto field). The .proto is
- * read by protobufjs' parser, a reader we did not write.
+ * writes: every field of EVENT_FIELDS under its `proto` number, with the name and type derived
+ * from its kind, `optional` where it may be null, nothing else but the id; each field and message
+ * documented; no number reused from `reserved` (the parser refuses that). The file is generated
+ * from the table (`npm run generate`); this reads it back with protobufjs' parser, a reader we did
+ * not write, so a generator that wrote it wrong fails here.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -79,8 +79,9 @@ describe('events.proto against EVENT_FIELDS', () => {
   });
 
   it('notices a field added to the table without a schema field, and a number taken from `reserved`', () => {
-    const added: EventField = { ...EVENT_FIELD_LIST[0]!, name: 'satelites' as EventField['name'], kind: 'int', column: 'satelites', nullable: false };
-    expect(schemaDifferences(PROTO_TEXT, [...EVENT_FIELD_LIST, added], { ...EVENT_PROTO_NUMBERS, satelites: 22 })).toEqual(['no field satelites = 22']);
+    // A made-up name, so that no real field added later ever collides with it.
+    const added: EventField = { ...EVENT_FIELD_LIST[0]!, name: 'notAFieldYet' as EventField['name'], kind: 'int', column: 'not_a_field_yet', nullable: false };
+    expect(schemaDifferences(PROTO_TEXT, [...EVENT_FIELD_LIST, added], { ...EVENT_PROTO_NUMBERS, notAFieldYet: 99 })).toEqual(['no field not_a_field_yet = 99']);
     const reusing = PROTO_TEXT.replace('message VehicleEvent {', 'message VehicleEvent {\n  reserved 21;');
     // protobufjs' parser refuses it outright, as protoc does.
     expect(() => schemaDifferences(reusing, EVENT_FIELD_LIST, EVENT_PROTO_NUMBERS)).toThrow(/id 21 is reserved/);

@@ -15,6 +15,7 @@ import {
   EVENT_FIELD_LIST,
   EVENT_FIELDS,
   exampleEventRecord,
+  firstRelease,
   isFieldValue,
   recordCheck,
   type EventField,
@@ -22,13 +23,13 @@ import {
 } from '../../../../shared/events/schema.js';
 import { decodeEvent, encodeEvent, eventWireCodec, WireFormatError } from '../../../../shared/events/wire.js';
 import {
-  addColumnSql as addSqliteColumns,
   columnDefinition,
   eventColumns as sqliteColumns,
   eventRowCodec as sqliteCodec,
   EVENT_ROWS,
 } from '../../../../shared/backends/embedded/event-row.js';
-import { migrate as migrateSqlite } from '../../../../shared/backends/embedded/database.js';
+import { eventFieldMigration, migrate as migrateSqlite } from '../../../../shared/backends/embedded/database.js';
+import { withFieldMigrations } from '../../../../shared/events/migrations.js';
 import { openEmbeddedBackends } from '../../../../shared/backends/embedded/index.js';
 import { eventColumns as clickhouseColumns } from '../../../../shared/backends/clickhouse/rows.js';
 import { currentEventColumns } from '../../../../shared/backends/clickhouse/current-rows.js';
@@ -236,17 +237,20 @@ describe('SQLite', () => {
     db.close();
   });
 
-  it('a table of every kind: derived DDL, rows, reads, and fields added by the migration addColumnSql writes', () => {
-    const first = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent === undefined);
+  it('a table of every kind: derived DDL, rows, reads, and fields added by the migrations their `since` derives', () => {
+    const first = firstRelease(EVERY_KIND_FIELDS);
     const later = EVERY_KIND_FIELDS.filter((f) => f.whenAbsent !== undefined);
     const db = new Database(':memory:');
     const columns = (fields: readonly EventField[]) => sqliteColumns(fields).map((c) => (c.name === 'id' ? 'id INTEGER PRIMARY KEY' : columnDefinition(c)));
-    db.exec(`CREATE TABLE events (${columns(first).join(', ')}) STRICT`);
+    const migrations = withFieldMigrations('SQLite', [{ version: 1, sql: `CREATE TABLE events (${columns(first).join(', ')}) STRICT` }], eventFieldMigration, { fields: EVERY_KIND_FIELDS });
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3]);
+    migrateSqlite(db, migrations.slice(0, 1));
     const before = sqliteCodec(first);
     const old = sample(first, 50);
     old.forEach((r, i) => db.prepare(before.insertSql).run(...before.toRow(BigInt(i + 1), r as unknown as EventRecord, 1000 + i)));
 
-    db.exec(later.flatMap(addSqliteColumns).join('\n'));
+    migrateSqlite(db, migrations);
+    expect(db.pragma('user_version', { simple: true })).toBe(3);
     expect(sqliteTable(db)).toEqual(sqliteColumns(EVERY_KIND_FIELDS).sort((a, b) => a.name.localeCompare(b.name)));
     const codec = sqliteCodec(EVERY_KIND_FIELDS);
     const records = sample(EVERY_KIND_FIELDS, 200) as unknown as EventRecord[];

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DATABASE_FILE, MIGRATIONS, migrate } from '../../../../../shared/backends/embedded/database.js';
+import { DATABASE_FILE, MIGRATIONS, migrate, SCHEMA_VERSION } from '../../../../../shared/backends/embedded/database.js';
 import { openEmbeddedBackends } from '../../../../../shared/backends/embedded/index.js';
 
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
@@ -22,8 +22,8 @@ function previousRelease(): string {
   dirs.push(dir);
   const db = new Database(path.join(dir, DATABASE_FILE));
   db.pragma('foreign_keys = ON');
-  db.exec(MIGRATIONS[0]!);
-  db.exec(MIGRATIONS[1]!);
+  db.exec(MIGRATIONS[0]!.sql);
+  db.exec(MIGRATIONS[1]!.sql);
   db.pragma('user_version = 2');
   const insert = db.prepare(
     `INSERT INTO commands (system_user, cmd, unidad, equipo, state, created_at, expires_at, deliveries) VALUES (?, 'CC', 'U', 'E', ?, ?, ?, ?)`,
@@ -56,7 +56,7 @@ describe('commands table rebuild (schema version 3)', () => {
     }
     const db = new Database(path.join(dir, DATABASE_FILE), { readonly: true });
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
       expect(db.pragma('foreign_key_check')).toEqual([]);
       // The history still references the rebuilt table.
       const fk = db.pragma('foreign_key_list(command_history)') as { table: string }[];

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   DATABASE_FILE,
-  MIGRATIONS,
+  SCHEMA_VERSION,
   openEmbeddedBackends,
   type EmbeddedBackends,
   type EmbeddedOptions,
@@ -79,7 +79,7 @@ describe('database', () => {
 
     const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
 
     // Reopening applies nothing again and keeps the data.
@@ -91,7 +91,7 @@ describe('database', () => {
     const dataDir = tempDir();
     await (await open(dataDir)).close();
     const db = new Database(path.join(dataDir, DATABASE_FILE));
-    db.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
     await expect(openEmbeddedBackends({ dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: WINDOW })).rejects.toThrow(
       /newer/,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { KafkaIdAllocator, type BlockLog } from '../../../../../shared/backends/ids/allocator.js';
 import type { BlockRecord, TopicPosition } from '../../../../../shared/backends/ids/blocks-topic.js';
-import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../../../../shared/backends/ids/errors.js';
+import { IdBlocksConflictError, IdBlocksUnavailableError } from '../../../../../shared/backends/scale-out-types.js';
 import { floorAbove } from '../../../../../shared/backends/ids/floor.js';
 
 /** The id-blocks topic as Kafka keeps it: records at increasing offsets, a topic id, recreation. */

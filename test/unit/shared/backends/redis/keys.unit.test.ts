@@ -4,8 +4,7 @@
  * families able to produce the same key whatever a SystemUser holds.
  */
 import { describe, expect, it } from 'vitest';
-import { RedisKeys } from '../../../../../shared/backends/redis/keys.js';
-import { OperatorKeys } from '../../../../../shared/backends/redis/operator-tokens.js';
+import { OperatorKeys, RedisKeys } from '../../../../../shared/backends/redis/keys.js';
 import { hashSlot } from '../../../../../shared/backends/redis/slots.js';
 import { newSessionId, stampSessionId } from '../../../../../shared/domain/session-ids.js';
 

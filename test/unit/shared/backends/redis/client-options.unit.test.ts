@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redisClientOptions, redisSentinelOptions } from '../../../../../shared/backends/redis/client.js';
-import { redisClusterOptions } from '../../../../../shared/backends/redis/cluster.js';
+import { redisClientOptions, redisClusterOptions, redisSentinelOptions } from '../../../../../shared/backends/redis/client-options.js';
 
 describe('Redis client options', () => {
   it('redis:// is plaintext; rediss:// is TLS 1.2+ with the CA given', () => {

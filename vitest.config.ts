@@ -8,6 +8,14 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * `codecs.unit.test.ts` is a unit test. Each layer's global setup installs and starts only what
  * that layer runs, so `npm run test:unit` needs nothing but `npm install`.
  */
+/**
+ * Files of the embedded, scale-out and browser layers (one group) running at once: one per core.
+ * vitest's default for forks is one fewer than the cores, which on the 2-core machines ran them
+ * one at a time (437 s of the 1,114 s of `npm test` on 2026-11-29); most of their time is waiting
+ * on a server or an engine, not CPU.
+ */
+const GROUP_1_WORKERS = Math.max(2, os.availableParallelism());
+
 const LAYERS = {
   /**
    * In-process: our modules, SQLite in a temporary directory, no server of ours, no setup. Threads
@@ -19,13 +27,13 @@ const LAYERS = {
   // group's projects together, and they must agree on maxWorkers.
   unit: { globalSetup: [], pool: 'threads', isolate: false, maxWorkers: os.availableParallelism(), sequence: { groupOrder: 0 } },
   /** The real gateway (or admin server, or main.ts as a child) on ephemeral ports, embedded mode. */
-  embedded: { globalSetup: ['test/setup/console-build.ts', 'test/setup/docs-tools.ts'] },
+  embedded: { globalSetup: ['test/setup/console-build.ts', 'test/setup/docs-tools.ts'], maxWorkers: GROUP_1_WORKERS },
   /** Real Redis, Kafka and ClickHouse, the deploy/ pieces around them (nginx edge, promtool), and the topic's foreign readers (protoc, Python). */
-  'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts', 'test/setup/foreign-consumers.ts'] },
+  'scale-out': { globalSetup: ['test/setup/services.ts', 'test/setup/nginx.ts', 'test/setup/promtool.ts', 'test/setup/foreign-consumers.ts'], maxWorkers: GROUP_1_WORKERS },
   /** Stop and restart the shared services: one file at a time, after every other layer. */
   faults: { globalSetup: ['test/setup/services.ts'], fileParallelism: false, sequence: { groupOrder: 2 } },
   /** The operators' console in Debian's Chromium. */
-  browser: { globalSetup: ['test/setup/console-build.ts', 'test/setup/chromium.ts'] },
+  browser: { globalSetup: ['test/setup/console-build.ts', 'test/setup/chromium.ts'], maxWorkers: GROUP_1_WORKERS },
   /**
    * Every engine with TLS and authentication (SERVICES_PROFILE=secure: a private CA, Redis and a
    * Sentinel over TLS with ACL users, ClickHouse over HTTPS with least-privilege users, Kafka

@@ -437,7 +437,8 @@ describe('worker: Kafka → ClickHouse', () => {
     // One vehicle per key, so all of a vehicle's events are in one partition, in order.
     await produce(topic, evs);
     produced += evs.length;
-    await waitFor('last reports', () => sink.latest.get('lr2|A') !== undefined && sink.latest.get('lr|A')?.epochMs === base + 9000);
+    // The vehicles are in different partitions, so in batches that may end in any order: wait for all three.
+    await waitFor('last reports', () => sink.latest.get('lr2|A') !== undefined && sink.latest.get('lr|B') !== undefined && sink.latest.get('lr|A')?.epochMs === base + 9000);
     expect(sink.latest.get('lr|A')).toEqual(at(9, 3));
     expect(sink.latest.get('lr|B')).toEqual(at(1));
     expect(sink.latest.get('lr2|A')).toEqual(at(2));
@@ -446,6 +447,8 @@ describe('worker: Kafka → ClickHouse', () => {
   });
 
   it('batches by time when few events arrive', async () => {
+    // Every event of the tests before counted first, so that only this test's batches follow `before`.
+    await waitFor('the earlier batches counted', () => metrics.batchSizes.reduce((a, b) => a + b, 0) >= produced);
     const before = metrics.batchSizes.length;
     const t0 = Date.now();
     const evs = ids(7, 700n).map((id) => ({ id, event: makeEvent({ systemUser: 'bt' }) }));

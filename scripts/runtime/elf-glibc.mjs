@@ -83,17 +83,39 @@ function sections(buf) {
   return out;
 }
 
+/**
+ * Walks the version-needs section: each `verneed` entry (one per library) with the offsets of its
+ * `vernaux` entries (one per version it needs).
+ */
+/** @param {Buffer} buf @param {Section} verneed @returns {Generator<{ at: number, auxes: number[] }>} */
+function* verneedEntries(buf, verneed) {
+  let at = verneed.offset;
+  for (;;) {
+    /** @type {number[]} */
+    const auxes = [];
+    const count = buf.readUInt16LE(at + 2);
+    let aux = at + buf.readUInt32LE(at + 8);
+    for (let i = 0; i < count; i++) {
+      auxes.push(aux);
+      const next = buf.readUInt32LE(aux + 12);
+      if (next === 0) break;
+      aux += next;
+    }
+    yield { at, auxes };
+    const next = buf.readUInt32LE(at + 12);
+    if (next === 0) return;
+    at += next;
+  }
+}
+
 /** The version needs: every `vernaux` entry with where it lives, its name, index and library. */
 /** @param {Buffer} buf @param {Section} verneed @param {Section} dynstr @returns {VersionNeed[]} */
 function versionNeeds(buf, verneed, dynstr) {
   /** @type {VersionNeed[]} */
   const needs = [];
-  let at = verneed.offset;
-  for (;;) {
+  for (const { at, auxes } of verneedEntries(buf, verneed)) {
     const file = cString(buf, dynstr.offset + buf.readUInt32LE(at + 4));
-    const count = buf.readUInt16LE(at + 2);
-    let aux = at + buf.readUInt32LE(at + 8);
-    for (let i = 0; i < count; i++) {
+    for (const aux of auxes) {
       needs.push({
         at: aux,
         file,
@@ -102,13 +124,7 @@ function versionNeeds(buf, verneed, dynstr) {
         nameOffset: buf.readUInt32LE(aux + 8),
         name: cString(buf, dynstr.offset + buf.readUInt32LE(aux + 8)),
       });
-      const next = buf.readUInt32LE(aux + 12);
-      if (next === 0) break;
-      aux += next;
     }
-    const next = buf.readUInt32LE(at + 12);
-    if (next === 0) break;
-    at += next;
   }
   return needs;
 }
@@ -122,20 +138,9 @@ function versionNeeds(buf, verneed, dynstr) {
 function otherStringRefs(buf, all, verneed) {
   /** @type {number[]} */
   const refs = [];
-  let at = verneed.offset;
-  for (;;) {
+  for (const { at, auxes } of verneedEntries(buf, verneed)) {
     refs.push(buf.readUInt32LE(at + 4));
-    const count = buf.readUInt16LE(at + 2);
-    let aux = at + buf.readUInt32LE(at + 8);
-    for (let i = 0; i < count; i++) {
-      refs.push(buf.readUInt32LE(aux + 8));
-      const next = buf.readUInt32LE(aux + 12);
-      if (next === 0) break;
-      aux += next;
-    }
-    const next = buf.readUInt32LE(at + 12);
-    if (next === 0) break;
-    at += next;
+    for (const aux of auxes) refs.push(buf.readUInt32LE(aux + 8));
   }
   const dynamic = all.find((s) => s.type === SHT_DYNAMIC);
   if (dynamic) {

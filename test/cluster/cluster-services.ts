@@ -4,11 +4,10 @@
  * or freeze a primary, start a node again, move a slot under load, and wait until the cluster is
  * whole again (every slot served, each primary with a linked replica).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { openRedisStores, type RedisStores } from '../../shared/backends/redis/index.js';
+import { profileEnv, profileNodes, upProfile } from '../helpers/profile.js';
 import { uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
@@ -24,19 +23,12 @@ export interface ClusterServices {
 
 /** Settings `SERVICES_PROFILE=cluster npm run services:up` wrote; a missing file fails the suite. */
 function clusterServices(): ClusterServices {
-  const file = process.env.SERVICES_CLUSTER_ENV_FILE ?? path.join(ROOT, '.services-cluster.env');
-  if (!existsSync(file)) throw new Error(`${file} is missing: start the cluster profile with \`SERVICES_PROFILE=cluster npm run services:up\`.`);
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]!] = m[2]!;
-  }
-  for (const k of ['REDIS_CLUSTER_NODES', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'SERVICES_DIR']) if (!env[k]) throw new Error(`${k} missing from ${file}`);
+  const env = profileEnv('cluster', ['REDIS_CLUSTER_NODES', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'SERVICES_DIR'], process.env.SERVICES_CLUSTER_ENV_FILE);
   return {
-    nodes: env.REDIS_CLUSTER_NODES!.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) })),
-    kafkaBrokers: env.KAFKA_BROKERS!.split(','),
-    clickhouseUrl: env.CLICKHOUSE_URL!,
-    servicesDir: env.SERVICES_DIR!,
+    nodes: env.REDIS_CLUSTER_NODES.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) })),
+    kafkaBrokers: env.KAFKA_BROKERS.split(','),
+    clickhouseUrl: env.CLICKHOUSE_URL,
+    servicesDir: env.SERVICES_DIR,
   };
 }
 
@@ -44,28 +36,11 @@ export const cluster = clusterServices();
 
 export const nodeName = (port: number): string => `cluster-${cluster.nodes.findIndex((n) => n.port === port) + 1}`;
 
-export function nodePid(node: string): number {
-  return Number(readFileSync(path.join(cluster.servicesDir, `${node}.pid`), 'utf8').trim());
-}
-export function killNode(node: string): void {
-  process.kill(nodePid(node), 'SIGKILL');
-}
-/** Freezes a node (SIGSTOP): its connections stay open and nothing answers; resumeNode lets it go on. */
-export function stallNode(node: string): void {
-  process.kill(nodePid(node), 'SIGSTOP');
-}
-export function resumeNode(node: string): void {
-  process.kill(nodePid(node), 'SIGCONT');
-}
+export const { nodePid, killNode, stallNode, resumeNode } = profileNodes(cluster.servicesDir);
 
 /** Starts nodes again (or leaves those running) through the services script, which waits until the cluster is whole. */
 export function upNodes(...nodes: string[]): void {
-  execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), ...nodes], {
-    cwd: ROOT,
-    stdio: 'pipe',
-    timeout: 150_000,
-    env: { ...process.env, SERVICES_PROFILE: 'cluster' },
-  });
+  upProfile('cluster', nodes, { quiet: true });
 }
 
 /** A plain client of one node (not the cluster client): its own view of the cluster. */

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
+import { upProfile } from '../helpers/profile.js';
 
 /**
  * The "cluster" project's global setup: the cluster profile of the services script (Redis Cluster,
@@ -8,10 +7,5 @@ import path from 'node:path';
  * be started fails the suite (up.sh exits non-zero); nothing is skipped.
  */
 export default function setup(): void {
-  const root = path.resolve(import.meta.dirname, '..', '..');
-  execFileSync('bash', [path.join(root, 'scripts/services/up.sh')], {
-    stdio: 'inherit',
-    cwd: root,
-    env: { ...process.env, SERVICES_PROFILE: 'cluster' },
-  });
+  upProfile('cluster');
 }

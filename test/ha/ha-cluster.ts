@@ -3,14 +3,13 @@
  * Kafka brokers) and what the failure tests run on them: gateways and a worker as real processes
  * (so that they can be kill -9'd); the load and the tally are helpers/failover-load.ts's.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { openRedisStores, type RedisStores } from '../../shared/backends/redis/index.js';
 import { hashPassword } from '../../shared/domain/passwords.js';
 import { report as reportAs, startLoad, tally as tallyIn, type Answer, type Tally } from '../helpers/failover-load.js';
 import { startProc, type Proc } from '../helpers/processes.js';
+import { profileEnv, profileNodes, upProfile } from '../helpers/profile.js';
 import { uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
@@ -34,23 +33,14 @@ const hostPort = (a: string) => {
 
 /** Settings `SERVICES_PROFILE=ha npm run services:up` wrote; a missing file fails the suite. */
 export function haServices(): HaServices {
-  const file = process.env.SERVICES_HA_ENV_FILE ?? path.join(ROOT, '.services-ha.env');
-  if (!existsSync(file)) throw new Error(`${file} is missing: start the HA profile with \`SERVICES_PROFILE=ha npm run services:up\`.`);
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]!] = m[2]!;
-  }
-  for (const k of ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_HA_NODES', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'SERVICES_DIR']) {
-    if (!env[k]) throw new Error(`${k} missing from ${file}`);
-  }
+  const env = profileEnv('ha', ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_HA_NODES', 'KAFKA_BROKERS', 'CLICKHOUSE_URL', 'SERVICES_DIR'], process.env.SERVICES_HA_ENV_FILE);
   return {
-    sentinels: env.REDIS_SENTINELS!.split(',').map(hostPort),
-    sentinelName: env.REDIS_SENTINEL_NAME!,
-    redisNodes: env.REDIS_HA_NODES!.split(',').map(hostPort),
-    kafkaBrokers: env.KAFKA_BROKERS!.split(','),
-    clickhouseUrl: env.CLICKHOUSE_URL!,
-    servicesDir: env.SERVICES_DIR!,
+    sentinels: env.REDIS_SENTINELS.split(',').map(hostPort),
+    sentinelName: env.REDIS_SENTINEL_NAME,
+    redisNodes: env.REDIS_HA_NODES.split(',').map(hostPort),
+    kafkaBrokers: env.KAFKA_BROKERS.split(','),
+    clickhouseUrl: env.CLICKHOUSE_URL,
+    servicesDir: env.SERVICES_DIR,
   };
 }
 
@@ -58,35 +48,12 @@ export const ha = haServices();
 
 // ---- the engines' nodes ------------------------------------------------------------------------
 
-/** Pid of a node of the HA profile (redis-1, sentinel-2, kafka-3 ...), from up.sh's pid file. */
-export function nodePid(node: string): number {
-  return Number(readFileSync(path.join(ha.servicesDir, `${node}.pid`), 'utf8').trim());
-}
-
-export function killNode(node: string): void {
-  process.kill(nodePid(node), 'SIGKILL');
-}
-
-/**
- * Stalls a node (SIGSTOP): its connections stay open and nothing answers, as a VM frozen by its
- * hypervisor or a process in a long GC pause; resumeNode (SIGCONT) lets it go on.
- */
-export function stallNode(node: string): void {
-  process.kill(nodePid(node), 'SIGSTOP');
-}
-
-export function resumeNode(node: string): void {
-  process.kill(nodePid(node), 'SIGCONT');
-}
+/** Signals to a node of the HA profile (redis-1, sentinel-2, kafka-3 ...), from up.sh's pid files. */
+export const { nodePid, killNode, stallNode, resumeNode } = profileNodes(ha.servicesDir);
 
 /** Starts a node again (or leaves it if it runs) through the services script. */
 export function upNode(node: string): void {
-  execFileSync('bash', [path.join(ROOT, 'scripts/services/up.sh'), node], {
-    cwd: ROOT,
-    stdio: 'pipe',
-    timeout: 150_000,
-    env: { ...process.env, SERVICES_PROFILE: 'ha' },
-  });
+  upProfile('ha', [node], { quiet: true });
 }
 
 /** Asks the Sentinels (the first that answers) which node is the primary. */

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
+import { upProfile } from '../helpers/profile.js';
 
 /**
  * The "ha" project's global setup: the HA profile of the services script (Redis primary + replica +
@@ -7,10 +6,5 @@ import path from 'node:path';
  * be started fails the suite (up.sh exits non-zero); nothing is skipped.
  */
 export default function setup(): void {
-  const root = path.resolve(import.meta.dirname, '..', '..');
-  execFileSync('bash', [path.join(root, 'scripts/services/up.sh')], {
-    stdio: 'inherit',
-    cwd: root,
-    env: { ...process.env, SERVICES_PROFILE: 'ha' },
-  });
+  upProfile('ha');
 }

@@ -284,7 +284,10 @@ describe('Redis Cluster: a shard failing under ingest', () => {
     const target = (await clusterNodes()).find((n) => n.primary && !n.failing && n.port !== source.port)!;
     const faultAt = Date.now();
     const moves = [];
-    for (const slot of slots) moves.push(await migrateSlot(slot, { port: target.port, id: target.id }, 10, 100));
+    // 40 keys a batch, 100 ms apart: a slot of 1,000-2,000 keys still moves over seconds of ingest
+    // (thousands of inserts a second), its keys split between the two nodes meanwhile; 10 a batch
+    // took 10-24 s a slot and most of the layer's time (2026-11-29).
+    for (const slot of slots) moves.push(await migrateSlot(slot, { port: target.port, id: target.id }, 40, 100));
     const movedAt = Date.now();
     await waitFor('the moved providers acknowledged on their new shard', async () => (shardAnswers(r, new Set(slots), movedAt).some((a) => (a.code ?? 0) > 0) ? true : undefined), 30_000);
     // Their keys are where the servers now say (the gateways wrote them there after the move).

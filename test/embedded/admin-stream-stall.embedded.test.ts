@@ -7,7 +7,7 @@ import { LocalEventFeed } from '../../shared/backends/embedded/live-feed.js';
 import { loadConfig } from '../../shared/config/index.js';
 import { eventRecords } from '../helpers/event-records.js';
 import { sleep } from '../helpers/wait.js';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -21,6 +21,7 @@ const KEEP_ALIVE_MS = 40;
 
 let backends: EmbeddedBackends;
 let server: AdminServer;
+let dataDir = '';
 const uncaught: unknown[] = [];
 const onUncaught = (err: unknown): void => {
   uncaught.push(err);
@@ -28,7 +29,7 @@ const onUncaught = (err: unknown): void => {
 
 beforeAll(async () => {
   process.on('uncaughtException', onUncaught);
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'admin-stall-'));
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'admin-stall-'));
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_PORT: '0' });
   backends = await openEmbeddedBackends({ dataDir, sqliteSynchronous: 'NORMAL', dedupeWindowMs: 600_000 });
   server = await startAdminServer({
@@ -48,6 +49,7 @@ afterAll(async () => {
   await server?.close();
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await backends?.close();
+  if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('a live stream whose reader stalls', () => {

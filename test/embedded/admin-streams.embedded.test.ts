@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,7 @@ const FLUSH_MS = 50;
 
 let backends: EmbeddedBackends;
 let server: AdminServer;
+let dataDir = '';
 let feed: LocalEventFeed;
 const uncaught: unknown[] = [];
 const onUncaught = (err: unknown): void => {
@@ -33,7 +34,7 @@ const onUncaught = (err: unknown): void => {
 
 beforeAll(async () => {
   process.on('uncaughtException', onUncaught);
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'admin-streams-'));
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'admin-streams-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
     ADMIN_PORT: '0',
@@ -52,6 +53,7 @@ afterAll(async () => {
   await server?.close();
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed before assigning it
   await backends?.close();
+  if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** A raw stream request; the socket and all it has received so far. */

@@ -94,7 +94,10 @@ export async function startNode(kind: 'gateway' | 'worker', args: string[], cwd:
       }
     },
     kill9: () => {
-      if (!exited) child.kill('SIGKILL');
+      if (exited) return;
+      child.kill('SIGKILL');
+      // Nothing starts again in this directory (each start has its own): gone once the process is.
+      void exitedWith.then(() => rmSync(dataDir, { recursive: true, force: true }));
     },
     async stop() {
       if (!exited) {

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
-import LayerSequencer from './test/setup/sequencer.js';
 
 /**
  * Test layers (test/README.md). A test file's layer is the word before `.test.ts` in its name:
@@ -102,8 +101,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Native uWebSockets.js and better-sqlite3 are safest in child processes.
     pool: 'forks',
-    // Within a group, the layers whose files wait longest first (test/setup/sequencer.ts).
-    sequence: { sequencer: LayerSequencer },
     projects: (Object.keys(LAYERS) as Layer[]).map((name) => ({
       extends: true,
       test: { name, include: [`test/**/*.${name}.test.ts`], sequence: { groupOrder: 1 }, ...LAYERS[name] },

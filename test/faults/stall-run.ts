@@ -101,6 +101,8 @@ export interface StallRun {
   worker: Proc;
   load: Load;
   runId: string;
+  /** The gateway's RSS once it settled under load, before the first case (MB). */
+  settledRssMb: number;
   /** A client of ClickHouse itself (never through the proxy), for the tally. */
   clickhouse: ClickHouseClient;
   stop(): Promise<void>;
@@ -152,7 +154,7 @@ export async function startStallRun(extraEnv: Record<string, string> = {}): Prom
   const runId = uniqueName('stall');
   const load = startLoad(gateway.serviceUrl, runId);
   await waitFor('ingest running', () => load.ackedSince(0) > 50, 60_000);
-  await steadyMemory(gateway);
+  const settledRssMb = Math.round((await steadyMemory(gateway)) / 1048576);
   const clickhouse = createClient({ url: s.clickhouseUrl, request_timeout: 30_000 });
   return {
     env,
@@ -161,6 +163,7 @@ export async function startStallRun(extraEnv: Record<string, string> = {}): Prom
     worker,
     load,
     runId,
+    settledRssMb,
     clickhouse,
     async stop() {
       await load.stop();
@@ -180,7 +183,7 @@ export async function startStallRun(extraEnv: Record<string, string> = {}): Prom
  * ingest (200 to 370 MB on Node 24 under tsx), which is not a queue growing with a fault. The
  * cases then measure growth from that plateau.
  */
-async function steadyMemory(gateway: Proc): Promise<void> {
+async function steadyMemory(gateway: Proc): Promise<number> {
   const samples: number[] = [];
   const started = Date.now();
   while (Date.now() - started < 90_000) {
@@ -189,7 +192,9 @@ async function steadyMemory(gateway: Proc): Promise<void> {
     if (last.length === 9 && Math.max(...last) - Math.min(...last) < 16 * 1048576) break;
     await sleep(1000);
   }
-  console.log(`[stall] gateway memory steady at ${Math.round((samples.at(-1) ?? 0) / 1048576)} MB after ${Math.round((Date.now() - started) / 1000)} s of ingest`);
+  const settled = samples.at(-1) ?? 0;
+  console.log(`[stall] gateway memory steady at ${Math.round(settled / 1048576)} MB after ${Math.round((Date.now() - started) / 1000)} s of ingest`);
+  return settled;
 }
 
 /** Warning-or-worse lines of a process written between two times (pino: level >= 40). */

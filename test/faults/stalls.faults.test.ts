@@ -23,7 +23,7 @@ import { FaultProxy } from '../helpers/fault-proxy.js';
 import { startProc } from '../helpers/processes.js';
 import { services, uniqueName } from '../helpers/services.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-import { FAULTS, expectCase, runCase, stallRunForFile, tally, type CaseFigures } from './stall-run.js';
+import { FAULTS, expectCase, runCase, stallRunForFile, tally, type CaseFigures, type Tally } from './stall-run.js';
 
 /** The stated bound: the worker stores an event acknowledged after the heal within this long of it. */
 const WORKER_RESUME_MS = 20_000;
@@ -116,16 +116,35 @@ describe('stalls: the gateway and the worker with each engine behind a fault pro
     expect(afterRate).toBeGreaterThan(beforeRate * 0.6);
   });
 
-  it('every acknowledged event is stored exactly once, and every resent one too', { timeout: 180_000 }, async () => {
-    await run().load.stop();
-    const t = await tally(run());
+  it('memory after every fault: the gateway within 100 MB of where it was before the first (nothing piles up from one fault to the next)', () => {
+    const rssMb = Math.round((run().gateway.rss() ?? 0) / 1048576);
+    const firstMb = cases[0]?.rssBeforeMb ?? 0;
+    console.log(`[stall] gateway memory after ${cases.length} faults: ${rssMb} MB (${firstMb} MB before the first; settled at ${run().settledRssMb} MB)`);
+    expect(firstMb).toBeGreaterThan(0);
+    expect(rssMb).toBeGreaterThan(0);
+    // Measured 21 and 58 MB over the 13 faults (2026-11-29): V8 grows its heap in steps of about
+    // 16 MB for a while after the warm-up; a queue kept per fault would add up past the bound.
+    expect(rssMb - firstMb).toBeLessThan(100);
+  });
+
+  /** The tally over the whole run, once the load stopped: computed by the first test that asks. */
+  let tallied: Promise<Tally> | undefined;
+  const finalTally = (): Promise<Tally> => (tallied ??= run().load.stop().then(() => tally(run())));
+
+  it('every acknowledged event is stored exactly once, under the id it was answered with', { timeout: 180_000 }, async () => {
+    const t = await finalTally();
     expect(t.acknowledged).toBeGreaterThan(2000);
     expect(t.lost).toBe(0);
     expect(t.twice).toBe(0);
-    expect(t.resent).toBeGreaterThan(0);
-    expect(t.resentLost).toBe(0);
     // Every case above ran (a skipped or failed one would make this fewer).
     expect(cases.length).toBe(FAULTS.length * 3 + 1);
+  });
+
+  it('every event answered -5 and sent again is stored once, under the id its resend was answered with', { timeout: 180_000 }, async () => {
+    const t = await finalTally();
+    // The Redis and Kafka black holes answer -5 (checked per case), and the clients resend those.
+    expect(t.resent).toBeGreaterThan(0);
+    expect(t.resentLost).toBe(0);
   });
 });
 

@@ -11,8 +11,9 @@
  * bench/LOG.md §"2026-11-26 (third session)" came from it.
  *
  * Run: npx tsx bench/perf.ts [script.lua [wrk script args]]
- *        (env DURATION=8, CONNECTIONS=50, TOP=25, PERF_DATA=/tmp/gw-perf.data; the file stays
- *        for `perf report -i`)
+ *        (env DURATION=8, WARMUP=3 (seconds of load before recording), CONNECTIONS=50, TOP=25,
+ *        PERF_DATA=/tmp/gw-perf.data: the file stays for `perf report -i`; PERF_EVENT=page-faults
+ *        records every page fault instead of sampling the CPU: where faults per request come from)
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -22,9 +23,13 @@ import { runWrk } from './lib/wrk.js';
 
 const [script = 'soap11-insert.lua', ...scriptArgs] = process.argv.slice(2);
 const DURATION = Number(process.env.DURATION ?? 8);
+const WARMUP = Number(process.env.WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const TOP = Number(process.env.TOP ?? 25);
 const PERF_DATA = process.env.PERF_DATA ?? '/tmp/gw-perf.data';
+/** cpu-clock sampled at 2 kHz, or a software event counted whole (`-c 1`: page-faults, minor-faults). */
+const PERF_EVENT = process.env.PERF_EVENT ?? 'cpu-clock';
+const PERF_RATE = PERF_EVENT === 'cpu-clock' ? ['-F', '2000'] : ['-c', '1'];
 
 interface ThreadCpu {
   name: string;
@@ -69,9 +74,9 @@ const server = await startServer({ GATEWAY_THREADS: process.env.GATEWAY_THREADS 
 const pid = server.child.pid!;
 try {
   await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
-  await runWrk({ url: server.serviceUrl, script, seconds: 3, connections: CONNECTIONS, seed: 1, args: scriptArgs });
+  await runWrk({ url: server.serviceUrl, script, seconds: WARMUP, connections: CONNECTIONS, seed: 1, args: scriptArgs });
   const before = threadCpu(pid);
-  const perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-g', '-p', String(pid), '-o', PERF_DATA], { stdio: 'ignore' });
+  const perf = spawn('perf', ['record', '-q', '-e', PERF_EVENT, ...PERF_RATE, '-g', '-p', String(pid), '-o', PERF_DATA], { stdio: 'ignore' });
   const run = await runWrk({ url: server.serviceUrl, script, seconds: DURATION, connections: CONNECTIONS, seed: 100_000_000, args: scriptArgs });
   perf.kill('SIGINT');
   await new Promise((resolve) => perf.once('exit', resolve));

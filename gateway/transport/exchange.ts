@@ -23,6 +23,9 @@ export class Exchange implements ArrivingBody {
   /** The body's current 10 s window (body-deadline.ts): set when its reading starts. */
   bodyWindowStart = 0;
   bodyWindowBytes = 0;
+  /** Links of the list of bodies arriving, kept by body-deadline.ts. */
+  bodyPrev: ArrivingBody | null = null;
+  bodyNext: ArrivingBody | null = null;
   /** For metrics and logs: set by the binding once it knows them. */
   operation = '-';
   binding = 'other';

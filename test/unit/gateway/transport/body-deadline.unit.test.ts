@@ -6,6 +6,8 @@ function body(): ArrivingBody & { dropped: number; done: boolean } {
   return {
     bodyWindowStart: 0,
     bodyWindowBytes: 0,
+    bodyPrev: null,
+    bodyNext: null,
     done: false,
     dropped: 0,
     drop() {
@@ -67,6 +69,40 @@ describe('BodyDeadlines', () => {
     d.sweep();
     expect(silent.dropped).toBe(1);
     expect(answered.dropped).toBe(0);
+    expect(d.size).toBe(0);
+  });
+
+  it('keeps the list whole whichever body leaves first (head, middle, tail), and a body started twice is listed once', () => {
+    const d = deadlines();
+    const bodies = Array.from({ length: 5 }, () => body());
+    for (const b of bodies) d.start(b);
+    d.start(bodies[2]!);
+    expect(d.size).toBe(5);
+    // Listed newest first: 4 is the head, 0 the tail.
+    for (const i of [4, 2, 0]) d.progress(bodies[i]!, 1, true);
+    d.progress(bodies[2]!, 1, true);
+    expect(d.size).toBe(2);
+    // The two left still reach the sweep: both dropped after a silent window, nothing else.
+    now += BODY_WINDOW_MS;
+    d.sweep();
+    expect(bodies.map((b) => b.dropped)).toEqual([0, 1, 0, 1, 0]);
+    expect(d.size).toBe(0);
+    // And the list starts again from empty.
+    d.start(bodies[0]!);
+    expect(d.size).toBe(1);
+    d.progress(bodies[0]!, 1, true);
+    expect(d.size).toBe(0);
+  });
+
+  it('drops every silent body of many, unlisting while it walks', () => {
+    const d = deadlines();
+    const bodies = Array.from({ length: 1000 }, () => body());
+    for (const b of bodies) d.start(b);
+    for (let i = 0; i < bodies.length; i += 3) bodies[i]!.done = true;
+    now += BODY_WINDOW_MS;
+    d.sweep();
+    expect(bodies.filter((b) => b.dropped === 1)).toHaveLength(bodies.length - Math.ceil(bodies.length / 3));
+    expect(bodies.every((b) => b.dropped <= 1 && b.bodyPrev === null && b.bodyNext === null)).toBe(true);
     expect(d.size).toBe(0);
   });
 });

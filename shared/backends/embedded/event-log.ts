@@ -131,6 +131,8 @@ export class SqliteEventLog implements EventLog {
   ) {
     this.maxGroupEvents = Math.max(1, options.maxGroupEvents ?? DEFAULT_MAX_GROUP_EVENTS);
     this.dedupe = new DedupeRing<Group>({ expectedKeys: options.maxDedupeKeys ?? DEFAULT_MAX_DEDUPE_KEYS });
+    // A process launched for serving takes the index's memory at once: no page faults while it fills.
+    if (launchedWarm()) this.dedupe.prefault();
 
     // safeIntegers: ids are 64-bit and must not pass through a double.
     const maxId = db.prepare<[], bigint | null>('SELECT MAX(id) FROM events').pluck().safeIntegers().get();

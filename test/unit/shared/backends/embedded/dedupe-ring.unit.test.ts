@@ -42,6 +42,16 @@ class ModelIndex<T> {
 
 
 describe('DedupeRing', () => {
+  it('prefaults only while empty, and works as before after it', () => {
+    const ring = new DedupeRing<string>({ expectedKeys: 5000 });
+    expect(ring.bytes).toBe(8192 * (16 + 8 + 8 + 1 + 8));
+    ring.prefault();
+    ring.add('a', 1n, 100, null);
+    expect(ring.get('a')).toEqual({ id: 1n, receivedAt: 100, pending: null });
+    expect(() => ring.prefault()).toThrow(/only an empty ring/);
+    expect(ring.get('a')?.id).toBe(1n);
+  });
+
   it('answers, replaces, settles, forgets and prunes oldest first', () => {
     const ring = new DedupeRing<string>();
     ring.add('a', 1n, 100, null);

@@ -23,14 +23,42 @@ export function dedupeKey(systemUser: string, dominio: string, nroSerie: string,
   buf[p++] = 0;
   p = put(buf, codigo, p);
   buf[p++] = 0;
-  p = put(buf, String(epochMs), p);
+  p = putInteger(buf, epochMs, p);
   buf[p++] = 0x2e; // '.'
-  p = put(buf, String(subMsTicks), p);
+  p = putInteger(buf, subMsTicks, p);
   buf[p++] = 0;
-  p = put(buf, String(latitud), p);
+  p = put(buf, numberText(latitud), p);
   buf[p++] = 0;
-  p = put(buf, String(longitud), p);
+  p = put(buf, numberText(longitud), p);
   return hash('sha256', scratch.view(p), 'base64');
+}
+
+/**
+ * String(x) for a double, without V8's number-string cache: String() of a number the cache misses
+ * allocates its text in the old generation (to keep it in the cache), so every event's position
+ * grew the old generation, page by page, until a full collection (15% of a fresh gateway's page
+ * faults: bench/perf.ts PERF_EVENT=page-faults, 2026-11-29). JSON.stringify writes a finite number
+ * as ToString does (ECMA-262 SerializeJSONProperty) into a young string; NaN and the infinities it
+ * writes as null, so those go through String().
+ */
+function numberText(x: number): string {
+  return Number.isFinite(x) ? JSON.stringify(x) : String(x);
+}
+
+/** The decimal digits of a safe integer as String(n) writes them, straight into the buffer; any other number as String(n). */
+function putInteger(buf: Buffer, n: number, p: number): number {
+  if (!Number.isSafeInteger(n)) return put(buf, String(n), p);
+  if (n < 0) {
+    buf[p++] = 0x2d; // '-'
+    n = -n;
+  }
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  for (let i = p + digits - 1; i >= p; i--) {
+    buf[i] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
+  }
+  return p + digits;
 }
 
 const scratch = new ScratchBytes();

@@ -257,14 +257,20 @@ const UWS_ONE_READ_BYTES = 512 * 1024;
  * served.
  */
 export function uwsRefusal(d: Draft, request: Buffer): { why: string; statuses: readonly number[]; afterAnAnswer?: true; mayReset?: true } | null {
+  const refusal = uwsRefusalOf(d, request);
+  if (refusal === null) return null;
+  // uWS answers and closes while a long request is still arriving: closing a socket with unread
+  // bytes sends a TCP reset (RFC 2525 §2.17), which may overtake the answer. uWS does not drain
+  // before closing as nginx's lingering close does; one read is at most 512 KiB
+  // (LIBUS_RECV_BUFFER_LENGTH), so a shorter request is read whole and its answer arrives. Any of
+  // its refusals: a huge head, or a small head it refuses (Content-Length with
+  // Transfer-Encoding) in front of a 3 MB body (seed 20261122, case 15530).
+  return request.length > UWS_ONE_READ_BYTES ? { ...refusal, mayReset: true } : refusal;
+}
+
+function uwsRefusalOf(d: Draft, request: Buffer): { why: string; statuses: readonly number[]; afterAnAnswer?: true } | null {
   const headEnd = request.indexOf('\r\n\r\n');
-  if (headEnd < 0 || headEnd + 4 > 4096) {
-    // uWS answers and closes while a long request is still arriving: closing a socket with unread
-    // bytes sends a TCP reset (RFC 2525 §2.17), which may overtake the answer. uWS does not drain
-    // before closing as nginx's lingering close does; one read is at most 512 KiB (LIBUS_RECV_BUFFER_LENGTH).
-    const stillSending = request.length > UWS_ONE_READ_BYTES;
-    return { why: 'head over 4,096 bytes', statuses: [431, 400, 505], ...(stillSending ? { mayReset: true as const } : {}) };
-  }
+  if (headEnd < 0 || headEnd + 4 > 4096) return { why: 'head over 4,096 bytes', statuses: [431, 400, 505] };
   if (d.version !== 'HTTP/1.1') return { why: 'not HTTP/1.1', statuses: [505] };
   const head = request.toString('latin1', 0, headEnd);
   const lines = head.split('\r\n');

@@ -55,9 +55,11 @@ interface ApplicationOptions {
 }
 
 /** The two composition roots: shared/backends/embedded/ and shared/backends/scale-out/. */
-function openBackends(mode: string, config: Config, logger: Logger, metrics: Metrics, clock: () => number): Promise<Backends> {
+async function openBackends(mode: string, config: Config, logger: Logger, metrics: Metrics, clock: () => number): Promise<Backends> {
   if (mode === 'scale-out') return openScaleOutBackends(config, logger, metrics);
-  return openEmbeddedBackends(embeddedOptionsFromConfig(config, { logger, metrics, now: clock }));
+  const backends = await openEmbeddedBackends(embeddedOptionsFromConfig(config, { logger, metrics, now: clock }));
+  metrics.eventWriterHeapSource = () => backends.eventLog.writerHeap();
+  return backends;
 }
 
 /** Wires backends (embedded or scale-out, by configuration), the operation layer, the public gateway and the admin API. */

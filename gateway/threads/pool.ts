@@ -1,6 +1,7 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 import type { Config } from '../../shared/config/index.js';
 import type { Logger } from '../../shared/runtime/logger.js';
+import { launchFlagsInForce } from '../../shared/runtime/thread-heap.js';
 import type { Refusal } from '../service/refusals.js';
 import { BOOTSTRAP, type FromFrontEnd, type FrontEndData, type ToFrontEnd } from './protocol.js';
 import { decodeError, serveCalls } from './rpc.js';
@@ -153,6 +154,8 @@ export class FrontEndPool {
       reportFailure(err);
     };
 
+    // A thread started now takes the process's young-generation flags: none may be cleared for another's start.
+    await launchFlagsInForce();
     const threads: FrontEndThread[] = [];
     const ready: Promise<string | null>[] = [];
     for (let index = 1; index <= options.threads; index++) {

@@ -137,6 +137,23 @@ export class Metrics {
     collect: (): void => this.openConnections.set(this.openConnectionsSource()),
   });
 
+  /** The embedded event log's writer thread's V8 heap, read when /metrics is read (set where the embedded backends are opened). */
+  eventWriterHeapSource: () => Promise<{ total: number; used: number } | null> = () => Promise.resolve(null);
+
+  readonly eventWriterHeap = new Gauge({
+    name: 'gateway_event_writer_heap_bytes',
+    help: "V8 heap of the embedded event log's SQLite writer thread, allocated and used; its young generation is sized apart from the main thread's (docs/running.md, Memory)",
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: async (): Promise<void> => {
+      const heap = await this.eventWriterHeapSource();
+      this.eventWriterHeap.reset();
+      if (heap === null) return;
+      this.eventWriterHeap.labels({ kind: 'allocated' }).set(heap.total);
+      this.eventWriterHeap.labels({ kind: 'used' }).set(heap.used);
+    },
+  });
+
   readonly eventsInFlight = new Gauge({
     name: 'gateway_events_in_flight',
     help: 'Events accepted and not yet acknowledged by the event log',

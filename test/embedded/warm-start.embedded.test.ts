@@ -40,6 +40,27 @@ describe('warm start', () => {
     expect(out.again).toBeLessThan(10);
   });
 
+  it('a thread given a young generation of its own gets it despite the launch flags; threads started after it, and the main thread, keep the flags', () => {
+    const probe = `
+      import v8 from 'node:v8';
+      import { Worker } from 'node:worker_threads';
+      import { launchFlagsInForce, startWorkerWithYoungGeneration } from './shared/runtime/thread-heap.ts';
+      // Each thread allocates past its young generation a few times, then reports its capacity (MB).
+      const code = "const v8 = process.getBuiltinModule('node:v8'); let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1000) a = []; }" +
+        "process.getBuiltinModule('node:worker_threads').parentPort.postMessage(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 ** 20)";
+      const capacity = (w) => new Promise((resolve) => w.once('message', (mb) => { void w.terminate(); resolve(mb); }));
+      const small = startWorkerWithYoungGeneration(code, { eval: true }, 8);
+      await launchFlagsInForce();
+      const later = new Worker(code, { eval: true });
+      const [smallMb, laterMb] = await Promise.all([capacity(small), capacity(later)]);
+      const mainMb = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 ** 20;
+      process.stdout.write(JSON.stringify({ smallMb, laterMb, mainMb }));`;
+    const out = JSON.parse(execFileSync(process.execPath, [...FLAGS, '--import', 'tsx', '--input-type=module', '-e', probe], { cwd: REPO, encoding: 'utf8' })) as { smallMb: number; laterMb: number; mainMb: number };
+    expect(out.smallMb).toBeLessThanOrEqual(8);
+    expect(out.laterMb).toBeGreaterThanOrEqual(64);
+    expect(out.mainMb).toBeGreaterThanOrEqual(64);
+  });
+
   it('the dedupe index prefaulted takes its memory at once: inserts into it then fault almost no page', () => {
     // Each run in a process of its own launched as for serving: page faults are counted per process.
     const faults = (prefault: boolean): { prefault: number; adds: number } => {
@@ -76,5 +97,10 @@ describe('warm start', () => {
     const deadline = Date.now() + 10_000;
     while (!threadNames(gateway.child.pid!).includes('WorkerThread') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(threadNames(gateway.child.pid!)).toContain('WorkerThread');
+    // The writer thread's heap is its own small young generation, not the 128 MB the flags give the main thread.
+    const metrics = await (await fetch(`${gateway.adminUrl}/metrics`, { headers: { Authorization: 'Bearer warm' } })).text();
+    const allocated = /^gateway_event_writer_heap_bytes\{kind="allocated"\} (\d+)/m.exec(metrics);
+    expect(allocated).not.toBeNull();
+    expect(Number(allocated![1])).toBeLessThan(40 * 2 ** 20);
   });
 });

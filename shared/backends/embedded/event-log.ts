@@ -316,6 +316,11 @@ export class SqliteEventLog implements EventLog {
     return Number(this.db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL';
   }
 
+  /** The writer thread's V8 heap, bytes; null when commits run inline or no thread runs. */
+  writerHeap(): Promise<{ total: number; used: number } | null> {
+    return this.writer instanceof WriterThread ? this.writer.heap() : Promise.resolve(null);
+  }
+
   get stats(): EventLogStats {
     return { ...this.counters, dedupeKeys: this.dedupe.size };
   }

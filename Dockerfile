@@ -24,6 +24,9 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:24.22.3-bookworm-slim
 ENV NODE_ENV=production
+# Allocations of 4 MB and more are mapped and unmapped by themselves, not kept by glibc in a thread's
+# arena (scrypt's 16 MB work area in each libuv thread: docs/running.md §Memory); npm start sets the same.
+ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4194304
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -39,13 +39,20 @@ export interface StartOptions {
 }
 
 /**
- * The Node.js flags the checkout's own npm script gives `script` (`npm start` for dist/main.js,
- * `npm run gateway` for dist/gateway/main.js): the bench measures the server as it is launched.
+ * The Node.js flags and the environment (its leading NAME=value words) the checkout's own npm script
+ * gives `script` (`npm start` for dist/main.js, `npm run gateway` for dist/gateway/main.js): the bench
+ * measures the server as it is launched.
  */
-function launchFlags(root: string, script: string): string[] {
+function launchOf(root: string, script: string): { flags: string[]; env: Record<string, string> } {
   const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
-  const line = Object.values(scripts).find((command) => command.startsWith('node ') && command.endsWith(` ${script}`));
-  return line === undefined ? [] : line.split(' ').slice(1, -1).filter((word) => word.startsWith('--'));
+  for (const command of Object.values(scripts)) {
+    const words = command.split(' ');
+    const node = words.findIndex((w) => !/^[A-Z_]+=/.test(w));
+    if (words[node] !== 'node' || words[words.length - 1] !== script) continue;
+    const env = Object.fromEntries(words.slice(0, node).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+    return { flags: words.slice(node + 1, -1).filter((word) => word.startsWith('--')), env };
+  }
+  return { flags: [], env: {} };
 }
 
 /** Runs the gateway (`dist/main.js`, what `npm start` runs) in its own process on a fresh DATA_DIR. */
@@ -66,10 +73,11 @@ export async function startServer(env: Record<string, string> = {}, options: Sta
   const meter = ['--import', pathToFileURL(path.join(ROOT, 'bench', 'lib', 'gc-meter.mjs')).href];
   // BENCH_NODE=<node executable> runs any bench script's server on another runtime (with BENCH_ROOT, an older build).
   const node = options.node ?? (process.env.BENCH_NODE || process.execPath);
-  const [command, args] = pinned(node, [...launchFlags(root, script), ...meter, ...profiling, ...(options.nodeArgs ?? []), script], process.env.BENCH_PIN_SERVER);
+  const launch = launchOf(root, script);
+  const [command, args] = pinned(node, [...launch.flags, ...meter, ...profiling, ...(options.nodeArgs ?? []), script], process.env.BENCH_PIN_SERVER);
   const child = spawn(command, args, {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', BENCH_GC_FILE: gcFile, ...env },
+    env: { ...process.env, ...launch.env, DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', ADMIN_TOKEN: 'bench', LOG_LEVEL: 'info', BENCH_GC_FILE: gcFile, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const { service, admin } = await new Promise<{ service: string; admin: string }>((resolve, reject) => {

@@ -165,10 +165,11 @@ function scanXmlDeclaration(c: Cursor, p: number, decl: Declaration): number {
     if (valueEnd === NEED_MORE) return NEED_MORE;
     const value = c.utf8(p + 1, valueEnd);
     if (found === 0) {
-      if (!VERSION_RE.test(value)) c.fail(valueEnd, 'version number must match /^1\\.[0-9]+$/.');
+      // '1.0' and 'utf-8' (nearly every request) match their RegExp: not run for them.
+      if (value !== '1.0' && !VERSION_RE.test(value)) c.fail(valueEnd, 'version number must match /^1\\.[0-9]+$/.');
       c.xml11 = value !== '1.0';
     } else if (found === 1) {
-      if (!ENCODING_RE.test(value)) c.fail(valueEnd, 'encoding value must match /^[A-Za-z][A-Za-z0-9._-]*$/.');
+      if (value !== 'utf-8' && value !== 'UTF-8' && !ENCODING_RE.test(value)) c.fail(valueEnd, 'encoding value must match /^[A-Za-z][A-Za-z0-9._-]*$/.');
       decl.encoding = value;
     } else if (value !== 'yes' && value !== 'no') {
       c.fail(valueEnd, 'standalone value must match "yes" or "no".');

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidEncodingError } from '../../../../../../gateway/transport/body-decoder.js';
 import { EnvelopeError, XmlSyntaxError, type SoapEnvelope } from '../../../../../../gateway/bindings/soap/envelope.js';
 import { ScannerPool, SoapBodyReader } from '../../../../../../gateway/bindings/soap/scanner/body-reader.js';
+import { isUtf8Label } from '../../../../../../gateway/bindings/soap/scanner/scanner.js';
 import { EnvelopeScanner } from '../../../../../differential/reference/envelope-builder.js';
 import { runReference } from '../../../../../differential/oracle.js';
 import { REPO } from '../../../../../helpers/paths.js';
@@ -67,6 +68,13 @@ function syntaxError(xml: string | Uint8Array): string {
 function params(e: SoapEnvelope): Record<string, string | null> {
   return Object.fromEntries((e.operation?.children ?? []).map((n) => [n.name, n.text]));
 }
+
+describe('isUtf8Label: the charset and encoding labels read as UTF-8', () => {
+  it("takes TextDecoder's UTF-8 labels in any case, trimmed and unquoted, and nothing else", () => {
+    for (const label of ['utf-8', 'UTF-8', 'Utf-8', ' utf8 ', '"UTF-8"', 'unicode-1-1-utf-8', 'X-Unicode20UTF8']) expect(isUtf8Label(label)).toBe(true);
+    for (const label of ['', 'utf-16', 'UTF-16LE', 'iso-8859-1', 'utf-8x', 'utf_8', '"utf-8']) expect(isUtf8Label(label)).toBe(label === '"utf-8');
+  });
+});
 
 describe('scanner: XML features', () => {
   const op = (inner: string) => env(`<Login xmlns="${NS}">${inner}</Login>`);
@@ -179,6 +187,10 @@ describe('scanner: errors', () => {
     ['XML declaration not at the start', ` <?xml version="1.0"?>${env('')}`, /XML declaration must be at the start/],
     ['XML declaration without version', `<?xml encoding="utf-8"?>${env('')}`, /expected version/],
     ['bad standalone value', `<?xml version="1.0" standalone="maybe"?>${env('')}`, /standalone value/],
+    ['a version other than 1.x', `<?xml version="2.0"?>${env('')}`, /version number must match/],
+    ['1.0 with a letter after it', `<?xml version="1.0a"?>${env('')}`, /version number must match/],
+    ['an encoding name starting with a digit', `<?xml version="1.0" encoding="8bit"?>${env('')}`, /encoding value must match/],
+    ['utf-8 after an underscore', `<?xml version="1.0" encoding="_utf-8"?>${env('')}`, /encoding value must match/],
     ['PI target xml in another case', `${env('')}<?XML x?>`, /reserved/],
     ['CDATA outside the root', `<![CDATA[x]]>${env('')}`, /text data outside of root node/],
     ['a second BOM (content, not a signature)', Buffer.from(`\uFEFF\uFEFF${env('')}`, 'utf8'), /text data outside of root node/],

@@ -309,10 +309,7 @@ export class SqliteEventLog implements EventLog {
 
   /** Durability of event commits: the writer thread's setting, or the connection's when inline. */
   get commitSynchronous(): 'FULL' | 'NORMAL' {
-    return this.writer instanceof WriterThread ? this.writer.synchronous : this.inlineSynchronous();
-  }
-
-  private inlineSynchronous(): 'FULL' | 'NORMAL' {
+    if (this.writer instanceof WriterThread) return this.writer.synchronous;
     return Number(this.db.pragma('synchronous', { simple: true })) >= 2 ? 'FULL' : 'NORMAL';
   }
 

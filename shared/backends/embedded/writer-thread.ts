@@ -1,6 +1,8 @@
+import type { HeapInfo } from 'node:v8';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { EVENT_BINARY } from '../../events/binary.js';
 import { startWorkerWithYoungGeneration } from '../../runtime/thread-heap.js';
+import { withTimeout } from '../../util/async.js';
 import { IntMap } from '../../util/int-map.js';
 import { CONTROL, CONTROL_BYTES, externalWrite, HEADER_BYTES, MESSAGE, WriterRing, type GroupToWrite, type Placed, type RingShape } from './writer-ring.js';
 
@@ -39,9 +41,12 @@ export const INSERT_CHUNK_ROWS = 16;
  * The thread's young generation, MB (V8's: both semi-spaces and the large-object space). It
  * allocates a few hundred bytes per event, dead once bound; the process's 64 MB semi-spaces would
  * hold 128 MB more resident for it. 8 MB against the process's flags, `bench/ab.ts`, 50
- * connections: RSS 0.76x, CPU per request 1.006-1.029x, req/s 0.975-1.008x (bench/LOG.md, 2026-11-29).
+ * connections: RSS 0.766x, CPU per request 0.994x, req/s 0.997x (bench/LOG.md, 2026-11-29).
  */
 const WRITER_YOUNG_GENERATION_MB = 8;
+
+/** How long /metrics waits for the thread's heap statistics (see `heap`). */
+const HEAP_ANSWER_MS = 200;
 
 /** The last message number before they start again at 1. */
 const MAX_SEQ = 2 ** 31 - 2;
@@ -109,17 +114,28 @@ interface HandoffStats {
 
 export class WriterThread implements GroupWriter {
   private running: Running | null = null;
+  /** A heap question the thread has not answered yet: asked once, however many scrapes wait for it. */
+  private heapAsked: Promise<HeapInfo> | null = null;
   private seq = 0;
   private readonly counts = { waitsForSpace: 0, transferred: 0, wrapsBefore: 0, commits: 0 };
 
   constructor(private readonly options: WriterThreadOptions) {}
 
-  /** The thread's V8 heap, bytes (allocated and used), or null while none runs. */
+  /**
+   * The thread's V8 heap, bytes (allocated and used), or null while none runs. V8 answers between
+   * two pieces of the thread's JavaScript, so a thread held in a system call (an fsync on a stalled
+   * disk) answers late: /metrics waits HEAP_ANSWER_MS at most and leaves the series out.
+   */
   async heap(): Promise<{ total: number; used: number } | null> {
     const running = this.running;
     if (running === null || running.dead) return null;
-    const stats = await running.worker.getHeapStatistics();
-    return { total: stats.total_heap_size, used: stats.used_heap_size };
+    this.heapAsked ??= running.worker.getHeapStatistics().finally(() => (this.heapAsked = null));
+    try {
+      const stats = await withTimeout(this.heapAsked, HEAP_ANSWER_MS, 'the writer thread\'s heap statistics');
+      return { total: stats.total_heap_size, used: stats.used_heap_size };
+    } catch {
+      return null;
+    }
   }
 
   /** Starts the thread now rather than at the first write (a process launched warm: warm-start.cjs). */

@@ -105,6 +105,31 @@ describe('writer ring', () => {
     expect(rowsOf(db).events).toEqual(rowsOf(reference).events);
   });
 
+  it("reports the thread's heap, and answers null at once while the thread is held in SQLite (a lock here, a stalled fsync in production)", async () => {
+    const db = openDatabase(tempDir(), 'NORMAL');
+    const writer = new WriterThread({ file: db.name, synchronous: 'NORMAL', insertRowsSql: [1, 2, 3].map((n) => EVENT_ROWS.insertRowsSql(n)), upsertSql: UPSERT_LAST_REPORT_SQL, probeSql: STORE_PROBE_SQL });
+    expect(await writer.heap()).toBeNull();
+    const list = records(2, 1);
+    // Once the thread has committed a group it is surely up.
+    await writer.write({ ids: [1n], events: [list[0]!], storedAt: T0, reports: [] });
+    const heap = await writer.heap();
+    expect(heap!.total).toBeGreaterThan(heap!.used);
+    expect(heap!.used).toBeGreaterThan(1_000_000);
+    // Another connection holds the write lock: the thread waits in SQLite's busy handler (native code).
+    db.exec('BEGIN IMMEDIATE');
+    const write = writer.write({ ids: [2n], events: [list[1]!], storedAt: T0, reports: [] });
+    await new Promise((r) => setTimeout(r, 300));
+    const asked = Date.now();
+    expect(await writer.heap()).toBeNull();
+    expect(Date.now() - asked).toBeLessThan(1_000);
+    db.exec('COMMIT');
+    await write;
+    // Free again: it answers.
+    expect((await writer.heap())!.total).toBeGreaterThan(0);
+    await writer.close();
+    expect(db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(2);
+  });
+
   it('answers every write across the wrap of its message numbers', async () => {
     const db = openDatabase(tempDir(), 'NORMAL');
     const writer = new WriterThread({ file: db.name, synchronous: 'NORMAL', insertRowsSql: [1, 2, 3].map((n) => EVENT_ROWS.insertRowsSql(n)), upsertSql: UPSERT_LAST_REPORT_SQL, probeSql: STORE_PROBE_SQL });

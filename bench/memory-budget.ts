@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { statusKb } from './lib/proc.js';
 import { startServer } from './lib/server.js';
 import { runWrk } from './lib/wrk.js';
 
@@ -53,28 +54,18 @@ function metric(text: string, name: string, labels = ''): number {
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-function statusKb(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
-    const m = /^(\w+):\s+(\d+) kB/.exec(line);
-    if (m) out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
-
 const server = await startServer({ SQLITE_SYNCHRONOUS: 'FULL' });
 await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });
 const pid = server.child.pid!;
 
 async function sample(): Promise<{ rss: number; parts: Record<Part, number> }> {
   const text = await (await fetch(`${server.adminUrl}/metrics`, { headers: { Authorization: 'Bearer bench' } })).text();
-  const status = statusKb(pid);
   const newSpace = metric(text, 'nodejs_heap_space_size_total_bytes', 'space="new"');
   const heapTotal = metric(text, 'nodejs_heap_size_total_bytes');
   const external = metric(text, 'nodejs_external_memory_bytes');
   const writer = metric(text, 'gateway_event_writer_heap_bytes', 'kind="allocated"');
-  const anon = (status.RssAnon ?? 0) * 1024;
-  const file = ((status.RssFile ?? 0) + (status.RssShmem ?? 0)) * 1024;
+  const anon = statusKb(pid, 'RssAnon') * 1024;
+  const file = (statusKb(pid, 'RssFile') + statusKb(pid, 'RssShmem')) * 1024;
   const parts: Record<Part, number> = {
     'main thread: young generation (2 × --max-semi-space-size)': newSpace,
     'main thread: the rest of its V8 heap (old generation, code, maps)': heapTotal - newSpace,
@@ -83,7 +74,7 @@ async function sample(): Promise<{ rss: number; parts: Record<Part, number> }> {
     'native memory (SQLite page caches, uWS, V8 and Node.js internals, stacks)': Math.max(0, anon - heapTotal - external - writer),
     'code and read-only data mapped from files (node, the addons)': file,
   };
-  return { rss: (status.VmRSS ?? 0) * 1024, parts };
+  return { rss: statusKb(pid, 'VmRSS') * 1024, parts };
 }
 
 const mb = (bytes: number): string => (bytes / MB).toFixed(0);

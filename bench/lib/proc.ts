@@ -78,7 +78,8 @@ export function sampleCpu(pid: number, everyMs = 200): { stop(): { seconds: numb
   };
 }
 
-function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+/** One memory line of /proc/PID/status, kB (0 when the process is gone). */
+export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile' | 'RssShmem'): number {
   try {
     return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   } catch {

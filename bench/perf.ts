@@ -12,7 +12,8 @@
  *
  * Run: npx tsx bench/perf.ts [script.lua [wrk script args]]
  *        (env DURATION=8, WARMUP=3 (seconds of load before recording), CONNECTIONS=50, TOP=25,
- *        PERF_DATA=/tmp/gw-perf.data: the file stays for `perf report -i`; PERF_EVENT=page-faults
+ *        PERF_DATA=/tmp/gw-perf.data: the file stays for `perf report -i`; SQLITE_COMMIT=thread, the
+ *        server's commit mode; PERF_EVENT=page-faults
  *        records every page fault instead of sampling the CPU: where faults per request come from)
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -70,7 +71,10 @@ try {
   throw new Error('bench/perf.ts needs Linux perf (Debian: apt-get install linux-perf)');
 }
 
-const server = await startServer({ GATEWAY_THREADS: process.env.GATEWAY_THREADS ?? '1', SQLITE_SYNCHRONOUS: 'FULL' }, { nodeArgs: ['--perf-basic-prof'] });
+const server = await startServer(
+  { GATEWAY_THREADS: process.env.GATEWAY_THREADS ?? '1', SQLITE_SYNCHRONOUS: 'FULL', SQLITE_COMMIT: process.env.SQLITE_COMMIT ?? 'thread' },
+  { nodeArgs: ['--perf-basic-prof'] },
+);
 const pid = server.child.pid!;
 try {
   await server.admin('POST', '/admin/providers', { systemUser: 'bench', password: 'bench-secret' });

@@ -95,6 +95,12 @@ function goals(key: KeyRows, sync: SyncLatency): { lines: string[]; allMet: bool
   };
   ratioGoals('', key.ceiling, gsoapPool, key.soap11);
   const ours = key.soap11.m;
+  const sameWork = key.peers.find((p) => p.sameWorkPeer === true)?.m;
+  if (ours && sameWork) {
+    lines.push(
+      `- for reference, not a goal: the same durable work, ours / gSOAP storing each event in our SQLite table with group commit (a thread per connection, its best case) = ${fmtInt(ours.reqPerSec)} / ${fmtInt(sameWork.reqPerSec)} req/s = ${fmtX(ours.reqPerSec / sameWork.reqPerSec)}; CPU per request ${ours.cpuMsPer1000.toFixed(1)} / ${sameWork.cpuMsPer1000.toFixed(1)} µs = ${fmtX(ours.cpuMsPer1000 / sameWork.cpuMsPer1000)}`,
+    );
+  }
   const ceiling = key.ceiling.m;
   if (ours && fastest) lines.push(`- for reference, not a goal: ours / the fastest peer (${fastest.server}) = ${fmtX(ours.reqPerSec / fastest.m.reqPerSec)}`);
   if (ours && ceiling) {

@@ -6,7 +6,7 @@
 import { peakRssKb } from '../lib/proc.js';
 import { spawn } from 'node:child_process';
 import { terminate, track } from '../lib/processes.js';
-import { CXF_SLICE, CXF_WARMUP, DURATION, log, NEIGHBOUR, PACED_RUNS, PEERS, USER, WARMUP } from './config.js';
+import { CONNECTIONS, CXF_SLICE, CXF_WARMUP, DURATION, log, NEIGHBOUR, PACED_RUNS, PEERS, USER, WARMUP } from './config.js';
 import { medianP99, pacedSoap11, warmUpCurve, wrk, type Measurement } from './measure.js';
 import { checkAnswers, login, startCeiling, startCxf, startGsoap, startNodeSoap, startOurs, startOursTls, type Target } from './servers.js';
 import { errorMessage } from '../../shared/util/error-message.js';
@@ -19,6 +19,8 @@ export interface Row {
   server: string;
   /** The goal's reference peer (gSOAP with its thread pool) is marked. */
   goalPeer?: boolean;
+  /** gSOAP doing the same durable work as ours, the like-for-like reference (not a goal of issue 41). */
+  sameWorkPeer?: boolean;
   scenario: string;
   /** Events per request for the rows that store events (null: not an insert, or not stored). */
   eventsPerRequest: number | null;
@@ -101,6 +103,19 @@ async function peerRows(rows: Row[]): Promise<Row[]> {
     ] as const) {
       const r = { role: 'peer', server: label, goalPeer: threads === 2, scenario: inMemory, eventsPerRequest: null, loadGen: 'wrk' } as const;
       peers.push(await row(rows, r, wrkPlan(() => startGsoap(threads), 'soap11-insert.lua')));
+    }
+    // The same work as ours: each event inserted into the same SQLite table (FULL, group commit on a
+    // thread of its own) before its answer. A pool of 2 commits 2 events at a time; a thread per
+    // connection lets a commit gather them all, gSOAP's best case for durable inserts.
+    for (const [threads, durable] of [
+      [CONNECTIONS, false],
+      [2, true],
+      [CONNECTIONS, true],
+    ] as const) {
+      const label = `gSOAP 2.8, ${threads}-thread pool${durable ? ', durable' : ''}`;
+      const scenario = durable ? `${SOAP11_INSERT}, our WSDL, each event stored in our SQLite table (FULL, group commit)` : inMemory;
+      const r = { role: 'peer', server: label, sameWorkPeer: durable && threads === CONNECTIONS, scenario, eventsPerRequest: durable ? 1 : null, loadGen: 'wrk' } as const;
+      peers.push(await row(rows, r, wrkPlan(() => startGsoap(threads, durable), 'soap11-insert.lua')));
     }
   }
   if (PEERS.has('cxf')) {

@@ -1,15 +1,16 @@
 /**
  * The servers `npm run bench` measures, each started fresh for its row and stopped after it:
  * the ceiling (bare uWebSockets.js), the peers (gSOAP, Apache CXF, node-soap: our WSDL with an
- * in-memory LoginYInsertarEvento) and ours (the compiled gateway, durable acknowledgements).
+ * in-memory LoginYInsertarEvento; gSOAP also storing durably as ours does) and ours (the compiled gateway, durable acknowledgements).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DATABASE_FILE, openDatabase } from '../../shared/backends/embedded/database.js';
 import { startServer, type BenchServer } from '../lib/server.js';
 import { exited, loopback, signal, spawnReady, track } from '../lib/processes.js';
 import { buildCxfPeer } from '../peers/cxf/build.js';
@@ -50,10 +51,26 @@ function once<T>(key: string, build: () => Promise<T>): Promise<T> {
   return b;
 }
 
-/** gSOAP: `threads` = 0 for one thread accepting and serving, N for a pool of N behind a queue. */
-export async function startGsoap(threads: number): Promise<Target> {
+/**
+ * gSOAP: `threads` = 0 for one thread accepting and serving, N for a pool of N behind a queue.
+ * `durable`: it stores each event as ours does (server.cpp's Store) in a fresh database our own
+ * migrations create, so the row, its indexes and the file are the same.
+ */
+export async function startGsoap(threads: number, durable = false): Promise<Target> {
   const binary = await once('gsoap', () => buildGsoapPeer(log));
-  return { ...(await spawnReady(`gsoap (${threads} threads)`, binary, [String(threads), USER, PASSWORD])), gcFile: null };
+  const args = [String(threads), USER, PASSWORD];
+  let dataDir: string | null = null;
+  if (durable) {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-gsoap-'));
+    openDatabase(dataDir, 'FULL').close();
+    args.push(path.join(dataDir, DATABASE_FILE));
+  }
+  const ready = await spawnReady(`gsoap (${threads} threads${durable ? ', durable' : ''})`, binary, args);
+  const stop = async (): Promise<void> => {
+    await ready.stop();
+    if (dataDir !== null) rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { ...ready, gcFile: null, stop };
 }
 
 export async function startCxf(): Promise<Target> {

@@ -3,12 +3,13 @@
  *
  *   wsdl2h -o service.h service.wsdl          the WSDL's SOAP bindings as one gSOAP service
  *   soapcpp2 -1 -j -S -L -x service.h         SOAP 1.1 server-side C++ service class only
- *   g++ -O2 server.cpp soapServiceSoapService.cpp soapC.cpp -lgsoap++
+ *   g++ -O2 server.cpp soapServiceSoapService.cpp soapC.cpp -lgsoap++ -lsqlite3
  *
  * `-1` makes the service speak SOAP 1.1 (text/xml answers): without it wsdl2h's merged 1.1/1.2
  * service answers a SOAP 1.1 request with a SOAP 1.2 Content-Type. WITH_DEFAULT_VIRTUAL gives the
  * operations the peer does not implement a body that answers "no method". The Debian packages
- * (gsoap: wsdl2h, soapcpp2; libgsoap-dev: stdsoap2.h, libgsoap++; g++) are installed when missing.
+ * (gsoap: wsdl2h, soapcpp2; libgsoap-dev: stdsoap2.h, libgsoap++; libsqlite3-dev for the durable
+ * variant; g++) are installed when missing.
  *
  * Run alone: npx tsx bench/peers/gsoap/build.ts   (prints the binary's path)
  */
@@ -23,14 +24,14 @@ const CXXFLAGS = ['-O2', '-std=c++17', '-DWITH_IPV6', '-DWITH_DOM', '-DWITH_DEFA
 export const GSOAP_BINARY = 'gsoap-peer';
 
 const installed = (): boolean =>
-  versionOf('wsdl2h', ['-V']) !== '' && versionOf('soapcpp2', ['-V']) !== '' && versionOf('g++', ['--version']) !== '' && existsSync('/usr/include/stdsoap2.h');
+  versionOf('wsdl2h', ['-V']) !== '' && versionOf('soapcpp2', ['-V']) !== '' && versionOf('g++', ['--version']) !== '' && existsSync('/usr/include/stdsoap2.h') && existsSync('/usr/include/sqlite3.h');
 
 /** The peer's binary, built if the cache has none for these inputs. */
 export async function buildGsoapPeer(log: (msg: string) => void): Promise<string> {
-  ensureDebianPackages(['gsoap', 'libgsoap-dev', 'g++'], () => !installed(), log);
+  ensureDebianPackages(['gsoap', 'libgsoap-dev', 'libsqlite3-dev', 'g++'], () => !installed(), log);
   const wsdl = peerWsdl();
   const source = readFileSync(SOURCE);
-  const toolchain = [versionOf('soapcpp2', ['-V']), versionOf('g++', ['--version']), versionOf('dpkg-query', ['-W', '-f=${Version}', 'libgsoap-dev'])].join('|');
+  const toolchain = [versionOf('soapcpp2', ['-V']), versionOf('g++', ['--version']), versionOf('dpkg-query', ['-W', '-f=${Version}', 'libgsoap-dev']), versionOf('dpkg-query', ['-W', '-f=${Version}', 'libsqlite3-dev'])].join('|');
   const hash = hashOf([wsdl, source, CXXFLAGS.join(' '), toolchain]);
   const { dir, built } = await cachedBuild('gsoap', hash, async (tmp) => {
     log(`building the gSOAP peer (wsdl2h, soapcpp2, g++ -O2) in ${tmp}`);
@@ -41,7 +42,7 @@ export async function buildGsoapPeer(log: (msg: string) => void): Promise<string
     copyFileSync(SOURCE, path.join(tmp, 'server.cpp'));
     run('wsdl2h', ['-o', 'service.h', 'service.wsdl']);
     run('soapcpp2', ['-1', '-j', '-S', '-L', '-x', '-I/usr/share/gsoap/import', 'service.h']);
-    run('g++', [...CXXFLAGS, '-I.', '-o', GSOAP_BINARY, 'server.cpp', 'soapServiceSoapService.cpp', 'soapC.cpp', '-lgsoap++', '-lpthread']);
+    run('g++', [...CXXFLAGS, '-I.', '-o', GSOAP_BINARY, 'server.cpp', 'soapServiceSoapService.cpp', 'soapC.cpp', '-lgsoap++', '-lsqlite3', '-lpthread']);
   });
   if (!built) log(`gSOAP peer from the cache: ${dir}`);
   return path.join(dir, GSOAP_BINARY);

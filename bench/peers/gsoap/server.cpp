@@ -1,12 +1,16 @@
 // The gSOAP peer: our WSDL (wsdl2h + soapcpp2 -j, built by bench/peers/gsoap/build.ts) served by
 // gSOAP's generated C++ service class with an in-memory LoginYInsertarEvento: gSOAP parses and
 // deserialises the whole request (every field, the doubles and both xsd:dateTime values), the
-// handler compares the credentials and answers an incrementing counter. Nothing is stored.
+// handler compares the credentials and answers an incrementing counter. Nothing is stored, unless
+// a database is given: then the same work as ours, durably (see Store below).
 //
-// Usage: gsoap-peer <threads> <user> <password>
+// Usage: gsoap-peer <threads> <user> <password> [database]
 //   threads = 0: one thread accepts and serves (gSOAP's iterative server);
 //   threads = N: the main thread accepts and queues sockets, N worker threads serve them (the
-//   thread pool with a socket queue from gSOAP's user guide, "multi-threaded server").
+//   thread pool with a socket queue from gSOAP's user guide, "multi-threaded server");
+//   database: a gateway.sqlite our migrations created (the bench makes one); each event is
+//   inserted into its events table, its last report moved, and answered with its id once the
+//   commit is on disk.
 // Listens on 127.0.0.1 on a free port and prints one JSON line {"url": ...} when ready; exits on
 // SIGTERM/SIGINT. Connections are kept alive (SOAP_IO_KEEPALIVE) up to gSOAP's default of 100
 // requests each, as a gSOAP service would be configured for throughput.
@@ -14,11 +18,15 @@
 #include "soapServiceSoapService.h"
 #include "ServiceSoap.nsmap"
 
+#include <sqlite3.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
+#include <ctime>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -37,6 +45,149 @@ std::atomic<long> calls{0};
 std::string user;
 std::string password;
 
+// One event as the handler read it, waiting for the commit that stores it.
+struct Pending {
+  std::string system_user, dominio, nro_serie, codigo;
+  double latitud, longitud, altitud, velocidad;
+  long long event_ms, reception_ms, received_at;
+  long long id = 0;
+  bool done = false;
+  bool ok = false;
+};
+
+// Durable storage the way ours does it (shared/backends/embedded): one committing thread with its
+// own connection (WAL, synchronous=FULL), every event queued while the last commit ran in one
+// transaction (group commit), ids allocated in memory above MAX(id), the same row and indexes
+// and the last-report upsert. What it leaves out: the dedupe index, the sensors and raw fields.
+class Store {
+ public:
+  explicit Store(const char *file) {
+    check(sqlite3_open_v2(file, &db_, SQLITE_OPEN_READWRITE, nullptr), "open");
+    exec("PRAGMA journal_mode = WAL");
+    exec("PRAGMA synchronous = FULL");
+    exec("PRAGMA busy_timeout = 5000");
+    check(sqlite3_prepare_v2(db_,
+                             "INSERT INTO events (id, system_user, dominio, nro_serie, codigo, latitud, longitud, altitud, velocidad, rumbo, "
+                             "valid_position, valido, event_time_text, event_time_ms, event_time_ticks, reception_time_text, reception_time_ms, "
+                             "reception_time_ticks, received_at, crudo, sensors, operation, dedupe_key, stored_at) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 1, NULL, ?, ?, 0, ?, ?, 0, ?, NULL, '[]', 'LoginYInsertarEvento', ?, ?)",
+                             -1, &insert_, nullptr),
+          "prepare insert");
+    check(sqlite3_prepare_v2(db_,
+                             "INSERT INTO last_reports (system_user, dominio, epoch_ms, sub_ms_ticks) VALUES (?, ?, ?, 0) "
+                             "ON CONFLICT (system_user, dominio) DO UPDATE SET epoch_ms = excluded.epoch_ms, sub_ms_ticks = excluded.sub_ms_ticks "
+                             "WHERE (excluded.epoch_ms, excluded.sub_ms_ticks) > (last_reports.epoch_ms, last_reports.sub_ms_ticks)",
+                             -1, &upsert_, nullptr),
+          "prepare upsert");
+    sqlite3_stmt *max = nullptr;
+    check(sqlite3_prepare_v2(db_, "SELECT COALESCE(MAX(id), 0) FROM events", -1, &max, nullptr), "prepare max");
+    if (sqlite3_step(max) == SQLITE_ROW) next_id_ = sqlite3_column_int64(max, 0) + 1;
+    sqlite3_finalize(max);
+    committer_ = std::thread([this] { run(); });
+  }
+
+  // Called by a worker: queues the event and waits until its commit is durable (or failed).
+  void append(Pending &p) {
+    std::unique_lock<std::mutex> lock(lock_);
+    queue_.push_back(&p);
+    queued_.notify_one();
+    done_.wait(lock, [&p] { return p.done; });
+  }
+
+ private:
+  void run() {
+    std::vector<Pending *> group;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(lock_);
+        queued_.wait(lock, [this] { return !queue_.empty(); });
+        group.swap(queue_);
+      }
+      bool ok = commit(group);
+      {
+        std::lock_guard<std::mutex> lock(lock_);
+        for (Pending *p : group) {
+          p->ok = ok;
+          p->done = true;
+        }
+      }
+      done_.notify_all();
+      group.clear();
+    }
+  }
+
+  bool commit(std::vector<Pending *> &group) {
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return false;
+    long long stored_at = now_ms();
+    bool ok = true;
+    for (Pending *p : group) {
+      char event_text[32], reception_text[32], key[512];
+      iso(p->event_ms, event_text);
+      iso(p->reception_ms, reception_text);
+      std::snprintf(key, sizeof key, "%s|%s|%s|%lld", p->system_user.c_str(), p->dominio.c_str(), p->codigo.c_str(), p->event_ms);
+      p->id = next_id_++;
+      sqlite3_stmt *s = insert_;
+      sqlite3_bind_int64(s, 1, p->id);
+      sqlite3_bind_text(s, 2, p->system_user.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 3, p->dominio.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 4, p->nro_serie.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 5, p->codigo.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_double(s, 6, p->latitud);
+      sqlite3_bind_double(s, 7, p->longitud);
+      sqlite3_bind_double(s, 8, p->altitud);
+      sqlite3_bind_double(s, 9, p->velocidad);
+      sqlite3_bind_text(s, 10, event_text, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(s, 11, p->event_ms);
+      sqlite3_bind_text(s, 12, reception_text, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(s, 13, p->reception_ms);
+      sqlite3_bind_int64(s, 14, p->received_at);
+      sqlite3_bind_text(s, 15, key, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(s, 16, stored_at);
+      ok = ok && sqlite3_step(s) == SQLITE_DONE;
+      sqlite3_reset(s);
+      sqlite3_bind_text(upsert_, 1, p->system_user.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(upsert_, 2, p->dominio.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_int64(upsert_, 3, p->event_ms);
+      ok = ok && sqlite3_step(upsert_) == SQLITE_DONE;
+      sqlite3_reset(upsert_);
+    }
+    if (ok && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) return true;
+    std::fprintf(stderr, "gsoap peer: commit failed: %s\n", sqlite3_errmsg(db_));
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return false;
+  }
+
+  static long long now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
+
+  static void iso(long long ms, char *out) {
+    time_t t = static_cast<time_t>(ms / 1000);
+    tm parts{};
+    gmtime_r(&t, &parts);
+    std::strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &parts);
+  }
+
+  void exec(const char *sql) { check(sqlite3_exec(db_, sql, nullptr, nullptr, nullptr), sql); }
+
+  void check(int rc, const char *what) {
+    if (rc == SQLITE_OK) return;
+    std::fprintf(stderr, "gsoap peer: %s: %s\n", what, db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    std::exit(1);
+  }
+
+  sqlite3 *db_ = nullptr;
+  sqlite3_stmt *insert_ = nullptr;
+  sqlite3_stmt *upsert_ = nullptr;
+  long long next_id_ = 1;
+  std::mutex lock_;
+  std::condition_variable queued_, done_;
+  std::vector<Pending *> queue_;
+  std::thread committer_;
+};
+
+Store *store = nullptr;
+
 class Peer : public ServiceSoapService {
  public:
   explicit Peer(soap_mode mode) : ServiceSoapService(mode) {}
@@ -53,7 +204,28 @@ class Peer : public ServiceSoapService {
   int LoginYInsertarEvento(_tempuri__LoginYInsertarEvento *req, _tempuri__LoginYInsertarEventoResponse &res) override {
     calls.fetch_add(1, std::memory_order_relaxed);
     bool ok = req->SystemUser != nullptr && req->Password != nullptr && *req->SystemUser == user && *req->Password == password;
-    res.LoginYInsertarEventoResult = ok ? next_id.fetch_add(1, std::memory_order_relaxed) % 2147483647 + 1 : -1;
+    if (!ok || store == nullptr) {
+      res.LoginYInsertarEventoResult = ok ? next_id.fetch_add(1, std::memory_order_relaxed) % 2147483647 + 1 : -1;
+      return SOAP_OK;
+    }
+    if (req->Dominio == nullptr || req->NroSerie == nullptr || req->Codigo == nullptr) {
+      res.LoginYInsertarEventoResult = -3;
+      return SOAP_OK;
+    }
+    Pending p;
+    p.system_user = *req->SystemUser;
+    p.dominio = *req->Dominio;
+    p.nro_serie = *req->NroSerie;
+    p.codigo = *req->Codigo;
+    p.latitud = req->Latitud;
+    p.longitud = req->Longitud;
+    p.altitud = req->Altitud;
+    p.velocidad = req->Velocidad;
+    p.event_ms = static_cast<long long>(req->FechaHoraEvento) * 1000;
+    p.reception_ms = static_cast<long long>(req->FechaHoraRecepcion) * 1000;
+    p.received_at = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    store->append(p);
+    res.LoginYInsertarEventoResult = p.ok ? static_cast<int>(p.id % 2147483647) : -5;
     return SOAP_OK;
   }
 
@@ -92,10 +264,11 @@ void stop(int) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s <threads> <user> <password>\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: %s <threads> <user> <password> [database]\n", argv[0]);
     return 2;
   }
+  if (argc == 5) store = new Store(argv[4]);
   int threads = std::atoi(argv[1]);
   user = argv[2];
   password = argv[3];
@@ -119,7 +292,7 @@ int main(int argc, char **argv) {
     std::perror("getsockname");
     return 1;
   }
-  std::printf("{\"url\":\"http://127.0.0.1:%d/service.asmx\",\"threads\":%d}\n", ntohs(bound.sin_port), threads);
+  std::printf("{\"url\":\"http://127.0.0.1:%d/service.asmx\",\"threads\":%d,\"durable\":%s}\n", ntohs(bound.sin_port), threads, store != nullptr ? "true" : "false");
   std::fflush(stdout);
 
   std::vector<std::thread> pool;

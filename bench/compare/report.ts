@@ -73,6 +73,15 @@ function goals(key: KeyRows, sync: SyncLatency): { lines: string[]; allMet: bool
     allMet &&= ok;
     lines.push(`- ${text}: ${verdict(ok)}`);
   };
+  // Ours against gSOAP doing the same durable work (server.cpp's Store): what the goals' peer, which stores nothing, leaves out.
+  const sameWorkLine = (when: string, peerRow: Row | undefined, oursRow: Row | undefined): void => {
+    const peer = peerRow?.m;
+    const ours = oursRow?.m;
+    if (!peer || !ours) return;
+    lines.push(
+      `- for reference, not a goal: ${when}the same durable work, ours / gSOAP storing each event in our SQLite table with group commit (a thread per connection, its best case) = ${fmtInt(ours.reqPerSec)} / ${fmtInt(peer.reqPerSec)} req/s = ${fmtX(ours.reqPerSec / peer.reqPerSec)}; CPU per request ${ours.cpuMsPer1000.toFixed(1)} / ${peer.cpuMsPer1000.toFixed(1)} µs = ${fmtX(ours.cpuMsPer1000 / peer.cpuMsPer1000)}`,
+    );
+  };
   const fastest = fastestPeer(key.peers);
   const gsoapPool = key.peers.find((p) => p.goalPeer === true);
   const poolNote = !PEERS.has('gsoap') ? ' (gSOAP not run: BENCH_PEERS leaves it out)' : gsoapPool?.m ? '' : ' (gSOAP with its thread pool failed)';
@@ -95,20 +104,17 @@ function goals(key: KeyRows, sync: SyncLatency): { lines: string[]; allMet: bool
   };
   ratioGoals('', key.ceiling, gsoapPool, key.soap11);
   const ours = key.soap11.m;
-  const sameWork = key.peers.find((p) => p.sameWorkPeer === true)?.m;
-  if (ours && sameWork) {
-    lines.push(
-      `- for reference, not a goal: the same durable work, ours / gSOAP storing each event in our SQLite table with group commit (a thread per connection, its best case) = ${fmtInt(ours.reqPerSec)} / ${fmtInt(sameWork.reqPerSec)} req/s = ${fmtX(ours.reqPerSec / sameWork.reqPerSec)}; CPU per request ${ours.cpuMsPer1000.toFixed(1)} / ${sameWork.cpuMsPer1000.toFixed(1)} µs = ${fmtX(ours.cpuMsPer1000 / sameWork.cpuMsPer1000)}`,
-    );
-  }
+  sameWorkLine('', key.peers.find((p) => p.sameWorkPeer === true), key.soap11);
   const ceiling = key.ceiling.m;
   if (ours && fastest) lines.push(`- for reference, not a goal: ours / the fastest peer (${fastest.server}) = ${fmtX(ours.reqPerSec / fastest.m.reqPerSec)}`);
   if (ours && ceiling) {
     const c = ours.cpuMsPer1000 / ceiling.cpuMsPer1000;
     lines.push(`- for reference, not a goal: server CPU per request, ours / ceiling = ${ours.cpuMsPer1000.toFixed(1)} / ${ceiling.cpuMsPer1000.toFixed(1)} µs = ${fmtX(c)}`);
   }
-  if (key.neighbour) ratioGoals('beside a CPU-bound neighbour (one core busy): ', key.neighbour.ceiling, key.neighbour.pool, key.neighbour.ours);
-  else lines.push('- beside a CPU-bound neighbour: not run (NEIGHBOUR=0)');
+  if (key.neighbour) {
+    ratioGoals('beside a CPU-bound neighbour (one core busy): ', key.neighbour.ceiling, key.neighbour.pool, key.neighbour.ours);
+    sameWorkLine('beside a CPU-bound neighbour: ', key.neighbour.sameWork, key.neighbour.ours);
+  } else lines.push('- beside a CPU-bound neighbour: not run (NEIGHBOUR=0)');
   const batch = key.batch?.m;
   if (batch) {
     const events = batch.reqPerSec * 100;

@@ -49,7 +49,7 @@ export interface KeyRows {
   /** What TLS costs: keep-alive over TLS, and a new connection per request with and without TLS. */
   tls?: { keepAlive: Row; plainClose: Row; tlsClose: Row };
   /** The ceiling, gSOAP's pool and ours again, beside a process that keeps one core busy. */
-  neighbour?: { ceiling: Row; pool?: Row; ours: Row };
+  neighbour?: { ceiling: Row; pool?: Row; sameWork?: Row; ours: Row };
 }
 
 interface Plan {
@@ -93,6 +93,25 @@ function wrkPlan(start: () => Promise<Target>, script: string, extra: { path?: s
 
 const SOAP11_INSERT = 'SOAP 1.1 LoginYInsertarEvento';
 
+/**
+ * gSOAP doing the same work as ours: each event inserted into the same SQLite table (FULL, group
+ * commit on a thread of its own) before its answer. A pool of 2 commits 2 events at a time; a thread
+ * per connection lets a commit gather them all, gSOAP's best case for durable inserts. Run after
+ * ours, so that their disk traffic cannot reach ours' rows: in the first run, with them before,
+ * ours' row right after them measured 21,374 req/s against 31,000-36,000 for its other inserts
+ * (bench/LOG.md 2026-11-29 07:00).
+ */
+async function sameWorkRows(rows: Row[]): Promise<Row[]> {
+  if (!PEERS.has('gsoap')) return [];
+  const scenario = `${SOAP11_INSERT}, our WSDL, each event stored in our SQLite table (FULL, group commit)`;
+  const peers: Row[] = [];
+  for (const threads of [2, CONNECTIONS]) {
+    const r = { role: 'peer', server: `gSOAP 2.8, ${threads}-thread pool, durable`, sameWorkPeer: threads === CONNECTIONS, scenario, eventsPerRequest: 1, loadGen: 'wrk' } as const;
+    peers.push(await row(rows, r, wrkPlan(() => startGsoap(threads, true), 'soap11-insert.lua')));
+  }
+  return peers;
+}
+
 async function peerRows(rows: Row[]): Promise<Row[]> {
   const peers: Row[] = [];
   const inMemory = `${SOAP11_INSERT}, our WSDL, in-memory counter`;
@@ -100,22 +119,10 @@ async function peerRows(rows: Row[]): Promise<Row[]> {
     for (const [threads, label] of [
       [0, 'gSOAP 2.8, 1 thread'],
       [2, 'gSOAP 2.8, 2-thread pool'],
+      [CONNECTIONS, `gSOAP 2.8, ${CONNECTIONS}-thread pool`],
     ] as const) {
       const r = { role: 'peer', server: label, goalPeer: threads === 2, scenario: inMemory, eventsPerRequest: null, loadGen: 'wrk' } as const;
       peers.push(await row(rows, r, wrkPlan(() => startGsoap(threads), 'soap11-insert.lua')));
-    }
-    // The same work as ours: each event inserted into the same SQLite table (FULL, group commit on a
-    // thread of its own) before its answer. A pool of 2 commits 2 events at a time; a thread per
-    // connection lets a commit gather them all, gSOAP's best case for durable inserts.
-    for (const [threads, durable] of [
-      [CONNECTIONS, false],
-      [2, true],
-      [CONNECTIONS, true],
-    ] as const) {
-      const label = `gSOAP 2.8, ${threads}-thread pool${durable ? ', durable' : ''}`;
-      const scenario = durable ? `${SOAP11_INSERT}, our WSDL, each event stored in our SQLite table (FULL, group commit)` : inMemory;
-      const r = { role: 'peer', server: label, sameWorkPeer: durable && threads === CONNECTIONS, scenario, eventsPerRequest: durable ? 1 : null, loadGen: 'wrk' } as const;
-      peers.push(await row(rows, r, wrkPlan(() => startGsoap(threads, durable), 'soap11-insert.lua')));
     }
   }
   if (PEERS.has('cxf')) {
@@ -208,6 +215,7 @@ export async function runAll(rows: Row[]): Promise<KeyRows> {
       await row(rows, { role: 'peer', server: 'gSOAP 2.8, 2-thread pool', scenario: `in-memory, ${sameRate}`, eventsPerRequest: null, loadGen: 'wrk, paced' }, evenly(() => startGsoap(2), true)),
     );
   }
+  peers.push(...(await sameWorkRows(rows)));
   const neighbour = NEIGHBOUR ? await besideANeighbour(rows) : undefined;
   return { ceiling, peers, soap11, batch, paced, even, evenBaselines, tls, ...(neighbour === undefined ? {} : { neighbour }) };
 }
@@ -232,7 +240,14 @@ async function besideANeighbour(rows: Row[]): Promise<NonNullable<KeyRows['neigh
       ? await row(rows, { role: 'peer', server: 'gSOAP 2.8, 2-thread pool', scenario: `in-memory counter,${beside}`, eventsPerRequest: null, loadGen: 'wrk' }, wrkPlan(() => startGsoap(2), 'soap11-insert.lua'))
       : undefined;
     const ours = await row(rows, { role: 'ours', server: 'ours', scenario: `${SOAP11_INSERT}, durable,${beside}`, eventsPerRequest: 1, loadGen: 'wrk' }, wrkPlan(() => startOurs(), 'soap11-insert.lua'));
-    return { ceiling, ours, ...(pool === undefined ? {} : { pool }) };
+    const sameWork = PEERS.has('gsoap')
+      ? await row(
+          rows,
+          { role: 'peer', server: `gSOAP 2.8, ${CONNECTIONS}-thread pool, durable`, sameWorkPeer: true, scenario: `stored in our SQLite table,${beside}`, eventsPerRequest: 1, loadGen: 'wrk' },
+          wrkPlan(() => startGsoap(CONNECTIONS, true), 'soap11-insert.lua'),
+        )
+      : undefined;
+    return { ceiling, ours, ...(pool === undefined ? {} : { pool }), ...(sameWork === undefined ? {} : { sameWork }) };
   } finally {
     await terminate(busy, true);
   }

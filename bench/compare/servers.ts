@@ -4,6 +4,7 @@
  * in-memory LoginYInsertarEvento; gSOAP also storing durably as ours does) and ours (the compiled gateway, durable acknowledgements).
  */
 import { execFileSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -68,7 +69,15 @@ export async function startGsoap(threads: number, durable = false): Promise<Targ
   const ready = await spawnReady(`gsoap (${threads} threads${durable ? ', durable' : ''})`, binary, args);
   const stop = async (): Promise<void> => {
     await ready.stop();
-    if (dataDir !== null) rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir === null) return;
+    // What it answered is what it stored: the row's check reads one answer, this counts them all.
+    const db = new Database(path.join(dataDir, DATABASE_FILE), { readonly: true });
+    try {
+      log(`  gSOAP stored ${db.prepare('SELECT COUNT(*) FROM events').pluck().get() as number} events`);
+    } finally {
+      db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   };
   return { ...ready, gcFile: null, stop };
 }

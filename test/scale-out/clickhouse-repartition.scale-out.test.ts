@@ -5,7 +5,8 @@
  *   the same, the views' tables (`latest_positions`, `arrivals`) untouched, a handful of partitions
  *   where there were a hundred; a run cut short (after a step's attach and before its drop, with
  *   its staging table left behind) and two runs at once still end with every row once; rows
- *   inserted while it moves are kept and counted once by `arrivals`; the drop of the emptied
+ *   inserted while it moves are kept and counted once by `arrivals`, and none is lost by inserts
+ *   that found the former table just before the swap; the drop of the emptied
  *   former table waits for an insert begun before the run, or is put off to the next start;
  * - an insert that times out (a view sleeping 100 ms a row stands in for the slow server) is stored
  *   in halves, then quarters, by the worker's piece logic;
@@ -184,6 +185,29 @@ describe('migration 3 on ClickHouse 18.16: events move to partitions by the mont
     expect(after.arrivals.reduce((n, r) => n + Number(r.events), 0)).toBe(expected.length);
     expect(await tableNames(db)).toEqual(FINAL_TABLES);
     expect(live).toBeGreaterThan(10_000);
+  });
+
+  it('four inserters running through the swap: no acknowledged row is lost', { timeout: 180_000 }, async () => {
+    // An insert that found `events` just before the RENAME writes into the former table after it;
+    // before the move waited for such inserts, a month copied before one landed and dropped after
+    // lost its rows: 4-8 rows in each of 6 runs of this test, none since.
+    const db = await version2Database();
+    await insert(db, decadesOfClocks(200, 3, 1, 1));
+    const state = { moving: true };
+    const acknowledged: number[] = [];
+    const inserters = [0, 1, 2, 3].map(async (k) => {
+      for (let next = 10_000 + k * 100_000; state.moving; next += 5) {
+        await insert(db, decadesOfClocks(5, 4 + k, next));
+        for (let i = 0; i < 5; i++) acknowledged.push(next + i);
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await migrate(client, db).finally(() => (state.moving = false));
+    await Promise.all(inserters);
+    const stored = new Set((await snapshot(db)).events.map((r) => Number(r.id)));
+    expect(acknowledged.length).toBeGreaterThan(20);
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+    expect(stored.size).toBe(200 + acknowledged.length);
   });
 });
 

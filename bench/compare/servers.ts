@@ -1,7 +1,8 @@
 /**
  * The servers `npm run bench` measures, each started fresh for its row and stopped after it:
  * the ceiling (bare uWebSockets.js), the peers (gSOAP, Apache CXF, node-soap: our WSDL with an
- * in-memory LoginYInsertarEvento; gSOAP also storing durably as ours does) and ours (the compiled gateway, durable acknowledgements).
+ * in-memory LoginYInsertarEvento; gSOAP also storing durably as ours does) and ours (the compiled
+ * gateway, durable acknowledgements).
  */
 import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { statusKb } from './lib/proc.js';
+import { statusKbOf } from './lib/proc.js';
 import { startServer } from './lib/server.js';
 import { runWrk } from './lib/wrk.js';
 
@@ -64,8 +64,9 @@ async function sample(): Promise<{ rss: number; parts: Record<Part, number> }> {
   const heapTotal = metric(text, 'nodejs_heap_size_total_bytes');
   const external = metric(text, 'nodejs_external_memory_bytes');
   const writer = metric(text, 'gateway_event_writer_heap_bytes', 'kind="allocated"');
-  const anon = statusKb(pid, 'RssAnon') * 1024;
-  const file = (statusKb(pid, 'RssFile') + statusKb(pid, 'RssShmem')) * 1024;
+  const status = statusKbOf(pid, ['VmRSS', 'RssAnon', 'RssFile', 'RssShmem']);
+  const anon = status.RssAnon * 1024;
+  const file = (status.RssFile + status.RssShmem) * 1024;
   const parts: Record<Part, number> = {
     'main thread: young generation (2 × --max-semi-space-size)': newSpace,
     'main thread: the rest of its V8 heap (old generation, code, maps)': heapTotal - newSpace,
@@ -74,7 +75,7 @@ async function sample(): Promise<{ rss: number; parts: Record<Part, number> }> {
     'native memory (SQLite page caches, uWS, V8 and Node.js internals, stacks)': Math.max(0, anon - heapTotal - external - writer),
     'code and read-only data mapped from files (node, the addons)': file,
   };
-  return { rss: statusKb(pid, 'VmRSS') * 1024, parts };
+  return { rss: status.VmRSS * 1024, parts };
 }
 
 const mb = (bytes: number): string => (bytes / MB).toFixed(0);

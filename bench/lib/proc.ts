@@ -78,14 +78,23 @@ export function sampleCpu(pid: number, everyMs = 200): { stop(): { seconds: numb
   };
 }
 
-/** One memory line of /proc/PID/status, kB (0 when the process is gone). */
-export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile' | 'RssShmem'): number {
+type StatusField = 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile' | 'RssShmem';
+
+/** Memory lines of /proc/PID/status from one read (one instant), kB each (0 when the process is gone). */
+export function statusKbOf<F extends StatusField>(pid: number, fields: readonly F[]): Record<F, number> {
+  let text = '';
   try {
-    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
-    return 0;
+    // gone: every field 0
   }
+  const out = {} as Record<F, number>;
+  for (const field of fields) out[field] = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? 0);
+  return out;
 }
+
+/** One memory line of /proc/PID/status, kB (0 when the process is gone). */
+export const statusKb = (pid: number, field: StatusField): number => statusKbOf(pid, [field])[field];
 
 /** Resident set size now, kB (0 when the process is gone). */
 export const rssKb = (pid: number): number => statusKb(pid, 'VmRSS');

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DATABASE_FILE, openDatabase } from '../../shared/backends/embedded/database.js';
+import { UPSERT_LAST_REPORT_SQL } from '../../shared/backends/embedded/trips.js';
 import { startServer, type BenchServer } from '../lib/server.js';
 import { exited, loopback, signal, spawnReady, track } from '../lib/processes.js';
 import { buildCxfPeer } from '../peers/cxf/build.js';
@@ -65,7 +66,7 @@ export async function startGsoap(threads: number, durable = false): Promise<Targ
   if (durable) {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-gsoap-'));
     openDatabase(dataDir, 'FULL').close();
-    args.push(path.join(dataDir, DATABASE_FILE));
+    args.push(path.join(dataDir, DATABASE_FILE), UPSERT_LAST_REPORT_SQL);
   }
   const ready = await spawnReady(`gsoap (${threads} threads${durable ? ', durable' : ''})`, binary, args);
   const stop = async (): Promise<void> => {

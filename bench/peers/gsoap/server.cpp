@@ -4,13 +4,13 @@
 // handler compares the credentials and answers an incrementing counter. Nothing is stored, unless
 // a database is given: then the same work as ours, durably (see Store below).
 //
-// Usage: gsoap-peer <threads> <user> <password> [database]
+// Usage: gsoap-peer <threads> <user> <password> [database last-report-upsert]
 //   threads = 0: one thread accepts and serves (gSOAP's iterative server);
 //   threads = N: the main thread accepts and queues sockets, N worker threads serve them (the
 //   thread pool with a socket queue from gSOAP's user guide, "multi-threaded server");
 //   database: a gateway.sqlite our migrations created (the bench makes one); each event is
-//   inserted into its events table, its last report moved, and answered with its id once the
-//   commit is on disk.
+//   inserted into its events table, its last report moved (with ours' upsert statement, passed
+//   as the last argument), and answered with its id once the commit is on disk.
 // Listens on 127.0.0.1 on a free port and prints one JSON line {"url": ...} when ready; exits on
 // SIGTERM/SIGINT. Connections are kept alive (SOAP_IO_KEEPALIVE) up to gSOAP's default of 100
 // requests each, as a gSOAP service would be configured for throughput.
@@ -61,7 +61,7 @@ struct Pending {
 // and the last-report upsert. What it leaves out: the dedupe index, the sensors and raw fields.
 class Store {
  public:
-  explicit Store(const char *file) {
+  Store(const char *file, const char *upsert_sql) {
     check(sqlite3_open_v2(file, &db_, SQLITE_OPEN_READWRITE, nullptr), "open");
     exec("PRAGMA journal_mode = WAL");
     exec("PRAGMA synchronous = FULL");
@@ -73,12 +73,8 @@ class Store {
                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 1, NULL, ?, ?, 0, ?, ?, 0, ?, NULL, '[]', 'LoginYInsertarEvento', ?, ?)",
                              -1, &insert_, nullptr),
           "prepare insert");
-    check(sqlite3_prepare_v2(db_,
-                             "INSERT INTO last_reports (system_user, dominio, epoch_ms, sub_ms_ticks) VALUES (?, ?, ?, 0) "
-                             "ON CONFLICT (system_user, dominio) DO UPDATE SET epoch_ms = excluded.epoch_ms, sub_ms_ticks = excluded.sub_ms_ticks "
-                             "WHERE (excluded.epoch_ms, excluded.sub_ms_ticks) > (last_reports.epoch_ms, last_reports.sub_ms_ticks)",
-                             -1, &upsert_, nullptr),
-          "prepare upsert");
+    // Ours' own statement, as the bench passes it (shared/backends/embedded/trips.ts).
+    check(sqlite3_prepare_v2(db_, upsert_sql, -1, &upsert_, nullptr), "prepare upsert");
     sqlite3_stmt *max = nullptr;
     check(sqlite3_prepare_v2(db_, "SELECT COALESCE(MAX(id), 0) FROM events", -1, &max, nullptr), "prepare max");
     if (sqlite3_step(max) == SQLITE_ROW) next_id_ = sqlite3_column_int64(max, 0) + 1;
@@ -148,6 +144,7 @@ class Store {
       sqlite3_bind_text(upsert_, 1, p->system_user.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_text(upsert_, 2, p->dominio.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_int64(upsert_, 3, p->event_ms);
+      sqlite3_bind_int(upsert_, 4, 0);
       ok = ok && sqlite3_step(upsert_) == SQLITE_DONE;
       sqlite3_reset(upsert_);
     }
@@ -264,11 +261,11 @@ void stop(int) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 4 && argc != 5) {
-    std::fprintf(stderr, "usage: %s <threads> <user> <password> [database]\n", argv[0]);
+  if (argc != 4 && argc != 6) {
+    std::fprintf(stderr, "usage: %s <threads> <user> <password> [database last-report-upsert]\n", argv[0]);
     return 2;
   }
-  if (argc == 5) store = new Store(argv[4]);
+  if (argc == 6) store = new Store(argv[4], argv[5]);
   int threads = std::atoi(argv[1]);
   user = argv[2];
   password = argv[3];
